@@ -1,0 +1,79 @@
+/* parbench: backends, devices and buffers behind opaque handles.
+ *
+ * A backend is a programming model (ref, openmp, later cuda, opencl). Every
+ * backend compiled into the library is listed, available or not; one whose
+ * runtime is missing reports why through pb_backend_available(). A device is
+ * one compute device of a backend (the CPU for ref/openmp). Buffers are
+ * allocated on a device; host-memory backends give direct host pointers. */
+#ifndef PARBENCH_PB_BACKEND_H
+#define PARBENCH_PB_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "parbench/pb.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pb_backend pb_backend; /* static, never freed */
+typedef struct pb_device pb_device;
+typedef struct pb_buf pb_buf;
+typedef struct pb_stream pb_stream;
+
+/* ---- backends ---------------------------------------------------------- */
+size_t pb_backend_count(void);
+const pb_backend *pb_backend_at(size_t i);
+/* NULL when no backend of that name is compiled in. */
+const pb_backend *pb_backend_find(const char *name);
+const char *pb_backend_name(const pb_backend *b);
+/* True when the runtime is usable here; otherwise *why (if non-NULL) says why
+ * not, e.g. "no CUDA driver". */
+bool pb_backend_available(const pb_backend *b, const char **why);
+int pb_backend_device_count(const pb_backend *b);
+
+/* ---- devices ----------------------------------------------------------- */
+#define PB_INFO_MAX_PROPS 64
+struct pb_device_info {
+    char name[128];
+    char kind[16]; /* "cpu", "gpu", ... */
+    int n_props;
+    struct {
+        char key[48];
+        char value[192];
+    } props[PB_INFO_MAX_PROPS];
+};
+
+pb_status pb_device_open(const pb_backend *b, int index, pb_device **out);
+void pb_device_close(pb_device *dev); /* accepts NULL */
+const pb_backend *pb_device_backend(const pb_device *dev);
+const char *pb_device_name(const pb_device *dev);
+pb_status pb_device_info(pb_device *dev, struct pb_device_info *out);
+/* Threads the device's kernels use (openmp; ignored by backends that do not
+ * take a thread count). n <= 0 restores the default. pb_device_threads: 1 for
+ * the serial reference, 0 where a thread count does not apply (GPUs). */
+void pb_device_set_threads(pb_device *dev, int n);
+int pb_device_threads(const pb_device *dev);
+/* Wait until all work queued on the device is done. */
+pb_status pb_device_sync(pb_device *dev);
+
+/* ---- buffers ----------------------------------------------------------- */
+pb_status pb_buf_alloc(pb_device *dev, enum pb_mem kind, size_t bytes, pb_buf **out);
+/* Wrap caller-owned host memory (host-memory backends only); pb_buf_free then
+ * frees the wrapper, not the memory. */
+pb_status pb_buf_wrap_host(pb_device *dev, void *ptr, size_t bytes, pb_buf **out);
+void pb_buf_free(pb_buf *buf); /* accepts NULL */
+size_t pb_buf_size(const pb_buf *buf);
+/* Host-addressable pointer, or NULL for device memory of a GPU backend. */
+void *pb_buf_host_ptr(const pb_buf *buf);
+/* Copy host -> buffer, buffer -> host (blocking). */
+pb_status pb_buf_write(pb_buf *dst, size_t dst_off, const void *src, size_t bytes);
+pb_status pb_buf_read(const pb_buf *src, size_t src_off, void *dst, size_t bytes);
+/* Set every byte to value (0xFF makes every float and double a NaN). */
+pb_status pb_buf_fill_bytes(pb_buf *buf, unsigned char value);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

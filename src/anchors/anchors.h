@@ -1,0 +1,15 @@
+/* Vendor libraries as variants ("anchors"), attached to the backend whose
+ * memory they use. */
+#ifndef PARBENCH_ANCHORS_H
+#define PARBENCH_ANCHORS_H
+
+#include <stdbool.h>
+
+#include "parbench/pb_backend.h"
+
+#ifdef PB_HAVE_OPENBLAS
+bool pb__openblas_gemm_supports(const pb_device *dev, const void *args, const char **why);
+pb_status pb__openblas_gemm(pb_device *dev, const void *args, pb_stream *s);
+#endif
+
+#endif

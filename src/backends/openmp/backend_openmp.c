@@ -1,0 +1,100 @@
+/* The OpenMP backend: threaded kernels on the host CPU. Buffers are host
+ * memory (the core's default); dev->threads picks the thread count. */
+#include <omp.h>
+
+#include "anchors/anchors.h"
+#include "backends/openmp/gemm_blocked.h"
+#include "core/backend_impl.h"
+#include "core/cpuinfo.h"
+
+static int omp_device_count(void) { return 1; }
+
+static pb_status omp_open(pb_device *dev, int index)
+{
+    (void)index;
+    pb__cpu_model(dev->name, sizeof dev->name);
+    dev->threads = omp_get_max_threads();
+    return PB_OK;
+}
+
+static pb_status omp_info(pb_device *dev, struct pb_device_info *out)
+{
+    (void)dev;
+    pb__cpu_info(out);
+    pb__info_add(out, "omp_max_threads", "%d", omp_get_max_threads());
+    pb__info_add(out, "omp_procs", "%d", omp_get_num_procs());
+    return PB_OK;
+}
+
+static int threads_of(const pb_device *dev) { return dev->threads > 0 ? dev->threads : 1; }
+
+/* Rows of C split over threads, each row computed in ikj order. */
+#define DEFINE_GEMM_PAR_IKJ(T, SUFFIX)                                                       \
+    static void gemm_ikj_##SUFFIX(const struct pb_gemm_args *g, int threads)               \
+    {                                                                                      \
+        const T *a = PB__HOST(g->a, const T), *b = PB__HOST(g->b, const T);                \
+        T *c = PB__HOST(g->c, T);                                                          \
+        const T alpha = (T)g->alpha, beta = (T)g->beta;                                    \
+        const long m = (long)g->m;                                                         \
+        _Pragma("omp parallel for schedule(static) num_threads(threads)")                  \
+        for (long i = 0; i < m; i++) {                                                     \
+            T *crow = &c[(size_t)i * g->ldc];                                              \
+            for (size_t j = 0; j < g->n; j++)                                              \
+                crow[j] = beta == 0 ? 0 : beta * crow[j];                                  \
+            for (size_t p = 0; p < g->k; p++) {                                            \
+                const T aip = alpha * a[(size_t)i * g->lda + p];                           \
+                const T *brow = &b[p * g->ldb];                                            \
+                for (size_t j = 0; j < g->n; j++)                                          \
+                    crow[j] += aip * brow[j];                                              \
+            }                                                                              \
+        }                                                                                  \
+    }
+
+DEFINE_GEMM_PAR_IKJ(float, f32)
+DEFINE_GEMM_PAR_IKJ(double, f64)
+
+static pb_status omp_gemm_ikj(pb_device *dev, const void *args, pb_stream *s)
+{
+    (void)s;
+    const struct pb_gemm_args *g = args;
+    if (g->prec == PB_DOUBLE)
+        gemm_ikj_f64(g, threads_of(dev));
+    else
+        gemm_ikj_f32(g, threads_of(dev));
+    return PB_OK;
+}
+
+static pb_status omp_gemm_blocked(pb_device *dev, const void *args, pb_stream *s)
+{
+    (void)s;
+    const struct pb_gemm_args *g = args;
+    int t = threads_of(dev);
+    if (g->prec == PB_DOUBLE)
+        return pb__gemm_blocked_f64(g->m, g->n, g->k, g->alpha, PB__HOST(g->a, const double), g->lda,
+                                    PB__HOST(g->b, const double), g->ldb, g->beta,
+                                    PB__HOST(g->c, double), g->ldc, t);
+    return pb__gemm_blocked_f32(g->m, g->n, g->k, (float)g->alpha, PB__HOST(g->a, const float),
+                                g->lda, PB__HOST(g->b, const float), g->ldb, (float)g->beta,
+                                PB__HOST(g->c, float), g->ldc, t);
+}
+
+static const struct pb_variant omp_variants[] = {
+    {{"gemm", "ikj", "ikj loops, rows of C split over threads", 0}, NULL, omp_gemm_ikj},
+    {{"gemm", "blocked", "packed, cache-blocked, register-tiled SIMD kernel, threaded", 0}, NULL,
+     omp_gemm_blocked},
+#ifdef PB_HAVE_OPENBLAS
+    {{"gemm", "openblas", "OpenBLAS cblas_sgemm/dgemm", PB_VARIANT_ANCHOR}, pb__openblas_gemm_supports,
+     pb__openblas_gemm},
+#endif
+};
+
+const struct pb_backend pb__backend_openmp = {
+    .name = "openmp",
+    .summary = "OpenMP threads on the host CPU",
+    .threaded = true,
+    .device_count = omp_device_count,
+    .open = omp_open,
+    .info = omp_info,
+    .variants = omp_variants,
+    .n_variants = sizeof omp_variants / sizeof omp_variants[0],
+};

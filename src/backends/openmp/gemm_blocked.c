@@ -1,0 +1,368 @@
+/* gemm_blocked.c: cache- and register-blocked, vectorised, OpenMP-threaded
+ * GEMM (row-major C = alpha*A*B + beta*C) for float and double.
+ *
+ * Design (GotoBLAS/BLIS): for each NC-column block of B and KC-deep slice of
+ * k, the team packs that KC x NC block of B once into NR-column micro-panels
+ * (shared, stays in L3); each thread then packs MC x KC blocks of its own rows
+ * of A into MR-row micro-panels (private, stays in its L2) and runs a
+ * micro-kernel that keeps an MR x NR tile of C in vector registers while it
+ * streams one A and one B micro-panel (the B micro-panel stays in L1).
+ * Packing zero-pads ragged edges so the micro-kernel always computes a full
+ * tile; edge tiles are written back through a small temporary.
+ *
+ * Vectors are GCC/Clang vector extensions whose width follows the target
+ * (AVX-512, AVX or 16-byte baseline); the only intrinsics are the FMA ones,
+ * used only where the target has FMA (GCC does not contract a*b+c under
+ * -std=c11). The float and double versions are one template: this file
+ * includes itself once per element type (the part after #else below). */
+#ifndef PB_GEMM_TEMPLATE
+
+#include "gemm_blocked.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#define PB_OMP(directive) _Pragma(#directive)
+#else
+#define PB_OMP(directive)
+#endif
+
+#if defined(__AVX512F__)
+#define VBYTES 64
+#elif defined(__AVX__)
+#define VBYTES 32
+#else
+#define VBYTES 16
+#endif
+
+#if (defined(__x86_64__) || defined(__i386__)) && (VBYTES == 64 || defined(__FMA__))
+#include <immintrin.h>
+#if VBYTES == 64
+#define VFMA_f32 _mm512_fmadd_ps
+#define VFMA_f64 _mm512_fmadd_pd
+#elif VBYTES == 32
+#define VFMA_f32 _mm256_fmadd_ps
+#define VFMA_f64 _mm256_fmadd_pd
+#else
+#define VFMA_f32 _mm_fmadd_ps
+#define VFMA_f64 _mm_fmadd_pd
+#endif
+#endif
+
+/* Micro-tile rows. The MR x NR accumulators (NR = two vectors) plus the two B
+ * vectors and a broadcast A value must fit the register file: 32 registers
+ * with AVX-512 (24 + 2 + broadcasts folded into the FMA), 16 otherwise. */
+#if VBYTES == 64
+#define GEMM_MR 12
+#else
+#define GEMM_MR 6
+#endif
+
+/* Full unrolling keeps the accumulator array in registers. */
+#define PB_PRAGMA(x) _Pragma(#x)
+#if defined(__clang__)
+#define PB_UNROLL(n) PB_PRAGMA(unroll)
+#elif defined(__GNUC__)
+#define PB_UNROLL(n) PB_PRAGMA(GCC unroll n)
+#else
+#define PB_UNROLL(n)
+#endif
+
+#define PB_CAT2(a, b) a##_##b
+#define PB_CAT(a, b) PB_CAT2(a, b)
+
+/* Packed buffers start on a cache line (and a full AVX-512 vector). */
+#define PACK_ALIGN 64
+
+static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
+
+static void *alloc_aligned(size_t bytes)
+{
+    return aligned_alloc(PACK_ALIGN, round_up(bytes ? bytes : 1, PACK_ALIGN));
+}
+
+static int resolve_threads(int threads)
+{
+#ifdef _OPENMP
+    return threads >= 1 ? threads : omp_get_max_threads();
+#else
+    (void)threads;
+    return 1;
+#endif
+}
+
+/* Split nt threads into a tm x (nt/tm) grid over the row tiles and column
+ * panels so the largest per-thread share of tiles is smallest; on ties, more
+ * row groups (each row group shares nothing, each column split repacks A). */
+static int choose_row_groups(int nt, size_t row_tiles, size_t col_panels)
+{
+    int best = 1;
+    size_t best_cost = SIZE_MAX;
+    for (int tm = nt; tm >= 1; tm--) {
+        if (nt % tm != 0)
+            continue;
+        size_t tn = (size_t)(nt / tm);
+        size_t cost = (row_tiles + (size_t)tm - 1) / (size_t)tm * ((col_panels + tn - 1) / tn);
+        if (cost < best_cost) {
+            best_cost = cost;
+            best = tm;
+        }
+    }
+    return best;
+}
+
+/* Blocking, per element type (bytes = elements * sizeof):
+ *  KC: depth of a packed slice; the KC x NR B micro-panel (float: 256*32*4 =
+ *      32 KiB... see tuning note in the template) lives in L1 / L2.
+ *  MC: rows of a packed A block; MC x KC sits in the 1 MiB L2 with room for
+ *      B micro-panels and C tiles.
+ *  NC: columns of a packed B block; KC x NC is shared by the team in L3. */
+#define T float
+#define SFX f32
+#define GEMM_KC 384
+#define GEMM_MC 192
+#define GEMM_NC 3072
+#ifdef VFMA_f32
+#define VFMA VFMA_f32
+#endif
+#define PB_GEMM_TEMPLATE
+#include "gemm_blocked.c"
+#undef PB_GEMM_TEMPLATE
+#undef VFMA
+#undef T
+#undef SFX
+#undef GEMM_KC
+#undef GEMM_MC
+#undef GEMM_NC
+
+#define T double
+#define SFX f64
+#define GEMM_KC 256
+#define GEMM_MC 192
+#define GEMM_NC 3072
+#ifdef VFMA_f64
+#define VFMA VFMA_f64
+#endif
+#define PB_GEMM_TEMPLATE
+#include "gemm_blocked.c"
+#undef PB_GEMM_TEMPLATE
+
+#else /* PB_GEMM_TEMPLATE: everything below is instantiated per element type */
+
+#define FN(name) PB_CAT(name, SFX)
+#define VEC FN(vec)
+#define W ((int)(VBYTES / sizeof(T)))
+#define NR (2 * W)
+#define MR GEMM_MR
+
+typedef T VEC __attribute__((vector_size(VBYTES)));
+
+static inline VEC FN(vload)(const T *p)
+{
+    VEC v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline void FN(vstore)(T *p, VEC v) { memcpy(p, &v, sizeof v); }
+
+/* Broadcast; x - 0 == x exactly (also for -0, inf, NaN), so this folds away. */
+static inline VEC FN(vsplat)(T x) { return x - (VEC){0}; }
+
+static inline VEC FN(vfma)(VEC acc, VEC x, VEC y)
+{
+#ifdef VFMA
+    return VFMA(x, y, acc);
+#else
+    return acc + x * y;
+#endif
+}
+
+/* C tile (mr x nr valid of MR x NR) = alpha * Apanel * Bpanel + beta * C,
+ * where beta == 0 means C is not read. a: MR-interleaved, b: NR-wide rows. */
+static void FN(micro_kernel)(size_t kc, const T *restrict a, const T *restrict b, T alpha, T beta,
+                             T *restrict c, size_t ldc, size_t mr, size_t nr)
+{
+    VEC acc[MR][2];
+    PB_UNROLL(MR)
+    for (int i = 0; i < MR; i++)
+        acc[i][0] = acc[i][1] = (VEC){0};
+
+    for (size_t p = 0; p < kc; p++) {
+        VEC b0 = FN(vload)(b), b1 = FN(vload)(b + W);
+        PB_UNROLL(MR)
+        for (int i = 0; i < MR; i++) {
+            VEC ai = FN(vsplat)(a[i]);
+            acc[i][0] = FN(vfma)(acc[i][0], ai, b0);
+            acc[i][1] = FN(vfma)(acc[i][1], ai, b1);
+        }
+        a += MR;
+        b += NR;
+    }
+
+    VEC va = FN(vsplat)(alpha), vb = FN(vsplat)(beta);
+    if (mr == MR && nr == (size_t)NR) {
+        for (int i = 0; i < MR; i++) {
+            T *row = c + (size_t)i * ldc;
+            if (beta == 0) {
+                FN(vstore)(row, va * acc[i][0]);
+                FN(vstore)(row + W, va * acc[i][1]);
+            } else {
+                FN(vstore)(row, FN(vfma)(vb * FN(vload)(row), va, acc[i][0]));
+                FN(vstore)(row + W, FN(vfma)(vb * FN(vload)(row + W), va, acc[i][1]));
+            }
+        }
+        return;
+    }
+    T tile[MR][NR];
+    for (int i = 0; i < MR; i++) {
+        FN(vstore)(tile[i], acc[i][0]);
+        FN(vstore)(tile[i] + W, acc[i][1]);
+    }
+    for (size_t i = 0; i < mr; i++) {
+        T *row = c + i * ldc;
+        for (size_t j = 0; j < nr; j++)
+            row[j] = beta == 0 ? alpha * tile[i][j] : alpha * tile[i][j] + beta * row[j];
+    }
+}
+
+/* Pack rows [0, mc) x cols [0, kc) of A into MR-row micro-panels: element
+ * (r, p) of panel q goes to dst[q*MR*kc + p*MR + r]; rows past mc are zero. */
+static void FN(pack_a)(size_t mc, size_t kc, const T *a, size_t lda, T *restrict dst)
+{
+    for (size_t i0 = 0; i0 < mc; i0 += MR, dst += MR * kc) {
+        size_t rows = min_size(MR, mc - i0);
+        for (size_t r = 0; r < rows; r++) {
+            const T *src = a + (i0 + r) * lda;
+            for (size_t p = 0; p < kc; p++)
+                dst[p * MR + r] = src[p];
+        }
+        for (size_t r = rows; r < MR; r++)
+            for (size_t p = 0; p < kc; p++)
+                dst[p * MR + r] = 0;
+    }
+}
+
+/* Pack NR-column micro-panel q of the kc x nc block of B: row p of the panel
+ * goes to dst[q*NR*kc + p*NR]; columns past nc are zero. */
+static void FN(pack_b_panel)(size_t q, size_t nc, size_t kc, const T *b, size_t ldb, T *restrict dst)
+{
+    size_t j0 = q * (size_t)NR, cols = min_size((size_t)NR, nc - j0);
+    dst += j0 * kc;
+    for (size_t p = 0; p < kc; p++, dst += NR) {
+        memcpy(dst, b + p * ldb + j0, cols * sizeof(T));
+        for (size_t j = cols; j < (size_t)NR; j++)
+            dst[j] = 0;
+    }
+}
+
+/* C = beta * C (k == 0 or alpha == 0); beta == 0 writes zeros without reading. */
+static void FN(scale_c)(size_t m, size_t n, T beta, T *c, size_t ldc)
+{
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++)
+            c[i * ldc + j] = beta == 0 ? (T)0 : beta * c[i * ldc + j];
+}
+
+static pb_status FN(gemm)(size_t m, size_t n, size_t k, T alpha, const T *a, size_t lda, const T *b,
+                          size_t ldb, T beta, T *c, size_t ldc, int threads)
+{
+    if (lda < k || ldb < n || ldc < n)
+        return PB_ERR_INVALID;
+    if (m == 0 || n == 0)
+        return PB_OK;
+    if (!c || (k > 0 && alpha != 0 && (!a || !b)))
+        return PB_ERR_INVALID;
+    if (k == 0 || alpha == 0) {
+        FN(scale_c)(m, n, beta, c, ldc);
+        return PB_OK;
+    }
+
+    size_t row_tiles = (m + MR - 1) / MR, col_panels = (n + NR - 1) / (size_t)NR;
+    int nt = resolve_threads(threads);
+    /* Below ~2 MFLOP the fork/join and barriers cost more than they save. */
+    if ((double)m * (double)n * (double)k < 1e6)
+        nt = 1;
+    if ((size_t)nt > row_tiles * col_panels)
+        nt = (int)(row_tiles * col_panels);
+
+    size_t kc_max = min_size(k, GEMM_KC);
+    size_t a_elems = round_up(min_size(round_up(m, MR), GEMM_MC) * kc_max, PACK_ALIGN / sizeof(T));
+    size_t b_elems = round_up(min_size(n, GEMM_NC), (size_t)NR) * kc_max;
+    T *bpack = alloc_aligned(b_elems * sizeof(T));
+    T *apack = alloc_aligned(a_elems * (size_t)nt * sizeof(T));
+    if (!bpack || !apack) {
+        free(bpack);
+        free(apack);
+        return PB_ERR_NOMEM;
+    }
+
+    PB_OMP(omp parallel num_threads(nt))
+    {
+#ifdef _OPENMP
+        int tid = omp_get_thread_num(), team = omp_get_num_threads();
+#else
+        int tid = 0, team = 1;
+#endif
+        /* The runtime may give fewer threads than asked: split what we got. */
+        int tm = choose_row_groups(team, row_tiles, min_size(col_panels, GEMM_NC / NR));
+        int tn = team / tm;
+        T *my_a = apack + (size_t)tid * a_elems;
+        size_t gm = (size_t)(tid % tm), gn = (size_t)(tid / tm);
+        /* This thread's rows: a contiguous range of whole row tiles. */
+        size_t row_lo = min_size(row_tiles * gm / (size_t)tm * MR, m);
+        size_t row_hi = min_size(row_tiles * (gm + 1) / (size_t)tm * MR, m);
+
+        for (size_t jc = 0; jc < n; jc += GEMM_NC) {
+            size_t nc = min_size(GEMM_NC, n - jc);
+            size_t panels = (nc + NR - 1) / (size_t)NR;
+            size_t q_lo = panels * gn / (size_t)tn, q_hi = panels * (gn + 1) / (size_t)tn;
+
+            for (size_t pc = 0; pc < k; pc += GEMM_KC) {
+                size_t kc = min_size(GEMM_KC, k - pc);
+                T beta_eff = pc == 0 ? beta : (T)1;
+
+                /* The team packs the B block together, then all use it. */
+                for (size_t q = (size_t)tid; q < panels; q += (size_t)team)
+                    FN(pack_b_panel)(q, nc, kc, b + pc * ldb + jc, ldb, bpack);
+                PB_OMP(omp barrier)
+
+                for (size_t ic = row_lo; ic < row_hi; ic += GEMM_MC) {
+                    size_t mc = min_size(GEMM_MC, row_hi - ic);
+                    FN(pack_a)(mc, kc, a + ic * lda + pc, lda, my_a);
+                    for (size_t q = q_lo; q < q_hi; q++) {
+                        size_t j0 = q * (size_t)NR, nr = min_size((size_t)NR, nc - j0);
+                        const T *bp = bpack + j0 * kc;
+                        for (size_t i0 = 0; i0 < mc; i0 += MR)
+                            FN(micro_kernel)(kc, my_a + i0 * kc, bp, alpha, beta_eff,
+                                             c + (ic + i0) * ldc + jc + j0, ldc, min_size(MR, mc - i0), nr);
+                    }
+                }
+                /* Nobody repacks B while another thread still reads it. */
+                PB_OMP(omp barrier)
+            }
+        }
+    }
+
+    free(bpack);
+    free(apack);
+    return PB_OK;
+}
+
+pb_status PB_CAT(pb__gemm_blocked, SFX)(size_t m, size_t n, size_t k, T alpha, const T *a, size_t lda,
+                                        const T *b, size_t ldb, T beta, T *c, size_t ldc, int threads)
+{
+    return FN(gemm)(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, threads);
+}
+
+#undef FN
+#undef VEC
+#undef W
+#undef NR
+#undef MR
+
+#endif /* PB_GEMM_TEMPLATE */

@@ -1,0 +1,40 @@
+/* The reference backend: serial C on the host, always built. */
+#include <stdio.h>
+
+#include "backends/ref/ref.h"
+#include "core/backend_impl.h"
+#include "core/cpuinfo.h"
+
+static int ref_device_count(void) { return 1; }
+
+static pb_status ref_open(pb_device *dev, int index)
+{
+    (void)index;
+    pb__cpu_model(dev->name, sizeof dev->name);
+    dev->threads = 1;
+    return PB_OK;
+}
+
+static pb_status ref_info(pb_device *dev, struct pb_device_info *out)
+{
+    (void)dev;
+    pb__cpu_info(out);
+    pb__info_add(out, "execution", "serial (1 thread)");
+    return PB_OK;
+}
+
+static const struct pb_variant ref_variants[] = {
+    {{"gemm", "ijk", "naive triple loop, dot-product order", 0}, NULL, pb__ref_gemm_ijk},
+    {{"gemm", "ikj", "row-streaming loop order (the studies' CPU baseline)", 0}, NULL,
+     pb__ref_gemm_ikj},
+};
+
+const struct pb_backend pb__backend_ref = {
+    .name = "ref",
+    .summary = "serial C reference (the oracle)",
+    .device_count = ref_device_count,
+    .open = ref_open,
+    .info = ref_info,
+    .variants = ref_variants,
+    .n_variants = sizeof ref_variants / sizeof ref_variants[0],
+};

@@ -1,0 +1,74 @@
+/* Benchmarks: one `struct pb_bench` per file, listed in bench_list.c.
+ *
+ * A benchmark turns its options into problems, makes seeded host inputs and a
+ * double-precision oracle for each problem, binds them to a device (allocate,
+ * upload, argument struct for the variants), poisons the outputs before every
+ * timed run, and checks the downloaded result. FLOP and byte counts live here
+ * so rates are computed in one place for all benchmarks. */
+#ifndef PARBENCH_BENCH_H
+#define PARBENCH_BENCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/verify.h"
+#include "parbench/pb_backend.h"
+
+#define PB_MAX_PARAMS 8
+
+/* A benchmark-specific option taking a list of integers ("--n 256,512"). */
+struct pb_param_def {
+    const char *name;          /* option name without "--", also the CSV column */
+    const char *help;
+    const char *default_value; /* list syntax; NULL = derived by plan() */
+};
+
+/* One problem: a precision and one value per parameter, in definition order. */
+struct pb_problem {
+    enum pb_precision prec;
+    int64_t v[PB_MAX_PARAMS];
+};
+
+/* Parsed parameter lists, indexed like bench->params. */
+struct pb_param_lists {
+    int64_t *values[PB_MAX_PARAMS];
+    size_t count[PB_MAX_PARAMS]; /* 0 = not given and no default */
+};
+
+struct pb_bench {
+    const char *name;
+    const char *summary;
+    const char *flop_model; /* e.g. "2*m*n*k" */
+    const char *byte_model; /* e.g. "(m*k + k*n + m*n) * element size" */
+    const struct pb_param_def *params;
+    size_t n_params;
+    /* Speed-up column: time of this variant on the same problem / time of row. */
+    const char *baseline_backend, *baseline_variant;
+
+    /* Problems for the given lists (one precision each); checks sizes for
+     * overflow and absurdity (PB_ERR_INVALID / PB_ERR_OVERFLOW + message). */
+    pb_status (*plan)(const struct pb_param_lists *lists, enum pb_precision prec,
+                      struct pb_problem *out, size_t max, size_t *n);
+    void (*describe)(const struct pb_problem *p, char *buf, size_t len);
+    double (*flops)(const struct pb_problem *p);
+    double (*bytes)(const struct pb_problem *p);
+
+    /* Host inputs and oracle for one problem. */
+    pb_status (*prepare)(const struct pb_problem *p, uint64_t seed, void **host);
+    void (*release)(void *host);
+    /* Per device: allocate, upload, fill *args with the family's argument
+     * struct (owned by *state). */
+    pb_status (*bind)(pb_device *dev, const struct pb_problem *p, void *host, void **state,
+                      const void **args);
+    pb_status (*poison)(void *state);
+    /* Download and compare with the oracle. corrupt != 0 flips one output
+     * element first (to prove the checker catches it). */
+    pb_status (*check)(void *state, const void *host, bool corrupt, struct pb_check *out);
+    void (*unbind)(void *state);
+};
+
+size_t pb__bench_count(void);
+const struct pb_bench *pb__bench_at(size_t i);
+const struct pb_bench *pb__bench_find(const char *name);
+
+#endif

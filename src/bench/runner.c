@@ -1,0 +1,410 @@
+/* The run loop (see runner.h). Host inputs and the oracle are made once per
+ * problem, data is uploaded once per (problem, device), and only the kernel is
+ * inside the timed region. */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench/runner.h"
+#include "core/backend_impl.h"
+#include "core/core.h"
+
+/* ---- signals: Ctrl-C finishes the current repetition; a crash says where - */
+
+static volatile sig_atomic_t interrupted;
+static char crash_note[256]; /* written before each job, read by the handler */
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+    static const char msg[] = "\nparbench: interrupted; stopping after the current repetition "
+                              "(Ctrl-C again to quit at once)\n";
+    ssize_t rc = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)rc;
+}
+
+static void on_crash(int sig)
+{
+    ssize_t rc = write(STDERR_FILENO, crash_note, strlen(crash_note));
+    (void)rc;
+    raise(sig); /* SA_RESETHAND restored the default action */
+}
+
+struct saved_signals {
+    struct sigaction intr, segv, bus, fpe, ill;
+};
+
+static void install_signals(struct saved_signals *old)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    sa.sa_handler = on_interrupt;
+    sigaction(SIGINT, &sa, &old->intr);
+    sa.sa_handler = on_crash;
+    sigaction(SIGSEGV, &sa, &old->segv);
+    sigaction(SIGBUS, &sa, &old->bus);
+    sigaction(SIGFPE, &sa, &old->fpe);
+    sigaction(SIGILL, &sa, &old->ill);
+}
+
+static void restore_signals(const struct saved_signals *old)
+{
+    sigaction(SIGINT, &old->intr, NULL);
+    sigaction(SIGSEGV, &old->segv, NULL);
+    sigaction(SIGBUS, &old->bus, NULL);
+    sigaction(SIGFPE, &old->fpe, NULL);
+    sigaction(SIGILL, &old->ill, NULL);
+}
+
+/* ---- selection ---------------------------------------------------------- */
+
+static bool name_listed(const char *const *list, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(list[i], name) == 0)
+            return true;
+    return false;
+}
+
+static bool backend_selected(const struct pb_run_config *cfg, const struct pb_backend *b)
+{
+    return !cfg->backends || name_listed(cfg->backends, cfg->n_backends, b->name);
+}
+
+static bool variant_selected(const struct pb_run_config *cfg, const struct pb_backend *b,
+                             const struct pb_variant *v)
+{
+    if (!cfg->variants)
+        return true;
+    char full[96];
+    snprintf(full, sizeof full, "%s/%s", b->name, v->desc.name);
+    return name_listed(cfg->variants, cfg->n_variants, v->desc.name) ||
+           name_listed(cfg->variants, cfg->n_variants, full);
+}
+
+pb_status pb__run_validate(const struct pb_run_config *cfg)
+{
+    char known[512] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < cfg->n_backends; i++)
+        if (!pb_backend_find(cfg->backends[i])) {
+            for (size_t j = 0; j < pb_backend_count(); j++)
+                used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", j ? ", " : "",
+                                         pb_backend_at(j)->name);
+            return pb__fail(PB_ERR_NOT_FOUND, "unknown backend '%s' (this build has: %s)",
+                            cfg->backends[i], known);
+        }
+    for (size_t i = 0; i < cfg->n_variants; i++) {
+        bool found = false;
+        used = 0;
+        known[0] = '\0';
+        for (size_t j = 0; j < pb_backend_count(); j++) {
+            const struct pb_backend *b = pb_backend_at(j);
+            for (size_t k = 0; k < b->n_variants; k++) {
+                const struct pb_variant *v = &b->variants[k];
+                if (strcmp(v->desc.bench, cfg->bench->name) != 0)
+                    continue;
+                char full[96];
+                snprintf(full, sizeof full, "%s/%s", b->name, v->desc.name);
+                found |= strcmp(cfg->variants[i], v->desc.name) == 0 ||
+                         strcmp(cfg->variants[i], full) == 0;
+                if (used < sizeof known)
+                    used += (size_t)snprintf(known + used, sizeof known - used, "%s%s",
+                                             used ? ", " : "", full);
+            }
+        }
+        if (!found)
+            return pb__fail(PB_ERR_NOT_FOUND, "unknown %s variant '%s' (this build has: %s)",
+                            cfg->bench->name, cfg->variants[i], known);
+    }
+    return PB_OK;
+}
+
+/* ---- one job: (problem, backend, variant, threads) ---------------------- */
+
+struct job {
+    const struct pb_backend *backend;
+    const struct pb_variant *variant;
+    int threads; /* 0 = the device's default */
+};
+
+struct run_state {
+    const struct pb_run_config *cfg;
+    struct pb_run_summary *sum;
+    pb_device *devices[16];         /* opened lazily, per backend index */
+    pb_status device_status[16];
+    char device_error[16][256];
+    double *samples, *scratch;      /* cfg->reps each */
+    double start, last_progress;
+    bool progress_shown;
+    pb_status writer_status;
+};
+
+static void progress_clear(struct run_state *rs)
+{
+    if (rs->progress_shown) {
+        fputs("\r\033[K", stderr);
+        rs->progress_shown = false;
+    }
+}
+
+static void progress(struct run_state *rs, size_t done, size_t total, const struct job *j,
+                     const char *label, const char *phase, int rep)
+{
+    double now = pb__now();
+    if (!rs->cfg->progress || now - rs->start < 1.0 || now - rs->last_progress < 0.1)
+        return;
+    rs->last_progress = now;
+    fprintf(stderr, "\r\033[K[%zu/%zu] %s/%s %s: %s", done + 1, total, j->backend->name,
+            j->variant->desc.name, label, phase);
+    if (rep >= 0)
+        fprintf(stderr, " %d/%d", rep + 1, phase[0] == 'w' ? rs->cfg->warmup : rs->cfg->reps);
+    fflush(stderr);
+    rs->progress_shown = true;
+}
+
+static void emit(struct run_state *rs, const struct pb_result *r)
+{
+    progress_clear(rs);
+    struct pb_run_summary *s = rs->sum;
+    switch (r->status) {
+    case PB_RESULT_OK: s->ok++; break;
+    case PB_RESULT_FAILED: s->failed++; break;
+    case PB_RESULT_SKIP: s->skipped++; break;
+    case PB_RESULT_UNSUPPORTED: s->unsupported++; break;
+    case PB_RESULT_ERROR: s->errors++; break;
+    }
+    for (size_t i = 0; i < rs->cfg->n_writers; i++) {
+        pb_status st = pb__writer_row(rs->cfg->writers[i], r);
+        if (st != PB_OK && rs->writer_status == PB_OK)
+            rs->writer_status = st;
+    }
+}
+
+static void set_reason(struct pb_result *r, enum pb_result_status status, pb_status st)
+{
+    r->status = status;
+    const char *detail = pb_last_error();
+    snprintf(r->reason, sizeof r->reason, "%s", detail[0] ? detail : pb_status_message(st));
+}
+
+/* The device of backend index bi, opened on first use. */
+static pb_device *device_for(struct run_state *rs, size_t bi, struct pb_result *r)
+{
+    if (!rs->devices[bi] && rs->device_status[bi] == PB_OK) {
+        pb__clear_error();
+        rs->device_status[bi] = pb_device_open(pb_backend_at(bi), rs->cfg->device, &rs->devices[bi]);
+        if (rs->device_status[bi] != PB_OK)
+            snprintf(rs->device_error[bi], sizeof rs->device_error[bi], "%s",
+                     pb_last_error()[0] ? pb_last_error() : pb_status_message(rs->device_status[bi]));
+    }
+    if (!rs->devices[bi]) {
+        r->status = rs->device_status[bi] == PB_ERR_UNAVAILABLE ? PB_RESULT_SKIP : PB_RESULT_ERROR;
+        snprintf(r->reason, sizeof r->reason, "%s", rs->device_error[bi]);
+    }
+    return rs->devices[bi];
+}
+
+/* Time one job; fills r. Returns false when interrupted. */
+static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
+                    const struct pb_problem *p, void *host, struct pb_result *r, size_t done,
+                    size_t total)
+{
+    const struct pb_run_config *cfg = rs->cfg;
+    const struct pb_bench *b = cfg->bench;
+    void *state = NULL;
+    const void *args = NULL;
+    pb_status st;
+
+    pb__clear_error();
+    if ((st = b->bind(dev, p, host, &state, &args)) != PB_OK) {
+        set_reason(r, PB_RESULT_ERROR, st);
+        return true;
+    }
+    const char *why = NULL;
+    if (j->variant->supports && !j->variant->supports(dev, args, &why)) {
+        r->status = PB_RESULT_UNSUPPORTED;
+        snprintf(r->reason, sizeof r->reason, "%s", why ? why : "");
+        b->unbind(state);
+        return true;
+    }
+    int total_runs = cfg->warmup + cfg->reps;
+    for (int i = 0; i < total_runs && st == PB_OK && !interrupted; i++) {
+        bool warm = i < cfg->warmup;
+        progress(rs, done, total, j, r->label, warm ? "warm-up" : "rep", warm ? i : i - cfg->warmup);
+        if ((st = b->poison(state)) != PB_OK || (st = pb_device_sync(dev)) != PB_OK)
+            break;
+        double t0 = pb__now();
+        st = j->variant->run(dev, args, NULL);
+        if (st == PB_OK)
+            st = pb_device_sync(dev);
+        double t1 = pb__now();
+        if (!warm)
+            rs->samples[i - cfg->warmup] = t1 - t0;
+    }
+    if (interrupted) {
+        b->unbind(state);
+        return false;
+    }
+    if (st != PB_OK) {
+        set_reason(r, PB_RESULT_ERROR, st);
+        b->unbind(state);
+        return true;
+    }
+    if (cfg->verify) {
+        progress(rs, done, total, j, r->label, "verify", -1);
+        st = b->check(state, host, cfg->inject_fault, &r->check);
+        if (st != PB_OK) {
+            set_reason(r, PB_RESULT_ERROR, st);
+            b->unbind(state);
+            return true;
+        }
+    } else {
+        pb__check_begin(&r->check, NAN, "none");
+        r->check.err_norm = r->check.err_max = NAN;
+        r->check.pass = true;
+    }
+    b->unbind(state);
+    if (!r->check.pass) {
+        r->status = PB_RESULT_FAILED;
+        snprintf(r->reason, sizeof r->reason, "%s", r->check.detail);
+        return true;
+    }
+    r->status = PB_RESULT_OK;
+    pb__stats_compute(rs->samples, (size_t)cfg->reps, rs->scratch, &r->stats);
+    r->samples = rs->samples;
+    double t = r->stats.median;
+    r->gflops = t > 0 && b->flops ? b->flops(p) / t * 1e-9 : NAN;
+    r->gbps = t > 0 && b->bytes ? b->bytes(p) / t * 1e-9 : NAN;
+    return true;
+}
+
+/* Jobs for one problem, the speed-up baseline first. */
+static size_t plan_jobs(const struct pb_run_config *cfg, struct job *jobs, size_t max)
+{
+    size_t n = 0;
+    static const int default_threads[] = {0};
+    for (size_t bi = 0; bi < pb_backend_count(); bi++) {
+        const struct pb_backend *b = pb_backend_at(bi);
+        if (!backend_selected(cfg, b))
+            continue;
+        const int *threads = b->threaded && cfg->threads ? cfg->threads : default_threads;
+        size_t n_threads = b->threaded && cfg->threads ? cfg->n_threads : 1;
+        for (size_t vi = 0; vi < b->n_variants; vi++) {
+            const struct pb_variant *v = &b->variants[vi];
+            if (strcmp(v->desc.bench, cfg->bench->name) != 0 || !variant_selected(cfg, b, v))
+                continue;
+            for (size_t t = 0; t < n_threads && n < max; t++) {
+                struct job j = {b, v, threads[t]};
+                bool baseline = strcmp(b->name, cfg->bench->baseline_backend) == 0 &&
+                                strcmp(v->desc.name, cfg->bench->baseline_variant) == 0;
+                if (baseline) {
+                    memmove(&jobs[1], &jobs[0], n * sizeof *jobs);
+                    jobs[0] = j;
+                } else {
+                    jobs[n] = j;
+                }
+                n++;
+            }
+        }
+    }
+    return n;
+}
+
+static size_t backend_index(const struct pb_backend *b)
+{
+    for (size_t i = 0; i < pb_backend_count(); i++)
+        if (pb_backend_at(i) == b)
+            return i;
+    return 0;
+}
+
+pb_status pb__run(const struct pb_run_config *cfg, struct pb_run_summary *sum)
+{
+    memset(sum, 0, sizeof *sum);
+    struct run_state rs = {.cfg = cfg, .sum = sum, .start = pb__now()};
+    struct job jobs[256];
+    size_t n_jobs = plan_jobs(cfg, jobs, sizeof jobs / sizeof jobs[0]);
+    size_t total = n_jobs * cfg->n_problems, done = 0;
+    rs.samples = calloc((size_t)cfg->reps, sizeof *rs.samples);
+    rs.scratch = calloc((size_t)cfg->reps, sizeof *rs.scratch);
+    if (!rs.samples || !rs.scratch) {
+        free(rs.samples);
+        free(rs.scratch);
+        return pb__fail(PB_ERR_NOMEM, "out of memory");
+    }
+    struct saved_signals saved;
+    interrupted = 0;
+    install_signals(&saved);
+
+    for (size_t pi = 0; pi < cfg->n_problems && !interrupted; pi++) {
+        const struct pb_problem *p = &cfg->problems[pi];
+        void *host = NULL;
+        pb_status host_status = PB_OK;
+        char host_error[256] = "", label[64];
+        double baseline = NAN;
+        cfg->bench->describe(p, label, sizeof label);
+
+        for (size_t ji = 0; ji < n_jobs && !interrupted; ji++, done++) {
+            const struct job *j = &jobs[ji];
+            struct pb_result r = {.bench = cfg->bench, .problem = *p, .backend = j->backend->name,
+                                  .variant = j->variant->desc.name,
+                                  .anchor = (j->variant->desc.flags & PB_VARIANT_ANCHOR) != 0,
+                                  .threads = j->threads, .gflops = NAN, .gbps = NAN,
+                                  .speedup = NAN};
+            snprintf(r.label, sizeof r.label, "%s", label);
+            snprintf(crash_note, sizeof crash_note,
+                     "\nparbench: crashed in %s/%s %s %s; rows written so far are kept\n",
+                     j->backend->name, j->variant->desc.name, label, pb_precision_name(p->prec));
+            const char *why;
+            size_t bi = backend_index(j->backend);
+            pb_device *dev = NULL;
+            if (!pb_backend_available(j->backend, &why)) {
+                r.status = PB_RESULT_SKIP;
+                snprintf(r.reason, sizeof r.reason, "%s", why);
+            } else if ((dev = device_for(&rs, bi, &r)) != NULL) {
+                snprintf(r.device, sizeof r.device, "%s", pb_device_name(dev));
+                pb_device_set_threads(dev, j->threads);
+                r.threads = pb_device_threads(dev);
+                if (!host && host_status == PB_OK) {
+                    progress(&rs, done, total, j, label, "preparing inputs and reference", -1);
+                    pb__clear_error();
+                    host_status = cfg->bench->prepare(p, cfg->seed, &host);
+                    if (host_status != PB_OK)
+                        snprintf(host_error, sizeof host_error, "%s",
+                                 pb_last_error()[0] ? pb_last_error() : pb_status_message(host_status));
+                }
+                if (host_status != PB_OK) {
+                    r.status = PB_RESULT_ERROR;
+                    snprintf(r.reason, sizeof r.reason, "%s", host_error);
+                } else if (!measure(&rs, dev, j, p, host, &r, done, total)) {
+                    break; /* interrupted: the unfinished row is not written */
+                }
+            }
+            if (r.status == PB_RESULT_OK) {
+                bool is_baseline = strcmp(r.backend, cfg->bench->baseline_backend) == 0 &&
+                                   strcmp(r.variant, cfg->bench->baseline_variant) == 0;
+                if (is_baseline)
+                    baseline = r.stats.median;
+                if (!isnan(baseline) && r.stats.median > 0)
+                    r.speedup = baseline / r.stats.median;
+            }
+            emit(&rs, &r);
+        }
+        cfg->bench->release(host);
+    }
+    progress_clear(&rs);
+    sum->interrupted = interrupted != 0;
+    restore_signals(&saved);
+    for (size_t i = 0; i < sizeof rs.devices / sizeof rs.devices[0]; i++)
+        pb_device_close(rs.devices[i]);
+    free(rs.samples);
+    free(rs.scratch);
+    return rs.writer_status;
+}

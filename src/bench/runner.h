@@ -1,0 +1,46 @@
+/* The run loop: problems x backends x variants x thread counts, each one
+ * bound, warmed up, timed, verified and written as one result row. */
+#ifndef PARBENCH_RUNNER_H
+#define PARBENCH_RUNNER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bench/bench.h"
+#include "output/result.h"
+
+struct pb_run_config {
+    const struct pb_bench *bench;
+    const struct pb_problem *problems;
+    size_t n_problems;
+    const char *const *backends; /* names; NULL = every compiled-in backend */
+    size_t n_backends;
+    const char *const *variants; /* "name" or "backend/name"; NULL = all */
+    size_t n_variants;
+    const int *threads; /* thread counts for threaded backends; NULL = default */
+    size_t n_threads;
+    int device;         /* device index within each backend */
+    int reps, warmup;
+    uint64_t seed;
+    bool verify;        /* false: rows say check "none" */
+    bool inject_fault;  /* corrupt one output element before checking */
+    bool progress;      /* progress line on stderr for long runs */
+    struct pb_writer **writers;
+    size_t n_writers;
+    const struct pb_context *ctx;
+};
+
+struct pb_run_summary {
+    size_t ok, failed, skipped, unsupported, errors;
+    bool interrupted;
+};
+
+/* Checks the backend and variant names against what is compiled in;
+ * PB_ERR_NOT_FOUND with a message listing the known names. */
+pb_status pb__run_validate(const struct pb_run_config *cfg);
+
+/* Runs everything, writing each row as it is measured. Returns an error only
+ * when a writer fails (rows that fail are counted in the summary). */
+pb_status pb__run(const struct pb_run_config *cfg, struct pb_run_summary *sum);
+
+#endif

@@ -1,0 +1,597 @@
+/* parbench command line: the command table, option parsing, exit codes.
+ *
+ * Exit codes: 0 every row OK or skipped, 1 a result FAILED verification,
+ * 2 usage error, 3 device, memory or I/O error, 130 interrupted. */
+#include <cjson/cJSON.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench/bench.h"
+#include "bench/runner.h"
+#include "core/backend_impl.h"
+#include "core/core.h"
+#include "core/parse.h"
+#include "output/result.h"
+#include "parbench/pb_backend.h"
+
+enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_ERROR = 3, EXIT_INTERRUPTED = 130 };
+
+static int die(int code, const char *fmt, ...) PB__PRINTF(2, 3);
+static int die(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("parbench: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return code;
+}
+
+/* The last library error as one line; exit code from its status. */
+static int fail_status(pb_status st)
+{
+    const char *detail = pb_last_error();
+    fprintf(stderr, "parbench: %s\n", detail[0] ? detail : pb_status_message(st));
+    return st == PB_ERR_PARSE || st == PB_ERR_INVALID || st == PB_ERR_NOT_FOUND ||
+                   st == PB_ERR_OVERFLOW
+               ? EXIT_USAGE
+               : EXIT_ERROR;
+}
+
+/* ---- a small long-option parser ---------------------------------------- */
+
+struct opt {
+    const char *name;
+    const char *metavar; /* NULL = flag */
+    const char *help;
+};
+
+/* Looks argv[*i] up in opts; returns its index, sets *value. -1 = unknown,
+ * -2 = missing value (messages printed). */
+static int next_opt(int argc, char **argv, int *i, const struct opt *opts, size_t n_opts,
+                    const char **value, const char *context)
+{
+    const char *arg = argv[*i];
+    const char *eq = strchr(arg, '=');
+    size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+    if (strncmp(arg, "--", 2) == 0) {
+        for (size_t o = 0; o < n_opts; o++) {
+            if (strlen(opts[o].name) != len - 2 || strncmp(arg + 2, opts[o].name, len - 2) != 0)
+                continue;
+            if (!opts[o].metavar) {
+                if (eq) {
+                    fprintf(stderr, "parbench: option --%s takes no value\n", opts[o].name);
+                    return -2;
+                }
+                *value = NULL;
+            } else if (eq) {
+                *value = eq + 1;
+            } else if (*i + 1 < argc) {
+                *value = argv[++*i];
+            } else {
+                fprintf(stderr, "parbench: option --%s needs a value (%s)\n", opts[o].name,
+                        opts[o].metavar);
+                return -2;
+            }
+            return (int)o;
+        }
+    }
+    fprintf(stderr, "parbench: unknown option '%s' for %s (see parbench %s --help)\n", arg, context,
+            context);
+    return -1;
+}
+
+static void print_opts(FILE *f, const struct opt *opts, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char left[64];
+        snprintf(left, sizeof left, "--%s%s%s", opts[i].name, opts[i].metavar ? " " : "",
+                 opts[i].metavar ? opts[i].metavar : "");
+        fprintf(f, "  %-24s %s\n", left, opts[i].help);
+    }
+}
+
+static bool is_help(const char *arg) { return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0; }
+
+/* ---- parbench list ------------------------------------------------------ */
+
+static void list_help(FILE *f)
+{
+    fprintf(f, "usage: parbench list\n\n"
+               "Benchmarks, their variants on every backend, and which backends are\n"
+               "compiled in and usable here (with the reason when one is not).\n"
+               "Anchor variants (vendor libraries) are marked with *.\n");
+}
+
+static int cmd_list(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (is_help(argv[i])) {
+            list_help(stdout);
+            return EXIT_OK;
+        }
+        return die(EXIT_USAGE, "list takes no arguments (got '%s')", argv[i]);
+    }
+    printf("Backends:\n");
+    for (size_t i = 0; i < pb_backend_count(); i++) {
+        const pb_backend *b = pb_backend_at(i);
+        const char *why;
+        bool ok = pb_backend_available(b, &why);
+        printf("  %-8s %-38s %s%s\n", b->name, b->summary, ok ? "available" : "unavailable: ",
+               ok ? "" : why);
+    }
+    printf("\nBenchmarks:\n");
+    for (size_t i = 0; i < pb__bench_count(); i++) {
+        const struct pb_bench *bench = pb__bench_at(i);
+        printf("  %s: %s\n", bench->name, bench->summary);
+        printf("    FLOPs: %s; bytes: %s\n", bench->flop_model, bench->byte_model);
+        for (size_t j = 0; j < pb_backend_count(); j++) {
+            const struct pb_backend *b = pb_backend_at(j);
+            for (size_t k = 0; k < b->n_variants; k++) {
+                const struct pb_variant *v = &b->variants[k];
+                if (strcmp(v->desc.bench, bench->name) != 0)
+                    continue;
+                char name[64];
+                snprintf(name, sizeof name, "%s/%s%s", b->name, v->desc.name,
+                         v->desc.flags & PB_VARIANT_ANCHOR ? "*" : "");
+                printf("    %-22s %s\n", name, v->desc.summary);
+            }
+        }
+    }
+    return EXIT_OK;
+}
+
+/* ---- parbench devices ---------------------------------------------------- */
+
+static const struct opt devices_opts[] = {
+    {"backend", "LIST", "only these backends (comma-separated)"},
+    {"format", "table|json", "output format (default table)"},
+};
+
+static void devices_help(FILE *f)
+{
+    fprintf(f, "usage: parbench devices [options]\n\n"
+               "Every device of every backend with its key properties.\n\noptions:\n");
+    print_opts(f, devices_opts, sizeof devices_opts / sizeof devices_opts[0]);
+}
+
+static int cmd_devices(int argc, char **argv)
+{
+    const char *format = "table", *backend_list = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (is_help(argv[i])) {
+            devices_help(stdout);
+            return EXIT_OK;
+        }
+        const char *val;
+        int o = next_opt(argc, argv, &i, devices_opts, 2, &val, "devices");
+        if (o < 0)
+            return EXIT_USAGE;
+        if (o == 0)
+            backend_list = val;
+        else
+            format = val;
+    }
+    if (strcmp(format, "table") != 0 && strcmp(format, "json") != 0)
+        return die(EXIT_USAGE, "devices: unknown format '%s' (table, json)", format);
+    char **names = NULL;
+    size_t n_names = 0;
+    if (backend_list) {
+        pb_status st = pb__parse_name_list(backend_list, "--backend", &names, &n_names);
+        if (st != PB_OK)
+            return fail_status(st);
+        for (size_t i = 0; i < n_names; i++)
+            if (!pb_backend_find(names[i])) {
+                int rc = die(EXIT_USAGE, "unknown backend '%s'", names[i]);
+                free(names);
+                return rc;
+            }
+    }
+    cJSON *doc = cJSON_CreateArray();
+    int rc = EXIT_OK;
+    for (size_t i = 0; i < pb_backend_count(); i++) {
+        const pb_backend *b = pb_backend_at(i);
+        bool selected = !names;
+        for (size_t k = 0; k < n_names; k++)
+            selected |= strcmp(names[k], b->name) == 0;
+        if (!selected)
+            continue;
+        const char *why;
+        if (!pb_backend_available(b, &why)) {
+            if (doc && strcmp(format, "json") == 0) {
+                cJSON *o = cJSON_CreateObject();
+                cJSON_AddStringToObject(o, "backend", b->name);
+                cJSON_AddStringToObject(o, "unavailable", why);
+                cJSON_AddItemToArray(doc, o);
+            } else {
+                printf("%s: unavailable: %s\n\n", b->name, why);
+            }
+            continue;
+        }
+        for (int d = 0; d < pb_backend_device_count(b); d++) {
+            pb_device *dev;
+            struct pb_device_info info;
+            pb_status st = pb_device_open(b, d, &dev);
+            if (st == PB_OK) {
+                st = pb_device_info(dev, &info);
+                pb_device_close(dev);
+            }
+            if (st != PB_OK) {
+                fprintf(stderr, "parbench: %s device %d: %s\n", b->name, d,
+                        pb_last_error()[0] ? pb_last_error() : pb_status_message(st));
+                rc = EXIT_ERROR;
+                continue;
+            }
+            if (strcmp(format, "json") == 0) {
+                cJSON *o = cJSON_CreateObject(), *props = cJSON_CreateObject();
+                cJSON_AddStringToObject(o, "backend", b->name);
+                cJSON_AddNumberToObject(o, "index", d);
+                cJSON_AddStringToObject(o, "name", info.name);
+                cJSON_AddStringToObject(o, "kind", info.kind);
+                for (int p = 0; p < info.n_props; p++)
+                    cJSON_AddStringToObject(props, info.props[p].key, info.props[p].value);
+                cJSON_AddItemToObject(o, "properties", props);
+                cJSON_AddItemToArray(doc, o);
+            } else {
+                printf("%s device %d: %s (%s)\n", b->name, d, info.name, info.kind);
+                for (int p = 0; p < info.n_props; p++)
+                    printf("  %-22s %s\n", info.props[p].key, info.props[p].value);
+                printf("\n");
+            }
+        }
+    }
+    if (strcmp(format, "json") == 0) {
+        char *text = doc ? cJSON_Print(doc) : NULL;
+        if (!text) {
+            rc = die(EXIT_ERROR, "%s", "out of memory");
+        } else {
+            printf("%s\n", text);
+            cJSON_free(text);
+        }
+    }
+    cJSON_Delete(doc);
+    free(names);
+    return rc;
+}
+
+/* ---- parbench run BENCH ---------------------------------------------------- */
+
+enum {
+    O_BACKEND, O_VARIANT, O_PRECISION, O_REPS, O_WARMUP, O_SEED, O_THREADS, O_DEVICE, O_FORMAT,
+    O_OUT, O_APPEND, O_NO_VERIFY, O_INJECT, O_QUIET, O_PROGRESS, N_COMMON
+};
+
+static const struct opt run_opts[N_COMMON] = {
+    [O_BACKEND] = {"backend", "LIST", "backends to run (default: all compiled in)"},
+    [O_VARIANT] = {"variant", "LIST", "variants, as NAME or BACKEND/NAME (default: all)"},
+    [O_PRECISION] = {"precision", "LIST", "float, double or both (default: float)"},
+    [O_REPS] = {"reps", "N", "timed repetitions per row (default 5)"},
+    [O_WARMUP] = {"warmup", "N", "untimed warm-up runs before them (default 1)"},
+    [O_SEED] = {"seed", "N", "seed of the random inputs (default 42)"},
+    [O_THREADS] = {"threads", "LIST", "thread counts for threaded backends, e.g. 1,2 or 1:16"},
+    [O_DEVICE] = {"device", "N", "device index within each backend (default 0)"},
+    [O_FORMAT] = {"format", "FMT", "standard output format: table, csv or json (default table)"},
+    [O_OUT] = {"out", "FILE", "also write results to FILE (.csv, .json or .txt)"},
+    [O_APPEND] = {"append", NULL, "append rows to an existing CSV file given by --out"},
+    [O_NO_VERIFY] = {"no-verify", NULL, "skip verification (rows say check=none)"},
+    [O_INJECT] = {"inject-fault", NULL, "corrupt one output element before checking (tests the checker)"},
+    [O_QUIET] = {"quiet", NULL, "no progress line on stderr"},
+    [O_PROGRESS] = {"progress", NULL, "progress line even when stderr is not a terminal"},
+};
+
+static void run_help(FILE *f, const struct pb_bench *bench)
+{
+    if (!bench) {
+        fprintf(f, "usage: parbench run BENCH [options]\n\nbenchmarks:\n");
+        for (size_t i = 0; i < pb__bench_count(); i++)
+            fprintf(f, "  %-10s %s\n", pb__bench_at(i)->name, pb__bench_at(i)->summary);
+        fprintf(f, "\nparbench run BENCH --help lists the options of one benchmark.\n");
+        return;
+    }
+    fprintf(f, "usage: parbench run %s [options]\n\n%s.\n", bench->name, bench->summary);
+    fprintf(f, "GFLOP/s = %s / median time; GB/s = %s / median time.\n", bench->flop_model,
+            bench->byte_model);
+    fprintf(f, "Every result is verified against a double-precision reference.\n\n");
+    fprintf(f, "%s options (lists: 256,512  ranges: 256:4096 doubling, 256:1024:256 linear, "
+               "16:4096:x4 geometric):\n", bench->name);
+    for (size_t i = 0; i < bench->n_params; i++) {
+        char left[64], help[256];
+        snprintf(left, sizeof left, "--%s LIST", bench->params[i].name);
+        snprintf(help, sizeof help, "%s%s%s%s", bench->params[i].help,
+                 bench->params[i].default_value ? " (default " : "",
+                 bench->params[i].default_value ? bench->params[i].default_value : "",
+                 bench->params[i].default_value ? ")" : "");
+        fprintf(f, "  %-24s %s\n", left, help);
+    }
+    fprintf(f, "\ncommon options:\n");
+    print_opts(f, run_opts, N_COMMON);
+    fprintf(f, "\nexit status: 0 all rows OK or skipped, 1 a result FAILED verification,\n"
+               "2 usage error, 3 device, memory or I/O error, 130 interrupted.\n");
+}
+
+static pb_status parse_count(const char *s, const char *what, int lo, int hi, int *out)
+{
+    int64_t v;
+    pb_status st = pb__parse_int(s, what, &v);
+    if (st != PB_OK)
+        return st;
+    if (v < lo || v > hi)
+        return pb__fail(PB_ERR_INVALID, "%s must be between %d and %d (got %s)", what, lo, hi, s);
+    *out = (int)v;
+    return PB_OK;
+}
+
+struct run_args {
+    const char *values[N_COMMON];
+    bool flags[N_COMMON];
+    const char *params[PB_MAX_PARAMS];
+};
+
+/* Everything the run needs, parsed; owns its allocations. */
+struct run_plan {
+    struct pb_param_lists lists;
+    char **backends, **variants, **precisions;
+    size_t n_backends, n_variants, n_precisions;
+    int64_t *threads64;
+    int *threads;
+    size_t n_threads;
+    struct pb_problem *problems;
+    size_t n_problems;
+};
+
+static void run_plan_free(struct run_plan *p)
+{
+    for (size_t i = 0; i < PB_MAX_PARAMS; i++)
+        free(p->lists.values[i]);
+    free(p->backends);
+    free(p->variants);
+    free(p->precisions);
+    free(p->threads64);
+    free(p->threads);
+    free(p->problems);
+}
+
+static pb_status build_plan(const struct pb_bench *bench, const struct run_args *a, struct run_plan *p)
+{
+    pb_status st;
+    for (size_t i = 0; i < bench->n_params; i++) {
+        const char *src = a->params[i] ? a->params[i] : bench->params[i].default_value;
+        char what[48];
+        snprintf(what, sizeof what, "--%s", bench->params[i].name);
+        if (src && (st = pb__parse_int_list(src, what, &p->lists.values[i], &p->lists.count[i])) != PB_OK)
+            return st;
+    }
+    if (a->values[O_BACKEND] &&
+        (st = pb__parse_name_list(a->values[O_BACKEND], "--backend", &p->backends, &p->n_backends)) != PB_OK)
+        return st;
+    if (a->values[O_VARIANT] &&
+        (st = pb__parse_name_list(a->values[O_VARIANT], "--variant", &p->variants, &p->n_variants)) != PB_OK)
+        return st;
+    if ((st = pb__parse_name_list(a->values[O_PRECISION] ? a->values[O_PRECISION] : "float",
+                                  "--precision", &p->precisions, &p->n_precisions)) != PB_OK)
+        return st;
+    if (a->values[O_THREADS]) {
+        if ((st = pb__parse_int_list(a->values[O_THREADS], "--threads", &p->threads64, &p->n_threads)) != PB_OK)
+            return st;
+        p->threads = malloc(p->n_threads * sizeof *p->threads);
+        if (!p->threads)
+            return pb__fail(PB_ERR_NOMEM, "out of memory");
+        for (size_t i = 0; i < p->n_threads; i++) {
+            if (p->threads64[i] < 1 || p->threads64[i] > 4096)
+                return pb__fail(PB_ERR_INVALID, "--threads: %lld is not between 1 and 4096",
+                                (long long)p->threads64[i]);
+            p->threads[i] = (int)p->threads64[i];
+        }
+    }
+    size_t max = PB_MAX_LIST;
+    p->problems = calloc(max, sizeof *p->problems);
+    if (!p->problems)
+        return pb__fail(PB_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < p->n_precisions; i++) {
+        enum pb_precision prec;
+        if (strcmp(p->precisions[i], "float") == 0 || strcmp(p->precisions[i], "fp32") == 0)
+            prec = PB_FLOAT;
+        else if (strcmp(p->precisions[i], "double") == 0 || strcmp(p->precisions[i], "fp64") == 0)
+            prec = PB_DOUBLE;
+        else
+            return pb__fail(PB_ERR_INVALID, "--precision: unknown precision '%s' (float, double)",
+                            p->precisions[i]);
+        size_t n = 0;
+        if ((st = bench->plan(&p->lists, prec, p->problems + p->n_problems, max - p->n_problems, &n)) != PB_OK)
+            return st;
+        p->n_problems += n;
+    }
+    return PB_OK;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    if (argc < 2 || is_help(argv[1])) {
+        run_help(argc < 2 ? stderr : stdout, NULL);
+        return argc < 2 ? EXIT_USAGE : EXIT_OK;
+    }
+    const struct pb_bench *bench = pb__bench_find(argv[1]);
+    if (!bench) {
+        fprintf(stderr, "parbench: unknown benchmark '%s' (", argv[1]);
+        for (size_t i = 0; i < pb__bench_count(); i++)
+            fprintf(stderr, "%s%s", i ? ", " : "", pb__bench_at(i)->name);
+        fprintf(stderr, ")\n");
+        return EXIT_USAGE;
+    }
+    /* Common options then the benchmark's own, in one table. */
+    struct opt opts[N_COMMON + PB_MAX_PARAMS];
+    memcpy(opts, run_opts, sizeof run_opts);
+    for (size_t i = 0; i < bench->n_params; i++)
+        opts[N_COMMON + i] = (struct opt){bench->params[i].name, "LIST", bench->params[i].help};
+    char context[64];
+    snprintf(context, sizeof context, "run %s", bench->name);
+    struct run_args a;
+    memset(&a, 0, sizeof a);
+    for (int i = 2; i < argc; i++) {
+        if (is_help(argv[i])) {
+            run_help(stdout, bench);
+            return EXIT_OK;
+        }
+        const char *val;
+        int o = next_opt(argc, argv, &i, opts, N_COMMON + bench->n_params, &val, context);
+        if (o < 0)
+            return EXIT_USAGE;
+        if (o < N_COMMON) {
+            a.values[o] = val;
+            a.flags[o] = true;
+        } else {
+            a.params[o - N_COMMON] = val;
+        }
+    }
+
+    struct pb_context ctx;
+    pb__context_init(&ctx, argc + 1, argv - 1);
+    ctx.reps = 5;
+    ctx.warmup = 1;
+    int device = 0;
+    int64_t seed = 42;
+    pb_status st = PB_OK;
+    if (a.values[O_REPS])
+        st = parse_count(a.values[O_REPS], "--reps", 1, 1000000, &ctx.reps);
+    if (st == PB_OK && a.values[O_WARMUP])
+        st = parse_count(a.values[O_WARMUP], "--warmup", 0, 1000000, &ctx.warmup);
+    if (st == PB_OK && a.values[O_DEVICE])
+        st = parse_count(a.values[O_DEVICE], "--device", 0, 1023, &device);
+    if (st == PB_OK && a.values[O_SEED])
+        st = pb__parse_int(a.values[O_SEED], "--seed", &seed);
+    if (st != PB_OK)
+        return fail_status(st);
+    ctx.seed = (unsigned long long)seed;
+
+    const char *format = a.values[O_FORMAT] ? a.values[O_FORMAT] : "table";
+    if (!pb__format_valid(format))
+        return die(EXIT_USAGE, "unknown format '%s' (table, csv, json)", format);
+    const char *out_format = NULL;
+    if (a.values[O_OUT]) {
+        out_format = pb__format_from_path(a.values[O_OUT]);
+        if (!out_format && a.values[O_FORMAT])
+            out_format = format;
+        if (!out_format)
+            return die(EXIT_USAGE,
+                       "cannot tell the format of '%s' from its extension (.csv, .json, .txt); "
+                       "add --format", a.values[O_OUT]);
+    } else if (a.flags[O_APPEND]) {
+        return die(EXIT_USAGE, "%s", "--append needs --out FILE.csv");
+    }
+
+    struct run_plan plan;
+    memset(&plan, 0, sizeof plan);
+    pb__clear_error();
+    st = build_plan(bench, &a, &plan);
+    struct pb_run_config cfg = {
+        .bench = bench, .problems = plan.problems, .n_problems = plan.n_problems,
+        .backends = (const char *const *)plan.backends, .n_backends = plan.n_backends,
+        .variants = (const char *const *)plan.variants, .n_variants = plan.n_variants,
+        .threads = plan.threads, .n_threads = plan.n_threads, .device = device,
+        .reps = ctx.reps, .warmup = ctx.warmup, .seed = ctx.seed,
+        .verify = !a.flags[O_NO_VERIFY], .inject_fault = a.flags[O_INJECT],
+        .progress = !a.flags[O_QUIET] && (a.flags[O_PROGRESS] || isatty(STDERR_FILENO)),
+        .ctx = &ctx,
+    };
+    if (st == PB_OK)
+        st = pb__run_validate(&cfg);
+    if (st != PB_OK) {
+        run_plan_free(&plan);
+        return fail_status(st);
+    }
+
+    /* Open every output before measuring anything: a bad --out path costs nothing. */
+    struct pb_writer *writers[2] = {NULL, NULL};
+    size_t n_writers = 0;
+    st = pb__writer_open(format, NULL, false, &writers[n_writers]);
+    if (st == PB_OK)
+        n_writers++;
+    if (st == PB_OK && out_format) {
+        st = pb__writer_open(out_format, a.values[O_OUT], a.flags[O_APPEND], &writers[n_writers]);
+        if (st == PB_OK)
+            n_writers++;
+    }
+    for (size_t i = 0; i < n_writers && st == PB_OK; i++)
+        st = pb__writer_begin(writers[i], &ctx, bench);
+    int rc = EXIT_OK;
+    struct pb_run_summary sum = {0};
+    if (st == PB_OK) {
+        cfg.writers = writers;
+        cfg.n_writers = n_writers;
+        st = pb__run(&cfg, &sum);
+    }
+    if (st != PB_OK)
+        rc = fail_status(st);
+    for (size_t i = 0; i < n_writers; i++) {
+        pb_status cst = pb__writer_close(writers[i]);
+        if (cst != PB_OK && rc == EXIT_OK)
+            rc = fail_status(cst);
+    }
+    run_plan_free(&plan);
+    if (rc != EXIT_OK)
+        return rc;
+    if (sum.interrupted)
+        return EXIT_INTERRUPTED;
+    if (sum.ok + sum.failed + sum.skipped + sum.unsupported + sum.errors > 0 && isatty(STDERR_FILENO))
+        fprintf(stderr, "%zu OK, %zu failed, %zu skipped, %zu unsupported, %zu errors\n", sum.ok,
+                sum.failed, sum.skipped, sum.unsupported, sum.errors);
+    if (sum.failed)
+        return EXIT_FAILED;
+    if (sum.errors)
+        return EXIT_ERROR;
+    return EXIT_OK;
+}
+
+/* ---- the command table ---------------------------------------------------- */
+
+static int cmd_version(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    printf("parbench %s (%s)\n", pb_version(), pb_git_commit());
+    return EXIT_OK;
+}
+
+static const struct command {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv);
+} commands[] = {
+    {"run", "run a benchmark: parbench run gemm --n 1024", cmd_run},
+    {"list", "benchmarks, variants and backends (and which are usable here)", cmd_list},
+    {"devices", "every device of every backend with its properties", cmd_devices},
+    {"version", "print the version", cmd_version},
+};
+
+static void main_help(FILE *f)
+{
+    fprintf(f, "usage: parbench COMMAND [options]\n\n"
+               "Measures parallel kernels on every programming model compiled in, verifies\n"
+               "every result against a CPU reference, and reports honest statistics.\n\n"
+               "commands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\nparbench COMMAND --help describes one command.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        main_help(stderr);
+        return EXIT_USAGE;
+    }
+    if (is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
+        main_help(stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0)
+        return cmd_version(0, NULL);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "parbench: unknown command '%s' (see parbench --help)\n", argv[1]);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,66 @@
+/* Argument checks common to every variant of a kernel family, run before any
+ * variant sees the arguments. */
+#include <string.h>
+
+#include "core/args.h"
+#include "core/backend_impl.h"
+#include "core/core.h"
+
+/* Bytes a row-major rows x cols matrix with leading dimension ld spans. */
+static bool matrix_span(size_t rows, size_t cols, size_t ld, size_t elt, size_t *bytes)
+{
+    if (rows == 0 || cols == 0) {
+        *bytes = 0;
+        return true;
+    }
+    size_t elems;
+    return pb__mul_size(rows - 1, ld, &elems) && pb__add_size(elems, cols, &elems) &&
+           pb__mul_size(elems, elt, bytes);
+}
+
+static pb_status check_matrix(const char *name, const pb_buf *buf, size_t rows, size_t cols,
+                              size_t ld, size_t elt)
+{
+    size_t need;
+    if (ld < cols)
+        return pb__fail(PB_ERR_INVALID, "gemm: leading dimension of %s (%zu) is less than its %zu columns",
+                        name, ld, cols);
+    if (!matrix_span(rows, cols, ld, elt, &need))
+        return pb__fail(PB_ERR_OVERFLOW, "gemm: size of %s overflows", name);
+    if (need && !buf)
+        return pb__fail(PB_ERR_INVALID, "gemm: %s is NULL", name);
+    if (buf && need > buf->bytes)
+        return pb__fail(PB_ERR_INVALID, "gemm: %s needs %zu bytes, its buffer has %zu", name, need,
+                        buf->bytes);
+    return PB_OK;
+}
+
+pb_status pb__gemm_args_check(const void *p)
+{
+    const struct pb_gemm_args *g = p;
+    if (g->prec != PB_FLOAT && g->prec != PB_DOUBLE)
+        return pb__fail(PB_ERR_INVALID, "gemm: unknown precision");
+    size_t elt = pb_precision_size(g->prec);
+    pb_status st;
+    if ((st = check_matrix("A", g->a, g->m, g->k, g->lda, elt)) != PB_OK ||
+        (st = check_matrix("B", g->b, g->k, g->n, g->ldb, elt)) != PB_OK ||
+        (st = check_matrix("C", g->c, g->m, g->n, g->ldc, elt)) != PB_OK)
+        return st;
+    return PB_OK;
+}
+
+pb_status pb__kernel_args_check(const char *bench, const void *args)
+{
+    static const struct {
+        const char *bench;
+        pb_status (*check)(const void *);
+    } checks[] = {
+        {"gemm", pb__gemm_args_check},
+    };
+    if (!args)
+        return pb__fail(PB_ERR_INVALID, "%s: NULL arguments", bench);
+    for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
+        if (strcmp(checks[i].bench, bench) == 0)
+            return checks[i].check(args);
+    return PB_OK;
+}

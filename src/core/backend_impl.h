@@ -1,0 +1,71 @@
+/* Private backend interface: the vtable every backend fills in, and the
+ * structures behind the public opaque handles. Adding a backend = one static
+ * `struct pb_backend` + one line in registry.c; adding a kernel variant = one
+ * function + one row in the backend's variant table. */
+#ifndef PARBENCH_BACKEND_IMPL_H
+#define PARBENCH_BACKEND_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "parbench/pb_backend.h"
+#include "parbench/pb_kernels.h"
+
+struct pb_variant {
+    struct pb_variant_desc desc;
+    /* NULL = supports everything. Otherwise returns false and sets *why to a
+     * static string when these arguments cannot be handled. */
+    bool (*supports)(const pb_device *dev, const void *args, const char **why);
+    /* Runs the kernel; may be asynchronous on stream s (NULL = default
+     * stream). The caller synchronises with pb_device_sync(). */
+    pb_status (*run)(pb_device *dev, const void *args, pb_stream *s);
+};
+
+struct pb_backend {
+    const char *name;
+    const char *summary;
+    bool threaded; /* kernels honour dev->threads (--threads sweeps them) */
+    /* Runtime check, called once; NULL means always available. */
+    bool (*available)(const char **why);
+    int (*device_count)(void);
+    pb_status (*open)(pb_device *dev, int index); /* fills impl, name, threads */
+    void (*close)(pb_device *dev);
+    pb_status (*info)(pb_device *dev, struct pb_device_info *out);
+    /* Memory. Host-memory backends may leave these NULL: the core then uses
+     * aligned host memory and memcpy/memset. */
+    pb_status (*alloc)(pb_device *dev, pb_buf *buf);  /* buf->kind, bytes set */
+    void (*free)(pb_device *dev, pb_buf *buf);
+    pb_status (*write)(pb_buf *dst, size_t off, const void *src, size_t bytes);
+    pb_status (*read)(const pb_buf *src, size_t off, void *dst, size_t bytes);
+    pb_status (*fill)(pb_buf *buf, unsigned char value);
+    pb_status (*sync)(pb_device *dev); /* NULL = synchronous backend */
+    /* Device-side timers come with the GPU backends; NULL = host clock. */
+    const struct pb_variant *variants;
+    size_t n_variants;
+};
+
+struct pb_device {
+    const struct pb_backend *backend;
+    int index;
+    int threads;         /* threads kernels use; 0 = not applicable */
+    int default_threads; /* what open() set */
+    char name[128];
+    void *impl;
+};
+
+struct pb_buf {
+    pb_device *dev;
+    enum pb_mem kind;
+    size_t bytes;
+    void *host;   /* host-addressable memory, or NULL */
+    void *handle; /* backend's native handle (device pointer, cl_mem) */
+    bool owned;   /* false for pb_buf_wrap_host */
+};
+
+/* Host pointer of a buffer as a typed pointer; for host-memory backends. */
+#define PB__HOST(buf, type) ((type *)(buf)->host)
+
+const struct pb_variant *pb__variant_find(const struct pb_backend *b, const char *bench,
+                                          const char *name);
+
+#endif

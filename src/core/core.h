@@ -1,0 +1,46 @@
+/* Internal helpers shared by every module: error detail, host memory with an
+ * availability check, overflow-checked size arithmetic, small formatting. */
+#ifndef PARBENCH_CORE_H
+#define PARBENCH_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parbench/pb.h"
+
+#if defined(__GNUC__)
+#define PB__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define PB__PRINTF(f, a)
+#endif
+
+/* Record a detail message for pb_last_error() and return s. */
+pb_status pb__fail(pb_status s, const char *fmt, ...) PB__PRINTF(2, 3);
+void pb__clear_error(void);
+
+/* 64-byte aligned host memory. Refuses (PB_ERR_NOMEM with a message naming
+ * `what`) requests larger than the memory currently available, so an absurd
+ * size gets a clear error instead of the kernel's OOM killer. */
+pb_status pb__host_alloc(size_t bytes, const char *what, void **out);
+void pb__host_free(void *p);
+/* MemAvailable in bytes, or SIZE_MAX when unknown. */
+size_t pb__host_mem_available(void);
+
+/* a * b and a + b into *out; false on overflow. */
+static inline bool pb__mul_size(size_t a, size_t b, size_t *out)
+{
+    return !__builtin_mul_overflow(a, b, out);
+}
+static inline bool pb__add_size(size_t a, size_t b, size_t *out)
+{
+    return !__builtin_add_overflow(a, b, out);
+}
+
+/* "1.5 GiB", "512 B" into buf. Returns buf. */
+const char *pb__format_bytes(double bytes, char *buf, size_t len);
+
+/* Monotonic clock in seconds. */
+double pb__now(void);
+
+#endif

@@ -1,0 +1,247 @@
+/* The backend table and the public wrappers over the private vtable. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/args.h"
+#include "core/backend_impl.h"
+#include "core/core.h"
+
+extern const struct pb_backend pb__backend_ref;
+#ifdef PB_HAVE_OPENMP
+extern const struct pb_backend pb__backend_openmp;
+#endif
+
+static const struct pb_backend *const backends[] = {
+    &pb__backend_ref,
+#ifdef PB_HAVE_OPENMP
+    &pb__backend_openmp,
+#endif
+};
+
+size_t pb_backend_count(void) { return sizeof backends / sizeof backends[0]; }
+
+const pb_backend *pb_backend_at(size_t i) { return i < pb_backend_count() ? backends[i] : NULL; }
+
+const pb_backend *pb_backend_find(const char *name)
+{
+    for (size_t i = 0; i < pb_backend_count(); i++)
+        if (strcmp(backends[i]->name, name) == 0)
+            return backends[i];
+    return NULL;
+}
+
+const char *pb_backend_name(const pb_backend *b) { return b->name; }
+
+bool pb_backend_available(const pb_backend *b, const char **why)
+{
+    const char *reason = NULL;
+    bool ok = b->available ? b->available(&reason) : true;
+    if (why)
+        *why = ok ? "" : (reason ? reason : "unavailable");
+    return ok;
+}
+
+int pb_backend_device_count(const pb_backend *b)
+{
+    return pb_backend_available(b, NULL) ? b->device_count() : 0;
+}
+
+pb_status pb_device_open(const pb_backend *b, int index, pb_device **out)
+{
+    const char *why;
+    *out = NULL;
+    if (!pb_backend_available(b, &why))
+        return pb__fail(PB_ERR_UNAVAILABLE, "backend %s: %s", b->name, why);
+    if (index < 0 || index >= b->device_count())
+        return pb__fail(PB_ERR_NOT_FOUND, "backend %s has no device %d", b->name, index);
+    pb_device *dev = calloc(1, sizeof *dev);
+    if (!dev)
+        return pb__fail(PB_ERR_NOMEM, "cannot allocate a device handle");
+    dev->backend = b;
+    dev->index = index;
+    pb_status st = b->open(dev, index);
+    if (st != PB_OK) {
+        free(dev);
+        return st;
+    }
+    dev->default_threads = dev->threads;
+    *out = dev;
+    return PB_OK;
+}
+
+void pb_device_close(pb_device *dev)
+{
+    if (!dev)
+        return;
+    if (dev->backend->close)
+        dev->backend->close(dev);
+    free(dev);
+}
+
+const pb_backend *pb_device_backend(const pb_device *dev) { return dev->backend; }
+const char *pb_device_name(const pb_device *dev) { return dev->name; }
+
+pb_status pb_device_info(pb_device *dev, struct pb_device_info *out)
+{
+    memset(out, 0, sizeof *out);
+    return dev->backend->info(dev, out);
+}
+
+void pb_device_set_threads(pb_device *dev, int n)
+{
+    if (dev->backend->threaded)
+        dev->threads = n > 0 ? n : dev->default_threads;
+}
+int pb_device_threads(const pb_device *dev) { return dev->threads; }
+
+pb_status pb_device_sync(pb_device *dev)
+{
+    return dev->backend->sync ? dev->backend->sync(dev) : PB_OK;
+}
+
+/* ---- buffers: host memory unless the backend provides its own ---------- */
+
+pb_status pb_buf_alloc(pb_device *dev, enum pb_mem kind, size_t bytes, pb_buf **out)
+{
+    *out = NULL;
+    pb_buf *buf = calloc(1, sizeof *buf);
+    if (!buf)
+        return pb__fail(PB_ERR_NOMEM, "cannot allocate a buffer handle");
+    buf->dev = dev;
+    buf->kind = kind;
+    buf->bytes = bytes;
+    buf->owned = true;
+    pb_status st = dev->backend->alloc ? dev->backend->alloc(dev, buf)
+                                       : pb__host_alloc(bytes, "a buffer", &buf->host);
+    if (st != PB_OK) {
+        free(buf);
+        return st;
+    }
+    *out = buf;
+    return PB_OK;
+}
+
+pb_status pb_buf_wrap_host(pb_device *dev, void *ptr, size_t bytes, pb_buf **out)
+{
+    *out = NULL;
+    if (dev->backend->alloc)
+        return pb__fail(PB_ERR_UNSUPPORTED, "backend %s cannot wrap host memory",
+                        dev->backend->name);
+    if (!ptr && bytes)
+        return pb__fail(PB_ERR_INVALID, "NULL host pointer");
+    pb_buf *buf = calloc(1, sizeof *buf);
+    if (!buf)
+        return pb__fail(PB_ERR_NOMEM, "cannot allocate a buffer handle");
+    *buf = (pb_buf){.dev = dev, .kind = PB_MEM_PAGEABLE, .bytes = bytes, .host = ptr, .owned = false};
+    *out = buf;
+    return PB_OK;
+}
+
+void pb_buf_free(pb_buf *buf)
+{
+    if (!buf)
+        return;
+    if (buf->owned) {
+        if (buf->dev->backend->free)
+            buf->dev->backend->free(buf->dev, buf);
+        else
+            pb__host_free(buf->host);
+    }
+    free(buf);
+}
+
+size_t pb_buf_size(const pb_buf *buf) { return buf->bytes; }
+void *pb_buf_host_ptr(const pb_buf *buf) { return buf->host; }
+
+static pb_status check_range(const pb_buf *buf, size_t off, size_t bytes)
+{
+    size_t end;
+    if (!pb__add_size(off, bytes, &end) || end > buf->bytes)
+        return pb__fail(PB_ERR_INVALID, "access of %zu bytes at offset %zu outside a %zu-byte buffer",
+                        bytes, off, buf->bytes);
+    return PB_OK;
+}
+
+pb_status pb_buf_write(pb_buf *dst, size_t dst_off, const void *src, size_t bytes)
+{
+    pb_status st = check_range(dst, dst_off, bytes);
+    if (st != PB_OK)
+        return st;
+    if (dst->dev->backend->write)
+        return dst->dev->backend->write(dst, dst_off, src, bytes);
+    if (bytes)
+        memcpy((char *)dst->host + dst_off, src, bytes);
+    return PB_OK;
+}
+
+pb_status pb_buf_read(const pb_buf *src, size_t src_off, void *dst, size_t bytes)
+{
+    pb_status st = check_range(src, src_off, bytes);
+    if (st != PB_OK)
+        return st;
+    if (src->dev->backend->read)
+        return src->dev->backend->read(src, src_off, dst, bytes);
+    if (bytes)
+        memcpy(dst, (const char *)src->host + src_off, bytes);
+    return PB_OK;
+}
+
+pb_status pb_buf_fill_bytes(pb_buf *buf, unsigned char value)
+{
+    if (buf->dev->backend->fill)
+        return buf->dev->backend->fill(buf, value);
+    if (buf->bytes)
+        memset(buf->host, value, buf->bytes);
+    return PB_OK;
+}
+
+/* ---- kernels ------------------------------------------------------------ */
+
+const struct pb_variant *pb__variant_find(const struct pb_backend *b, const char *bench,
+                                          const char *name)
+{
+    for (size_t i = 0; i < b->n_variants; i++) {
+        const struct pb_variant *v = &b->variants[i];
+        if (strcmp(v->desc.bench, bench) == 0 && strcmp(v->desc.name, name) == 0)
+            return v;
+    }
+    return NULL;
+}
+
+size_t pb_kernel_variants(const pb_backend *b, const char *bench, struct pb_variant_desc *out,
+                          size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < b->n_variants; i++) {
+        if (bench && strcmp(b->variants[i].desc.bench, bench) != 0)
+            continue;
+        if (n < max)
+            out[n] = b->variants[i].desc;
+        n++;
+    }
+    return n;
+}
+
+pb_status pb_kernel_run(pb_device *dev, const char *bench, const char *variant, const void *args)
+{
+    const struct pb_variant *v = pb__variant_find(dev->backend, bench, variant);
+    if (!v)
+        return pb__fail(PB_ERR_NOT_FOUND, "backend %s has no %s variant '%s'", dev->backend->name,
+                        bench, variant);
+    pb_status st = pb__kernel_args_check(bench, args);
+    if (st != PB_OK)
+        return st;
+    const char *why = NULL;
+    if (v->supports && !v->supports(dev, args, &why))
+        return pb__fail(PB_ERR_UNSUPPORTED, "%s/%s: %s", dev->backend->name, variant,
+                        why ? why : "unsupported arguments");
+    st = v->run(dev, args, NULL);
+    if (st != PB_OK)
+        return st;
+    return pb_device_sync(dev);
+}
+
+pb_status pb_gemm(pb_device *dev, const char *variant, const struct pb_gemm_args *args)
+{
+    return pb_kernel_run(dev, "gemm", variant, args);
+}

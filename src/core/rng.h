@@ -1,0 +1,23 @@
+/* Seeded, reproducible random inputs (xoshiro256** seeded by splitmix64):
+ * the same seed gives the same inputs on every machine. */
+#ifndef PARBENCH_RNG_H
+#define PARBENCH_RNG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parbench/pb.h"
+
+struct pb_rng {
+    uint64_t s[4];
+};
+
+/* stream separates independent inputs drawn from one seed (A, B, ...). */
+void pb__rng_init(struct pb_rng *r, uint64_t seed, uint64_t stream);
+uint64_t pb__rng_next(struct pb_rng *r);
+/* Uniform in [-1, 1), never exactly 0 (so an input is never all zeros). */
+double pb__rng_uniform(struct pb_rng *r);
+/* Fill n elements of a float or double array with uniform values. */
+void pb__rng_fill(struct pb_rng *r, void *dst, enum pb_precision prec, size_t n);
+
+#endif

@@ -1,0 +1,79 @@
+/* Verification accumulators; see verify.h for the measures. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/verify.h"
+
+double pb__epsilon(enum pb_precision p) { return p == PB_DOUBLE ? DBL_EPSILON : FLT_EPSILON; }
+
+void pb__check_begin(struct pb_check *c, double tol, const char *mode)
+{
+    memset(c, 0, sizeof *c);
+    c->tol = tol;
+    c->mode = mode;
+}
+
+static double element(const void *out, enum pb_precision prec, size_t i)
+{
+    return prec == PB_DOUBLE ? ((const double *)out)[i] : (double)((const float *)out)[i];
+}
+
+static void note_nonfinite(struct pb_check *c, double x, size_t index)
+{
+    if (!c->nonfinite)
+        snprintf(c->detail, sizeof c->detail, "element %zu is %s%s", index,
+                 isnan(x) ? "NaN" : "Inf", isnan(x) ? " (never written?)" : "");
+    c->nonfinite = true;
+}
+
+void pb__check_add(struct pb_check *c, const void *out, enum pb_precision prec, const double *ref,
+                   size_t n, size_t first)
+{
+    for (size_t i = 0; i < n; i++) {
+        double x = element(out, prec, i), r = ref[i];
+        if (!isfinite(x)) {
+            note_nonfinite(c, x, first + i);
+            continue;
+        }
+        double d = fabs(x - r);
+        c->sq_diff += d * d;
+        c->sq_ref += r * r;
+        if (d > c->max_diff)
+            c->max_diff = d;
+        if (fabs(r) > c->max_ref)
+            c->max_ref = fabs(r);
+    }
+    c->checked += n;
+}
+
+void pb__check_finite(struct pb_check *c, const void *out, enum pb_precision prec, size_t n,
+                      size_t first)
+{
+    for (size_t i = 0; i < n; i++) {
+        double x = element(out, prec, i);
+        if (!isfinite(x)) {
+            note_nonfinite(c, x, first + i);
+            return;
+        }
+    }
+}
+
+void pb__check_end(struct pb_check *c)
+{
+    /* An all-zero oracle makes the errors absolute. */
+    double norm_ref = c->sq_ref > 0 ? sqrt(c->sq_ref) : 1.0;
+    double max_ref = c->max_ref > 0 ? c->max_ref : 1.0;
+    c->err_norm = sqrt(c->sq_diff) / norm_ref;
+    c->err_max = c->max_diff / max_ref;
+    if (c->nonfinite) {
+        c->err_norm = c->err_max = NAN;
+        c->pass = false;
+        return;
+    }
+    c->pass = c->err_norm <= c->tol && c->err_max <= c->tol;
+    if (!c->pass)
+        snprintf(c->detail, sizeof c->detail, "error %.3g exceeds tolerance %.3g",
+                 c->err_norm > c->err_max ? c->err_norm : c->err_max, c->tol);
+}

@@ -1,0 +1,117 @@
+/* CSV (RFC 4180): one header, then one row per result, flushed as it comes.
+ * The run context is repeated on every row so files from several runs can be
+ * concatenated (--append). */
+#include <math.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "output/writer_impl.h"
+
+static void field(FILE *f, const char *s, bool last)
+{
+    if (strpbrk(s, ",\"\n\r")) {
+        fputc('"', f);
+        for (; *s; s++) {
+            if (*s == '"')
+                fputc('"', f);
+            fputc(*s, f);
+        }
+        fputc('"', f);
+    } else {
+        fputs(s, f);
+    }
+    fputc(last ? '\n' : ',', f);
+}
+
+static void num(FILE *f, double x)
+{
+    if (isnan(x))
+        fputc(',', f);
+    else
+        fprintf(f, "%.9g,", x);
+}
+
+static const char *const fixed_head[] = {"date", "host", "version", "commit", "bench", "backend",
+                                         "variant", "anchor", "device", "precision", "threads"};
+static const char *const fixed_tail[] = {"size", "status", "reason", "reps", "min_s", "median_s",
+                                         "mean_s", "trimmed_mean_s", "stddev_s", "cv", "gflops",
+                                         "gbps", "speedup", "err_norm", "err_max", "tolerance",
+                                         "check"};
+
+/* The header line into buf (without newline). */
+static void header(const struct pb_bench *b, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+#define PB__APPEND(s) used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s", used ? "," : "", s)
+    for (size_t i = 0; i < sizeof fixed_head / sizeof fixed_head[0]; i++)
+        PB__APPEND(fixed_head[i]);
+    for (size_t i = 0; i < b->n_params; i++)
+        PB__APPEND(b->params[i].name);
+    for (size_t i = 0; i < sizeof fixed_tail / sizeof fixed_tail[0]; i++)
+        PB__APPEND(fixed_tail[i]);
+#undef PB__APPEND
+}
+
+static pb_status csv_begin(struct pb_writer *w)
+{
+    char head[1024], existing[1024] = "";
+    header(w->bench, head, sizeof head);
+    if (w->append) {
+        rewind(w->f);
+        if (fgets(existing, sizeof existing, w->f)) {
+            existing[strcspn(existing, "\r\n")] = '\0';
+            if (strcmp(existing, head) != 0)
+                return pb__fail(PB_ERR_INVALID, "cannot append to %s: its columns differ from %s's",
+                                w->path, w->bench->name);
+            fseek(w->f, 0, SEEK_END);
+            return PB_OK;
+        }
+    }
+    fprintf(w->f, "%s\n", head);
+    return pb__writer_flush(w);
+}
+
+static pb_status csv_row(struct pb_writer *w, const struct pb_result *r)
+{
+    const struct pb_context *c = w->ctx;
+    FILE *f = w->f;
+    char buf[64];
+    field(f, c->date, false);
+    field(f, c->host, false);
+    field(f, c->version, false);
+    field(f, c->commit, false);
+    field(f, r->bench->name, false);
+    field(f, r->backend, false);
+    field(f, r->variant, false);
+    field(f, r->anchor ? "1" : "0", false);
+    field(f, r->device, false);
+    field(f, pb_precision_name(r->problem.prec), false);
+    fprintf(f, "%d,", r->threads);
+    for (size_t i = 0; i < r->bench->n_params; i++)
+        fprintf(f, "%lld,", (long long)r->problem.v[i]);
+    field(f, r->label, false);
+    field(f, pb__result_status_name(r->status), false);
+    field(f, r->reason, false);
+    bool ok = r->status == PB_RESULT_OK, checked = ok || r->status == PB_RESULT_FAILED;
+    fprintf(f, "%zu,", ok ? r->stats.n : 0);
+    num(f, ok ? r->stats.min : NAN);
+    num(f, ok ? r->stats.median : NAN);
+    num(f, ok ? r->stats.mean : NAN);
+    num(f, ok ? r->stats.trimmed_mean : NAN);
+    num(f, ok ? r->stats.stddev : NAN);
+    num(f, ok ? r->stats.cv : NAN);
+    num(f, ok ? r->gflops : NAN);
+    num(f, ok ? r->gbps : NAN);
+    num(f, ok ? r->speedup : NAN);
+    num(f, checked ? r->check.err_norm : NAN);
+    num(f, checked ? r->check.err_max : NAN);
+    num(f, checked ? r->check.tol : NAN);
+    snprintf(buf, sizeof buf, "%s", checked && r->check.mode ? r->check.mode : "");
+    field(f, buf, true);
+    return pb__writer_flush(w);
+}
+
+static pb_status csv_end(struct pb_writer *w) { return pb__writer_flush(w); }
+
+const struct pb_writer_ops pb__writer_csv = {"csv", csv_begin, csv_row, csv_end, NULL};

@@ -1,0 +1,73 @@
+/* Result rows and run context, and the writers that emit them. Every writer
+ * gets each row as soon as it is measured, so an interrupted run keeps what it
+ * measured. */
+#ifndef PARBENCH_RESULT_H
+#define PARBENCH_RESULT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "bench/bench.h"
+#include "core/stats.h"
+#include "core/verify.h"
+
+#define PB_RESULT_STATUS_MAP(X)                                                  \
+    X(OK, "OK")                                                                  \
+    X(FAILED, "FAILED")           /* wrong result: no speed is reported */       \
+    X(SKIP, "SKIP")               /* backend or device not available here */     \
+    X(UNSUPPORTED, "UNSUPPORTED") /* the variant cannot run this problem */      \
+    X(ERROR, "ERROR")             /* device, memory or I/O error */
+
+enum pb_result_status {
+#define PB__RS_ENUM(name, str) PB_RESULT_##name,
+    PB_RESULT_STATUS_MAP(PB__RS_ENUM)
+#undef PB__RS_ENUM
+};
+
+const char *pb__result_status_name(enum pb_result_status s);
+
+/* Recorded once per run. */
+struct pb_context {
+    char version[32], commit[48], date[32];
+    char host[128], cpu[128], compiler[96];
+    char command[512];
+    int reps, warmup;
+    unsigned long long seed;
+};
+
+struct pb_result {
+    const struct pb_bench *bench;
+    struct pb_problem problem;
+    char label[64];
+    const char *backend, *variant;
+    bool anchor;
+    char device[128];
+    int threads; /* 0 = not applicable */
+    enum pb_result_status status;
+    char reason[256];
+    struct pb_stats stats; /* seconds; valid for OK rows */
+    const double *samples; /* stats.n raw samples, seconds */
+    double gflops, gbps;   /* from the median time; NAN when not applicable */
+    double speedup;        /* baseline median / this median; NAN when not measured */
+    struct pb_check check;
+};
+
+void pb__context_init(struct pb_context *ctx, int argc, char **argv);
+
+struct pb_writer;
+
+/* Output formats: "table", "csv", "json". */
+bool pb__format_valid(const char *format);
+/* Format from a file name's extension (.csv, .json, .txt), or NULL. */
+const char *pb__format_from_path(const char *path);
+
+/* path NULL = stdout. append: CSV only; adds rows to an existing file after
+ * checking its header matches. */
+pb_status pb__writer_open(const char *format, const char *path, bool append, struct pb_writer **out);
+pb_status pb__writer_begin(struct pb_writer *w, const struct pb_context *ctx,
+                           const struct pb_bench *bench);
+pb_status pb__writer_row(struct pb_writer *w, const struct pb_result *r);
+/* Finish the document (JSON closes its array); then free. Accepts NULL. */
+pb_status pb__writer_close(struct pb_writer *w);
+
+#endif

@@ -1,0 +1,51 @@
+/* Human-readable table, one line per row as it arrives. */
+#include <math.h>
+#include <string.h>
+
+#include "output/writer_impl.h"
+
+static pb_status table_begin(struct pb_writer *w)
+{
+    const struct pb_context *c = w->ctx;
+    const struct pb_bench *b = w->bench;
+    fprintf(w->f, "# parbench %s (%s) on %s, %s; %s; %s\n", c->version, c->commit, c->host, c->cpu,
+            c->compiler, c->date);
+    fprintf(w->f, "# %s: %s. %d timed repetitions after %d warm-up, seed %llu.\n", b->name,
+            b->summary, c->reps, c->warmup, c->seed);
+    fprintf(w->f, "# time = median; GFLOP/s = %s / time; GB/s (1e9 B/s) = %s / time\n",
+            b->flop_model, b->byte_model);
+    fprintf(w->f, "%-8s %-12s %-18s %-6s %3s %9s %6s %9s %8s %8s %9s  %s\n", "backend", "variant",
+            "size", "prec", "thr", "median ms", "cv %", "GFLOP/s", "GB/s", "speedup", "error",
+            "status");
+    return pb__writer_flush(w);
+}
+
+static pb_status table_row(struct pb_writer *w, const struct pb_result *r)
+{
+    char variant[40], thr[16] = "-", speedup[16] = "-", err[16] = "-";
+    snprintf(variant, sizeof variant, "%s%s", r->variant, r->anchor ? "*" : "");
+    if (r->threads > 0)
+        snprintf(thr, sizeof thr, "%d", r->threads);
+    if (r->status == PB_RESULT_OK || r->status == PB_RESULT_FAILED)
+        snprintf(err, sizeof err, "%.2e", fmax(r->check.err_norm, r->check.err_max));
+    fprintf(w->f, "%-8s %-12s %-18s %-6s %3s ", r->backend, variant, r->label,
+            pb_precision_name(r->problem.prec), thr);
+    if (r->status == PB_RESULT_OK) {
+        if (!isnan(r->speedup))
+            snprintf(speedup, sizeof speedup, "%.2fx", r->speedup);
+        fprintf(w->f, "%9.3f %6.1f %9.2f %8.2f %8s %9s  OK\n", r->stats.median * 1e3,
+                r->stats.cv * 100, r->gflops, r->gbps, speedup, err);
+    } else {
+        fprintf(w->f, "%9s %6s %9s %8s %8s %9s  %s%s%s\n", "-", "-", "-", "-", "-", err,
+                pb__result_status_name(r->status), r->reason[0] ? ": " : "", r->reason);
+    }
+    return pb__writer_flush(w);
+}
+
+static pb_status table_end(struct pb_writer *w)
+{
+    (void)w;
+    return PB_OK;
+}
+
+const struct pb_writer_ops pb__writer_table = {"table", table_begin, table_row, table_end, NULL};
