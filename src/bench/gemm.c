@@ -286,8 +286,8 @@ static pb_status gemm_check(void *state, const void *host, bool corrupt, struct 
             return st;
         c = s->download;
     }
-    if (corrupt) { /* flip one element in the middle of the matrix */
-        size_t mid = (m / 2) * n + n / 2;
+    if (corrupt) { /* shift one element, in a row the oracle covers */
+        size_t mid = h->rows[h->n_rows / 2] * n + n / 2;
         if (h->p.prec == PB_DOUBLE)
             ((double *)(void *)c)[mid] += 1.0;
         else

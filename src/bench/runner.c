@@ -94,7 +94,7 @@ pb_status pb__run_validate(const struct pb_run_config *cfg)
     size_t used = 0;
     for (size_t i = 0; i < cfg->n_backends; i++)
         if (!pb_backend_find(cfg->backends[i])) {
-            for (size_t j = 0; j < pb_backend_count(); j++)
+            for (size_t j = 0; j < pb_backend_count() && used < sizeof known; j++)
                 used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", j ? ", " : "",
                                          pb_backend_at(j)->name);
             return pb__fail(PB_ERR_NOT_FOUND, "unknown backend '%s' (this build has: %s)",
@@ -137,14 +137,25 @@ struct job {
 struct run_state {
     const struct pb_run_config *cfg;
     struct pb_run_summary *sum;
-    pb_device *devices[16];         /* opened lazily, per backend index */
-    pb_status device_status[16];
-    char device_error[16][256];
+    pb_device **devices;            /* opened lazily, per backend index */
+    pb_status *device_status;
+    char (*device_error)[256];
     double *samples, *scratch;      /* cfg->reps each */
     double start, last_progress;
     bool progress_shown;
     pb_status writer_status;
 };
+
+static void free_run_state(struct run_state *rs)
+{
+    for (size_t i = 0; rs->devices && i < pb_backend_count(); i++)
+        pb_device_close(rs->devices[i]);
+    free(rs->devices);
+    free(rs->device_status);
+    free(rs->device_error);
+    free(rs->samples);
+    free(rs->scratch);
+}
 
 static void progress_clear(struct run_state *rs)
 {
@@ -285,8 +296,9 @@ static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
     return true;
 }
 
-/* Jobs for one problem, the speed-up baseline first. */
-static size_t plan_jobs(const struct pb_run_config *cfg, struct job *jobs, size_t max)
+/* Jobs for one problem, the speed-up baseline first. With jobs == NULL only
+ * counts them. */
+static size_t plan_jobs(const struct pb_run_config *cfg, struct job *jobs)
 {
     size_t n = 0;
     static const int default_threads[] = {0};
@@ -300,7 +312,9 @@ static size_t plan_jobs(const struct pb_run_config *cfg, struct job *jobs, size_
             const struct pb_variant *v = &b->variants[vi];
             if (strcmp(v->desc.bench, cfg->bench->name) != 0 || !variant_selected(cfg, b, v))
                 continue;
-            for (size_t t = 0; t < n_threads && n < max; t++) {
+            for (size_t t = 0; t < n_threads; t++, n++) {
+                if (!jobs)
+                    continue;
                 struct job j = {b, v, threads[t]};
                 bool baseline = strcmp(b->name, cfg->bench->baseline_backend) == 0 &&
                                 strcmp(v->desc.name, cfg->bench->baseline_variant) == 0;
@@ -310,7 +324,6 @@ static size_t plan_jobs(const struct pb_run_config *cfg, struct job *jobs, size_
                 } else {
                     jobs[n] = j;
                 }
-                n++;
             }
         }
     }
@@ -329,16 +342,20 @@ pb_status pb__run(const struct pb_run_config *cfg, struct pb_run_summary *sum)
 {
     memset(sum, 0, sizeof *sum);
     struct run_state rs = {.cfg = cfg, .sum = sum, .start = pb__now()};
-    struct job jobs[256];
-    size_t n_jobs = plan_jobs(cfg, jobs, sizeof jobs / sizeof jobs[0]);
+    size_t n_jobs = plan_jobs(cfg, NULL);
     size_t total = n_jobs * cfg->n_problems, done = 0;
+    struct job *jobs = calloc(n_jobs ? n_jobs : 1, sizeof *jobs);
     rs.samples = calloc((size_t)cfg->reps, sizeof *rs.samples);
     rs.scratch = calloc((size_t)cfg->reps, sizeof *rs.scratch);
-    if (!rs.samples || !rs.scratch) {
-        free(rs.samples);
-        free(rs.scratch);
+    rs.devices = calloc(pb_backend_count(), sizeof *rs.devices);
+    rs.device_status = calloc(pb_backend_count(), sizeof *rs.device_status);
+    rs.device_error = calloc(pb_backend_count(), sizeof *rs.device_error);
+    if (!jobs || !rs.samples || !rs.scratch || !rs.devices || !rs.device_status || !rs.device_error) {
+        free_run_state(&rs);
+        free(jobs);
         return pb__fail(PB_ERR_NOMEM, "out of memory");
     }
+    plan_jobs(cfg, jobs);
     struct saved_signals saved;
     interrupted = 0;
     install_signals(&saved);
@@ -402,9 +419,7 @@ pb_status pb__run(const struct pb_run_config *cfg, struct pb_run_summary *sum)
     progress_clear(&rs);
     sum->interrupted = interrupted != 0;
     restore_signals(&saved);
-    for (size_t i = 0; i < sizeof rs.devices / sizeof rs.devices[0]; i++)
-        pb_device_close(rs.devices[i]);
-    free(rs.samples);
-    free(rs.scratch);
+    free_run_state(&rs);
+    free(jobs);
     return rs.writer_status;
 }

@@ -461,8 +461,13 @@ static int cmd_run(int argc, char **argv)
         st = parse_count(a.values[O_WARMUP], "--warmup", 0, 1000000, &ctx.warmup);
     if (st == PB_OK && a.values[O_DEVICE])
         st = parse_count(a.values[O_DEVICE], "--device", 0, 1023, &device);
-    if (st == PB_OK && a.values[O_SEED])
+    if (st == PB_OK && a.values[O_SEED]) {
         st = pb__parse_int(a.values[O_SEED], "--seed", &seed);
+        /* JSON numbers hold integers exactly up to 2^53: keep seeds repeatable. */
+        if (st == PB_OK && (seed < 0 || seed > (1ll << 53)))
+            st = pb__fail(PB_ERR_INVALID, "--seed must be between 0 and 2^53 (got %s)",
+                          a.values[O_SEED]);
+    }
     if (st != PB_OK)
         return fail_status(st);
     ctx.seed = (unsigned long long)seed;

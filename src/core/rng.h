@@ -15,7 +15,8 @@ struct pb_rng {
 /* stream separates independent inputs drawn from one seed (A, B, ...). */
 void pb__rng_init(struct pb_rng *r, uint64_t seed, uint64_t stream);
 uint64_t pb__rng_next(struct pb_rng *r);
-/* Uniform in [-1, 1), never exactly 0 (so an input is never all zeros). */
+/* Uniform in [-1, 1), never exactly 0 (so an input is never all zeros).
+ * Rounded to float the upper end can reach 1.0f. */
 double pb__rng_uniform(struct pb_rng *r);
 /* Fill n elements of a float or double array with uniform values. */
 void pb__rng_fill(struct pb_rng *r, void *dst, enum pb_precision prec, size_t n);

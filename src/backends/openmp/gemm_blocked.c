@@ -161,6 +161,9 @@ static int choose_row_groups(int nt, size_t row_tiles, size_t col_panels)
 
 typedef T VEC __attribute__((vector_size(VBYTES)));
 
+/* A blocks are whole micro-panels: the packing buffer holds exactly MC rows. */
+_Static_assert(GEMM_MC % MR == 0, "GEMM_MC must be a multiple of the micro-tile rows");
+
 static inline VEC FN(vload)(const T *p)
 {
     VEC v;

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# CLI behaviour: help, exit codes, outputs kept on errors and interrupts.
+# usage: cli_test.sh PATH/TO/parbench
+set -u
+pb=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0 failed=0
+
+ok() { passed=$((passed + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+
+# expect CODE CMD...: run CMD, check its exit code, keep stdout/stderr.
+expect() {
+    local want=$1; shift
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    local got=$?
+    if [ "$got" -eq "$want" ]; then ok; else bad "exit $got (want $want): $*"; sed 's/^/  /' "$tmp/err" | head -5; fi
+}
+contains() { # contains FILE TEXT
+    if grep -qF -- "$2" "$1"; then ok; else bad "$1 lacks '$2'"; fi
+}
+lines() { # lines FILE N
+    local n; n=$(wc -l <"$1")
+    if [ "$n" -eq "$2" ]; then ok; else bad "$1 has $n lines (want $2)"; fi
+}
+
+# Help for every command.
+for args in "--help" "run --help" "run gemm --help" "list --help" "devices --help"; do
+    expect 0 "$pb" $args
+    contains "$tmp/out" "usage: parbench"
+done
+expect 2 "$pb"
+expect 0 "$pb" version
+contains "$tmp/out" "parbench 0."
+
+# list and devices.
+expect 0 "$pb" list
+contains "$tmp/out" "ref/ikj"
+contains "$tmp/out" "openmp/blocked"
+expect 0 "$pb" devices
+contains "$tmp/out" "ref device 0"
+expect 0 "$pb" devices --format json
+contains "$tmp/out" '"backend"'
+
+# Usage errors: exit 2 with one line naming the problem.
+expect 2 "$pb" frobnicate
+expect 2 "$pb" run gemm --bogus
+contains "$tmp/err" "unknown option '--bogus'"
+expect 2 "$pb" run gemm --n -5
+contains "$tmp/err" "at least 1"
+expect 2 "$pb" run gemm --n 12x
+expect 2 "$pb" run gemm --n 1000000000000
+contains "$tmp/err" "overflows"
+expect 2 "$pb" run gemm --reps 0
+expect 2 "$pb" run gemm --backend nosuch
+contains "$tmp/err" "unknown backend"
+expect 2 "$pb" run gemm --variant nosuch
+contains "$tmp/err" "unknown gemm variant"
+expect 2 "$pb" run gemm --precision half
+expect 2 "$pb" run gemm --threads 0
+expect 2 "$pb" run gemm --out "$tmp/results.dat"
+expect 2 "$pb" run nosuch
+expect 2 "$pb" run gemm --n
+
+# Verified rows, every output format.
+expect 0 "$pb" run gemm --n 17 --m 33 --k 5 --reps 2 --quiet --out "$tmp/r.csv"
+contains "$tmp/out" "ref      ikj"
+lines "$tmp/r.csv" 6 # header + 5 variants
+contains "$tmp/r.csv" ",33,17,5,33x17x5,OK,"
+expect 0 "$pb" run gemm --n 8 --reps 1 --backend ref --format json --out "$tmp/r.json"
+contains "$tmp/out" '"results"'
+contains "$tmp/r.json" '"samples"'
+expect 0 "$pb" run gemm --n 8,9 --reps 1 --variant ref/ikj --format csv
+lines "$tmp/out" 3
+# --append adds rows under the existing header.
+expect 0 "$pb" run gemm --n 8 --reps 1 --variant ref/ikj --quiet --out "$tmp/r.csv" --append
+lines "$tmp/r.csv" 7
+# Thread sweep on the threaded backend only.
+expect 0 "$pb" run gemm --n 16 --reps 1 --backend openmp --variant blocked --threads 1,2 --format csv
+lines "$tmp/out" 3
+
+# A wrong result is FAILED with no speed, exit 1.
+expect 1 "$pb" run gemm --n 16 --reps 1 --inject-fault --format csv --out "$tmp/f.csv"
+contains "$tmp/out" "FAILED"
+if grep -q ",OK," "$tmp/f.csv"; then bad "an injected fault passed"; else ok; fi
+
+# Unwritable output: exit 3 before measuring anything.
+expect 3 "$pb" run gemm --n 16 --out "$tmp/no/such/dir/r.csv"
+contains "$tmp/err" "cannot write"
+
+# A problem too big for memory: ERROR row, exit 3, the rows before it kept.
+expect 3 "$pb" run gemm --n 16,200000 --variant ref/ikj --reps 1 --quiet --out "$tmp/big.csv"
+contains "$tmp/big.csv" "16x16x16,OK"
+contains "$tmp/big.csv" "ERROR"
+contains "$tmp/big.csv" "cannot allocate"
+
+# Ctrl-C keeps the rows already written and exits 130.
+"$pb" run gemm --n 8,1500 --variant ref/ijk --reps 1000 --quiet --out "$tmp/int.csv" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 600); do
+    [ -f "$tmp/int.csv" ] && [ "$(wc -l <"$tmp/int.csv")" -ge 2 ] && break
+    sleep 0.1
+done
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+if [ "$rc" -eq 130 ]; then ok; else bad "interrupted run exited $rc (want 130)"; fi
+contains "$tmp/int.csv" "8x8x8,OK"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

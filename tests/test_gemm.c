@@ -1,0 +1,359 @@
+/* The cross-backend GEMM test: every backend compiled in and available, every
+ * gemm variant it offers, float and double, awkward shapes, a few thread
+ * counts, through the public API only, against a double reference computed
+ * here. Each failure is printed with backend/variant/threads/precision/shape;
+ * a test fails when any case did. */
+#include <float.h>
+
+#include "test_util.h"
+
+#include "core/rng.h"
+#include "parbench/pb_backend.h"
+#include "parbench/pb_kernels.h"
+
+#define PAD_SENTINEL (-12345.0) /* exact in float and double */
+#define TAIL 8                  /* sentinel elements after C's last element */
+
+struct shape {
+    size_t m, n, k;
+};
+
+/* m x n x k. The awkward shapes, plus: k past one packed slice of the
+ * blocked kernel (KC = 256/384), n past one packed block (NC = 3072), and
+ * shapes big enough (> 1e6 multiply-adds) to be split over threads, one with
+ * more rows per thread than one packed block of A (MC = 192). */
+static const struct shape shapes[] = {
+    {1, 1, 1},     {17, 33, 5},   {5, 17, 33},    {33, 5, 17},    {64, 64, 64},
+    {100, 1, 100}, {1, 100, 100}, {127, 129, 131}, {257, 255, 3}, {3, 1000, 7},
+    {40, 70, 400}, {2, 3100, 3},  {200, 300, 20},  {400, 64, 40},
+};
+
+/* Degenerate shapes: k == 0 (C = beta*C), and empty products (no-ops). */
+static const struct shape k_zero_shapes[] = {{7, 9, 0}, {1, 1, 0}, {33, 65, 0}};
+static const struct shape empty_shapes[] = {{0, 5, 3}, {4, 0, 3}, {0, 0, 0}, {0, 7, 0}};
+
+/* How a case is set up besides its shape. */
+struct mode {
+    const char *name;
+    size_t pad_a, pad_b, pad_c; /* lda = k + pad_a, ldb = n + pad_b, ldc = n + pad_c */
+    double alpha, beta;
+    bool c_finite; /* C starts with random values; otherwise poisoned with NaN */
+};
+
+static const struct mode plain = {"plain", 0, 0, 0, 1.0, 0.0, false}; /* beta 0: C not read */
+static const struct mode padded = {"padded", 3, 5, 7, 1.0, 0.0, false};
+static const struct mode alpha_beta = {"alpha=0.5,beta=2", 0, 0, 0, 0.5, 2.0, true};
+static const struct mode padded_alpha_beta = {"padded,alpha=-1.5,beta=0.25", 3, 5, 7, -1.5, 0.25,
+                                              true};
+static const struct mode alpha_zero = {"alpha=0,beta=0.5", 0, 0, 0, 0.0, 0.5, true};
+
+/* One (backend, variant, thread count) under test. */
+struct target {
+    pb_device *dev;
+    const char *backend;
+    struct pb_variant_desc variant;
+    int threads;
+};
+
+/* ---- host-side matrices ------------------------------------------------- */
+
+static double get(const void *x, enum pb_precision prec, size_t i)
+{
+    return prec == PB_DOUBLE ? ((const double *)x)[i] : (double)((const float *)x)[i];
+}
+
+static void put(void *x, enum pb_precision prec, size_t i, double v)
+{
+    if (prec == PB_DOUBLE)
+        ((double *)x)[i] = v;
+    else
+        ((float *)x)[i] = (float)v;
+}
+
+/* rows x ld array of prec elements: random in the first cols of each row, pad
+ * elsewhere. An extra TAIL elements of pad follow when tail is set. */
+static void *make_matrix(enum pb_precision prec, size_t rows, size_t cols, size_t ld,
+                         double pad, struct pb_rng *rng, bool tail)
+{
+    size_t count = rows * ld + (tail ? TAIL : 0);
+    void *x = malloc((count ? count : 1) * pb_precision_size(prec));
+    assert_non_null(x);
+    for (size_t i = 0; i < count; i++) {
+        bool inside = ld > 0 && i / ld < rows && i % ld < cols;
+        put(x, prec, i, inside ? pb__rng_uniform(rng) : pad);
+    }
+    return x;
+}
+
+/* ---- one case ----------------------------------------------------------- */
+
+struct gemm_case {
+    enum pb_precision prec;
+    struct shape s;
+    const struct mode *mode;
+};
+
+/* The test's own oracle, in double: alpha*A*B + beta*C0 (C0 not read when beta == 0). */
+static double *reference(const struct gemm_case *gc, const void *a, size_t lda, const void *b,
+                         size_t ldb, const void *c0, size_t ldc)
+{
+    size_t m = gc->s.m, n = gc->s.n, k = gc->s.k;
+    double *ref = calloc(m * n + 1, sizeof *ref);
+    assert_non_null(ref);
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++) {
+            double sum = 0;
+            for (size_t p = 0; p < k; p++)
+                sum += get(a, gc->prec, i * lda + p) * get(b, gc->prec, p * ldb + j);
+            double c = gc->mode->beta != 0 ? gc->mode->beta * get(c0, gc->prec, i * ldc + j) : 0;
+            ref[i * n + j] = gc->mode->alpha * sum + c;
+        }
+    return ref;
+}
+
+/* Compares C (downloaded, ldc, with TAIL elements after it) with the oracle:
+ * every element finite and within tolerance, every pad and tail element still
+ * the sentinel. Returns a description of the first problem, or NULL. */
+static const char *compare(const struct gemm_case *gc, const void *c, size_t ldc,
+                           const double *ref, char *why, size_t len)
+{
+    size_t m = gc->s.m, n = gc->s.n, k = gc->s.k;
+    double scale = 0;
+    for (size_t i = 0; i < m * n; i++)
+        scale = fmax(scale, fabs(ref[i]));
+    if (scale == 0)
+        scale = 1; /* all-zero result: absolute error */
+    double tol = 32 * (gc->prec == PB_DOUBLE ? DBL_EPSILON : FLT_EPSILON) * sqrt((double)k + 1);
+    for (size_t i = 0; i < m * ldc + TAIL; i++) {
+        size_t row = i / (ldc ? ldc : 1), col = ldc ? i % ldc : 0;
+        double x = get(c, gc->prec, i);
+        if (ldc == 0 || row >= m || col >= n) {
+            if (x != PAD_SENTINEL) {
+                snprintf(why, len, "padding element %zu overwritten with %g", i, x);
+                return why;
+            }
+            continue;
+        }
+        double r = ref[row * n + col];
+        if (!isfinite(x)) {
+            snprintf(why, len, "C[%zu][%zu] is %g (expected %g)", row, col, x, r);
+            return why;
+        }
+        if (fabs(x - r) / scale > tol) {
+            snprintf(why, len, "C[%zu][%zu] = %.9g, expected %.9g (error %.3g > tolerance %.3g)",
+                     row, col, x, r, fabs(x - r) / scale, tol);
+            return why;
+        }
+    }
+    return NULL;
+}
+
+/* Uploads A, B, C; poisons C with pb_buf_fill_bytes(0xFF) and writes the pad
+ * sentinels (and C's values in finite mode) row by row through offsets. */
+static pb_status upload(pb_device *dev, const struct gemm_case *gc, const void *a, size_t lda,
+                        const void *b, size_t ldb, const void *c0, size_t ldc, pb_buf *buf[3])
+{
+    size_t elt = pb_precision_size(gc->prec), m = gc->s.m, n = gc->s.n, k = gc->s.k;
+    size_t bytes[3] = {m * lda * elt, k * ldb * elt, (m * ldc + TAIL) * elt};
+    const void *src[3] = {a, b, NULL};
+    for (int i = 0; i < 3; i++) {
+        pb_status st = pb_buf_alloc(dev, PB_MEM_DEVICE, bytes[i], &buf[i]);
+        if (st == PB_OK && src[i])
+            st = pb_buf_write(buf[i], 0, src[i], bytes[i]);
+        if (st != PB_OK)
+            return st;
+    }
+    pb_status st = pb_buf_fill_bytes(buf[2], 0xFF);
+    const char *c_bytes = c0;
+    for (size_t i = 0; i < m && st == PB_OK; i++) {
+        size_t off = i * ldc * elt;
+        if (gc->mode->c_finite)
+            st = pb_buf_write(buf[2], off, c_bytes + off, n * elt);
+        if (st == PB_OK && ldc > n)
+            st = pb_buf_write(buf[2], off + n * elt, c_bytes + off + n * elt, (ldc - n) * elt);
+    }
+    size_t tail_off = m * ldc * elt;
+    if (st == PB_OK)
+        st = pb_buf_write(buf[2], tail_off, c_bytes + tail_off, TAIL * elt);
+    return st;
+}
+
+/* Runs one case on one target; prints and returns 1 when it fails. */
+static int run_case(const struct target *t, const struct gemm_case *gc)
+{
+    const struct mode *md = gc->mode;
+    size_t m = gc->s.m, n = gc->s.n, k = gc->s.k;
+    size_t lda = k + md->pad_a, ldb = n + md->pad_b, ldc = n + md->pad_c;
+    size_t elt = pb_precision_size(gc->prec);
+    struct pb_rng rng;
+    pb__rng_init(&rng, 2024, m * 1000003 + n * 1009 + k);
+    /* Pads of A and B hold NaN: a kernel that reads them gets caught. */
+    void *a = make_matrix(gc->prec, m, k, lda, NAN, &rng, false);
+    void *b = make_matrix(gc->prec, k, n, ldb, NAN, &rng, false);
+    void *c0 = make_matrix(gc->prec, m, n, ldc, PAD_SENTINEL, &rng, true);
+    void *c = malloc((m * ldc + TAIL) * elt);
+    double *ref = reference(gc, a, lda, b, ldb, c0, ldc);
+    assert_non_null(c);
+
+    pb_buf *buf[3] = {NULL, NULL, NULL};
+    char why[256] = "";
+    const char *problem = NULL;
+    pb_status st = upload(t->dev, gc, a, lda, b, ldb, c0, ldc, buf);
+    if (st != PB_OK) {
+        snprintf(why, sizeof why, "setup failed: %s (%s)", pb_status_name(st), pb_last_error());
+        problem = why;
+    } else {
+        struct pb_gemm_args args = {.prec = gc->prec, .m = m, .n = n, .k = k, .alpha = md->alpha,
+                                    .beta = md->beta, .a = buf[0], .lda = lda, .b = buf[1],
+                                    .ldb = ldb, .c = buf[2], .ldc = ldc};
+        st = pb_gemm(t->dev, t->variant.name, &args);
+        bool anchor = (t->variant.flags & PB_VARIANT_ANCHOR) != 0;
+        if (st == PB_ERR_UNSUPPORTED && anchor) {
+            /* A vendor library may decline; it must not answer wrongly. */
+            print_message("note: %s/%s declined %zux%zux%zu %s: %s\n", t->backend,
+                          t->variant.name, m, n, k, md->name, pb_last_error());
+        } else if (st != PB_OK) {
+            snprintf(why, sizeof why, "pb_gemm returned %s (%s)", pb_status_name(st),
+                     pb_last_error());
+            problem = why;
+        } else if ((st = pb_buf_read(buf[2], 0, c, (m * ldc + TAIL) * elt)) != PB_OK) {
+            snprintf(why, sizeof why, "pb_buf_read returned %s", pb_status_name(st));
+            problem = why;
+        } else {
+            problem = compare(gc, c, ldc, ref, why, sizeof why);
+        }
+    }
+    if (problem)
+        print_message("FAIL %s/%s threads=%d %s %zux%zux%zu (m x n x k) %s: %s\n", t->backend,
+                      t->variant.name, t->threads, pb_precision_name(gc->prec), m, n, k, md->name,
+                      problem);
+    for (int i = 0; i < 3; i++)
+        pb_buf_free(buf[i]);
+    free(a);
+    free(b);
+    free(c0);
+    free(c);
+    free(ref);
+    return problem != NULL;
+}
+
+/* ---- every target ------------------------------------------------------- */
+
+static const enum pb_precision precs[] = {PB_FLOAT, PB_DOUBLE};
+
+/* Runs the shapes in every mode given on one target; returns the number of
+ * failed cases. */
+static int run_on_targets(const struct target *t, const struct shape *s, size_t n_shapes,
+                          const struct mode *const *modes, size_t n_modes)
+{
+    int failed = 0;
+    for (size_t p = 0; p < PB_ARRAY_LEN(precs); p++)
+        for (size_t i = 0; i < n_shapes; i++)
+            for (size_t md = 0; md < n_modes; md++) {
+                struct gemm_case gc = {precs[p], s[i], modes[md]};
+                failed += run_case(t, &gc);
+            }
+    return failed;
+}
+
+/* Calls run_on_targets for every available backend, gemm variant and thread
+ * count (where the backend takes one). Asserts nothing failed. */
+static void run_everywhere(const struct shape *s, size_t n_shapes, const struct mode *const *modes,
+                           size_t n_modes)
+{
+    static const int thread_counts[] = {1, 2, 3}; /* 3: an uneven split on 2 cores */
+    int failed = 0;
+    size_t targets = 0;
+    for (size_t bi = 0; bi < pb_backend_count(); bi++) {
+        const pb_backend *b = pb_backend_at(bi);
+        const char *why = NULL;
+        if (!pb_backend_available(b, &why)) {
+            print_message("note: backend %s not available here: %s\n", pb_backend_name(b), why);
+            assert_true(why && why[0]);
+            continue;
+        }
+        pb_device *dev = NULL;
+        assert_int_equal(pb_device_open(b, 0, &dev), PB_OK);
+        /* Threaded backends take the thread count; the others keep their own. */
+        int before = pb_device_threads(dev);
+        pb_device_set_threads(dev, 3);
+        bool threaded = pb_device_threads(dev) == 3;
+        if (!threaded)
+            assert_int_equal(pb_device_threads(dev), before);
+        size_t n_threads = threaded ? PB_ARRAY_LEN(thread_counts) : 1;
+
+        struct pb_variant_desc variants[32];
+        size_t nv = pb_kernel_variants(b, "gemm", variants, PB_ARRAY_LEN(variants));
+        assert_true(nv <= PB_ARRAY_LEN(variants));
+        for (size_t v = 0; v < nv; v++)
+            for (size_t ti = 0; ti < n_threads; ti++) {
+                pb_device_set_threads(dev, threaded ? thread_counts[ti] : 0);
+                if (threaded)
+                    assert_int_equal(pb_device_threads(dev), thread_counts[ti]);
+                struct target t = {dev, pb_backend_name(b), variants[v], pb_device_threads(dev)};
+                assert_string_equal(variants[v].bench, "gemm");
+                failed += run_on_targets(&t, s, n_shapes, modes, n_modes);
+                targets++;
+            }
+        pb_device_close(dev);
+    }
+    /* At least the two serial reference variants are always there. */
+    assert_true(targets >= 2);
+    if (failed)
+        print_message("%d case(s) failed\n", failed);
+    assert_int_equal(failed, 0);
+}
+
+#define RUN_EVERYWHERE(shape_table, ...)                                                  \
+    do {                                                                                  \
+        static const struct mode *const modes_[] = {__VA_ARGS__};                         \
+        run_everywhere(shape_table, PB_ARRAY_LEN(shape_table), modes_, PB_ARRAY_LEN(modes_)); \
+    } while (0)
+
+/* ---- tests -------------------------------------------------------------- */
+
+/* C = A*B with C full of NaN beforehand (beta == 0: C must not be read). */
+static void test_shapes(void **state)
+{
+    (void)state;
+    RUN_EVERYWHERE(shapes, &plain);
+}
+
+/* lda = k+3, ldb = n+5, ldc = n+7: padding of A and B holds NaN (must not be
+ * read), padding of C a sentinel (must not be written). */
+static void test_leading_dimensions(void **state)
+{
+    (void)state;
+    RUN_EVERYWHERE(shapes, &padded);
+}
+
+/* alpha and beta with a finite C, with and without padding; alpha == 0. */
+static void test_alpha_beta(void **state)
+{
+    (void)state;
+    RUN_EVERYWHERE(shapes, &alpha_beta, &padded_alpha_beta, &alpha_zero);
+}
+
+/* k == 0: C = beta*C (beta == 0 with NaN in C must give zeros). */
+static void test_k_zero(void **state)
+{
+    (void)state;
+    RUN_EVERYWHERE(k_zero_shapes, &plain, &padded, &alpha_beta, &padded_alpha_beta);
+}
+
+/* m == 0 or n == 0: nothing is written, not even with beta != 1. */
+static void test_empty(void **state)
+{
+    (void)state;
+    RUN_EVERYWHERE(empty_shapes, &plain, &padded, &alpha_beta, &padded_alpha_beta);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shapes),     cmocka_unit_test(test_leading_dimensions),
+        cmocka_unit_test(test_alpha_beta), cmocka_unit_test(test_k_zero),
+        cmocka_unit_test(test_empty),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
