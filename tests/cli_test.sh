@@ -64,7 +64,7 @@ expect 2 "$pb" run nosuch
 expect 2 "$pb" run gemm --n
 
 # Verified rows, every output format.
-expect 0 "$pb" run gemm --n 17 --m 33 --k 5 --reps 2 --quiet --out "$tmp/r.csv"
+expect 0 "$pb" run gemm --n 17 --m 33 --k 5 --reps 2 --quiet --backend ref,openmp --out "$tmp/r.csv"
 contains "$tmp/out" "ref      ikj"
 lines "$tmp/r.csv" 6 # header + 5 variants
 contains "$tmp/r.csv" ",33,17,5,33x17x5,OK,"
@@ -79,6 +79,15 @@ lines "$tmp/r.csv" 7
 # Thread sweep on the threaded backend only.
 expect 0 "$pb" run gemm --n 16 --reps 1 --backend openmp --variant blocked --threads 1,2 --format csv
 lines "$tmp/out" 3
+
+# Bandwidth: every copy verified.
+expect 0 "$pb" run bandwidth --size 4K,64K --buffers 1,4 --reps 2 --backend ref --format csv
+lines "$tmp/out" 41 # header + 2 sizes x 2 splits x 10 variants
+contains "$tmp/out" "bidir-pinned"
+expect 1 "$pb" run bandwidth --size 4K --backend ref --variant d2d --reps 1 --inject-fault --format csv
+contains "$tmp/out" "bytes differ"
+expect 2 "$pb" run bandwidth --size 4 --buffers 8
+expect 2 "$pb" run bandwidth --precision double
 
 # A wrong result is FAILED with no speed, exit 1.
 expect 1 "$pb" run gemm --n 16 --reps 1 --inject-fault --format csv --out "$tmp/f.csv"

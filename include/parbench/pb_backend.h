@@ -21,6 +21,7 @@ typedef struct pb_backend pb_backend; /* static, never freed */
 typedef struct pb_device pb_device;
 typedef struct pb_buf pb_buf;
 typedef struct pb_stream pb_stream;
+typedef struct pb_timer pb_timer;
 
 /* ---- backends ---------------------------------------------------------- */
 size_t pb_backend_count(void);
@@ -36,7 +37,7 @@ int pb_backend_device_count(const pb_backend *b);
 /* ---- devices ----------------------------------------------------------- */
 #define PB_INFO_MAX_PROPS 64
 struct pb_device_info {
-    char name[128];
+    char name[256];
     char kind[16]; /* "cpu", "gpu", ... */
     int n_props;
     struct {
@@ -72,6 +73,30 @@ pb_status pb_buf_write(pb_buf *dst, size_t dst_off, const void *src, size_t byte
 pb_status pb_buf_read(const pb_buf *src, size_t src_off, void *dst, size_t bytes);
 /* Set every byte to value (0xFF makes every float and double a NaN). */
 pb_status pb_buf_fill_bytes(pb_buf *buf, unsigned char value);
+/* Copy bytes between two buffers of one device, any memory kinds (host to
+ * device, device to host, device to device, host to host). With a stream the
+ * copy is queued and may return before it is done (asynchronous when the
+ * host side is pinned); with NULL it is complete on return. */
+pb_status pb_buf_copy(pb_buf *dst, size_t dst_off, const pb_buf *src, size_t src_off, size_t bytes,
+                      pb_stream *stream);
+
+/* ---- streams: ordered queues of work ------------------------------------ */
+/* Backends without streams give a stream whose work runs synchronously. */
+pb_status pb_stream_create(pb_device *dev, pb_stream **out);
+void pb_stream_destroy(pb_stream *s); /* accepts NULL */
+pb_status pb_stream_sync(pb_stream *s);
+
+/* ---- timers: elapsed time between two points of a stream ---------------- */
+/* Device events where the backend has them, else the host clock (then start
+ * and stop are taken when called). */
+pb_status pb_timer_create(pb_device *dev, pb_timer **out);
+void pb_timer_destroy(pb_timer *t); /* accepts NULL */
+pb_status pb_timer_start(pb_timer *t, pb_stream *s);
+pb_status pb_timer_stop(pb_timer *t, pb_stream *s);
+/* Seconds between start and stop; waits for the stop point to be reached. */
+pb_status pb_timer_elapsed(pb_timer *t, double *seconds);
+/* True when this device's timers are device events rather than the host clock. */
+bool pb_device_has_event_timers(const pb_device *dev);
 
 #ifdef __cplusplus
 }

@@ -51,6 +51,10 @@ size_t pb_kernel_variants(const pb_backend *b, const char *bench, struct pb_vari
  * PB_ERR_UNSUPPORTED when the variant cannot handle these arguments. */
 pb_status pb_kernel_run(pb_device *dev, const char *bench, const char *variant, const void *args);
 
+/* The same, queued on stream s (NULL = the default stream) without waiting. */
+pb_status pb_kernel_launch(pb_device *dev, const char *bench, const char *variant, const void *args,
+                           pb_stream *s);
+
 /* Convenience: pb_kernel_run(dev, "gemm", variant, args). */
 pb_status pb_gemm(pb_device *dev, const char *variant, const struct pb_gemm_args *args);
 

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "core/verify.h"
+#include "core/backend_impl.h"
 #include "parbench/pb_backend.h"
 
 #define PB_MAX_PARAMS 8
@@ -40,6 +41,7 @@ struct pb_bench {
     const char *summary;
     const char *flop_model; /* e.g. "2*m*n*k" */
     const char *byte_model; /* e.g. "(m*k + k*n + m*n) * element size" */
+    bool typeless;          /* no element type: --precision does not apply */
     const struct pb_param_def *params;
     size_t n_params;
     /* Speed-up column: time of this variant on the same problem / time of row. */
@@ -50,25 +52,36 @@ struct pb_bench {
     pb_status (*plan)(const struct pb_param_lists *lists, enum pb_precision prec,
                       struct pb_problem *out, size_t max, size_t *n);
     void (*describe)(const struct pb_problem *p, char *buf, size_t len);
-    double (*flops)(const struct pb_problem *p);
-    double (*bytes)(const struct pb_problem *p);
+    /* Counts for the rates of one variant on p; NULL or NAN = not reported. */
+    double (*flops)(const struct pb_problem *p, const struct pb_variant *v);
+    double (*bytes)(const struct pb_problem *p, const struct pb_variant *v);
 
     /* Host inputs and oracle for one problem. */
     pb_status (*prepare)(const struct pb_problem *p, uint64_t seed, void **host);
     void (*release)(void *host);
-    /* Per device: allocate, upload, fill *args with the family's argument
-     * struct (owned by *state). */
-    pb_status (*bind)(pb_device *dev, const struct pb_problem *p, void *host, void **state,
-                      const void **args);
+    /* Per device and variant: allocate, upload, fill *args with the family's
+     * argument struct (owned by *state). */
+    pb_status (*bind)(pb_device *dev, const struct pb_problem *p, const struct pb_variant *v, void *host,
+                      void **state, const void **args);
     pb_status (*poison)(void *state);
     /* Download and compare with the oracle. corrupt != 0 flips one output
      * element first (to prove the checker catches it). */
     pb_status (*check)(void *state, const void *host, bool corrupt, struct pb_check *out);
     void (*unbind)(void *state);
+
+    /* Variants the benchmark itself implements through the portable buffer,
+     * stream and kernel API, offered on every backend (e.g. the copies of
+     * `bandwidth`), next to the backends' own variants. */
+    const struct pb_variant *variants;
+    size_t n_variants;
 };
 
 size_t pb__bench_count(void);
 const struct pb_bench *pb__bench_at(size_t i);
 const struct pb_bench *pb__bench_find(const char *name);
+/* The i-th variant of `bench` on backend b: the backend's own variants for
+ * it, then the benchmark's portable ones. NULL past the end. */
+const struct pb_variant *pb__bench_variant(const struct pb_bench *bench, const struct pb_backend *b,
+                                           size_t i);
 
 #endif

@@ -3,9 +3,10 @@
 
 #include "bench/bench.h"
 
-extern const struct pb_bench pb__bench_gemm;
+extern const struct pb_bench pb__bench_gemm, pb__bench_bandwidth;
 
 static const struct pb_bench *const benches[] = {
+    &pb__bench_bandwidth,
     &pb__bench_gemm,
 };
 
@@ -19,4 +20,13 @@ const struct pb_bench *pb__bench_find(const char *name)
         if (strcmp(benches[i]->name, name) == 0)
             return benches[i];
     return NULL;
+}
+
+const struct pb_variant *pb__bench_variant(const struct pb_bench *bench, const struct pb_backend *b,
+                                           size_t i)
+{
+    for (size_t k = 0; k < b->n_variants; k++)
+        if (strcmp(b->variants[k].desc.bench, bench->name) == 0 && i-- == 0)
+            return &b->variants[k];
+    return i < bench->n_variants ? &bench->variants[i] : NULL;
 }

@@ -89,13 +89,15 @@ static void gemm_describe(const struct pb_problem *p, char *buf, size_t len)
              (long long)p->v[P_K]);
 }
 
-static double gemm_flops(const struct pb_problem *p)
+static double gemm_flops(const struct pb_problem *p, const struct pb_variant *v)
 {
+    (void)v;
     return 2.0 * (double)p->v[P_M] * (double)p->v[P_N] * (double)p->v[P_K];
 }
 
-static double gemm_bytes(const struct pb_problem *p)
+static double gemm_bytes(const struct pb_problem *p, const struct pb_variant *v)
 {
+    (void)v;
     double m = (double)p->v[P_M], n = (double)p->v[P_N], k = (double)p->v[P_K];
     return (m * k + k * n + m * n) * (double)pb_precision_size(p->prec);
 }
@@ -234,9 +236,10 @@ static void gemm_unbind(void *state)
     free(s);
 }
 
-static pb_status gemm_bind(pb_device *dev, const struct pb_problem *p, void *host, void **state,
-                           const void **args)
+static pb_status gemm_bind(pb_device *dev, const struct pb_problem *p, const struct pb_variant *v,
+                           void *host, void **state, const void **args)
 {
+    (void)v;
     const struct gemm_host *h = host;
     size_t m, n, k, elt = pb_precision_size(p->prec);
     dims(p, &m, &n, &k);

@@ -106,10 +106,8 @@ pb_status pb__run_validate(const struct pb_run_config *cfg)
         known[0] = '\0';
         for (size_t j = 0; j < pb_backend_count(); j++) {
             const struct pb_backend *b = pb_backend_at(j);
-            for (size_t k = 0; k < b->n_variants; k++) {
-                const struct pb_variant *v = &b->variants[k];
-                if (strcmp(v->desc.bench, cfg->bench->name) != 0)
-                    continue;
+            const struct pb_variant *v;
+            for (size_t k = 0; (v = pb__bench_variant(cfg->bench, b, k)) != NULL; k++) {
                 char full[96];
                 snprintf(full, sizeof full, "%s/%s", b->name, v->desc.name);
                 found |= strcmp(cfg->variants[i], v->desc.name) == 0 ||
@@ -140,7 +138,7 @@ struct run_state {
     pb_device **devices;            /* opened lazily, per backend index */
     pb_status *device_status;
     char (*device_error)[256];
-    double *samples, *scratch;      /* cfg->reps each */
+    double *samples, *host_samples, *scratch; /* cfg->reps each */
     double start, last_progress;
     bool progress_shown;
     pb_status writer_status;
@@ -154,6 +152,7 @@ static void free_run_state(struct run_state *rs)
     free(rs->device_status);
     free(rs->device_error);
     free(rs->samples);
+    free(rs->host_samples);
     free(rs->scratch);
 }
 
@@ -234,7 +233,7 @@ static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
     pb_status st;
 
     pb__clear_error();
-    if ((st = b->bind(dev, p, host, &state, &args)) != PB_OK) {
+    if ((st = b->bind(dev, p, j->variant, host, &state, &args)) != PB_OK) {
         set_reason(r, PB_RESULT_ERROR, st);
         return true;
     }
@@ -245,20 +244,35 @@ static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
         b->unbind(state);
         return true;
     }
+    pb_timer *timer = NULL;
+    if ((st = pb_timer_create(dev, &timer)) != PB_OK) {
+        set_reason(r, PB_RESULT_ERROR, st);
+        b->unbind(state);
+        return true;
+    }
     int total_runs = cfg->warmup + cfg->reps;
     for (int i = 0; i < total_runs && st == PB_OK && !interrupted; i++) {
         bool warm = i < cfg->warmup;
         progress(rs, done, total, j, r->label, warm ? "warm-up" : "rep", warm ? i : i - cfg->warmup);
         if ((st = b->poison(state)) != PB_OK || (st = pb_device_sync(dev)) != PB_OK)
             break;
-        double t0 = pb__now();
+        double t0 = pb__now(), elapsed = 0;
+        if ((st = pb_timer_start(timer, NULL)) != PB_OK)
+            break;
         st = j->variant->run(dev, args, NULL);
+        if (st == PB_OK)
+            st = pb_timer_stop(timer, NULL);
         if (st == PB_OK)
             st = pb_device_sync(dev);
         double t1 = pb__now();
-        if (!warm)
-            rs->samples[i - cfg->warmup] = t1 - t0;
+        if (st == PB_OK)
+            st = pb_timer_elapsed(timer, &elapsed);
+        if (!warm) {
+            rs->samples[i - cfg->warmup] = elapsed;
+            rs->host_samples[i - cfg->warmup] = t1 - t0;
+        }
     }
+    pb_timer_destroy(timer);
     if (interrupted) {
         b->unbind(state);
         return false;
@@ -288,12 +302,21 @@ static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
         return true;
     }
     r->status = PB_RESULT_OK;
+    r->timer = pb_device_has_event_timers(dev) ? "event" : "host";
     pb__stats_compute(rs->samples, (size_t)cfg->reps, rs->scratch, &r->stats);
+    pb__stats_compute(rs->host_samples, (size_t)cfg->reps, rs->scratch, &r->host_stats);
     r->samples = rs->samples;
+    r->host_samples = rs->host_samples;
     double t = r->stats.median;
-    r->gflops = t > 0 && b->flops ? b->flops(p) / t * 1e-9 : NAN;
-    r->gbps = t > 0 && b->bytes ? b->bytes(p) / t * 1e-9 : NAN;
+    r->gflops = t > 0 && b->flops ? b->flops(p, j->variant) / t * 1e-9 : NAN;
+    r->gbps = t > 0 && b->bytes ? b->bytes(p, j->variant) / t * 1e-9 : NAN;
     return true;
+}
+
+static bool is_baseline(const struct pb_bench *bench, const char *backend, const char *variant)
+{
+    return bench->baseline_backend && strcmp(backend, bench->baseline_backend) == 0 &&
+           strcmp(variant, bench->baseline_variant) == 0;
 }
 
 /* Jobs for one problem, the speed-up baseline first. With jobs == NULL only
@@ -308,16 +331,15 @@ static size_t plan_jobs(const struct pb_run_config *cfg, struct job *jobs)
             continue;
         const int *threads = b->threaded && cfg->threads ? cfg->threads : default_threads;
         size_t n_threads = b->threaded && cfg->threads ? cfg->n_threads : 1;
-        for (size_t vi = 0; vi < b->n_variants; vi++) {
-            const struct pb_variant *v = &b->variants[vi];
-            if (strcmp(v->desc.bench, cfg->bench->name) != 0 || !variant_selected(cfg, b, v))
+        const struct pb_variant *v;
+        for (size_t vi = 0; (v = pb__bench_variant(cfg->bench, b, vi)) != NULL; vi++) {
+            if (!variant_selected(cfg, b, v))
                 continue;
             for (size_t t = 0; t < n_threads; t++, n++) {
                 if (!jobs)
                     continue;
                 struct job j = {b, v, threads[t]};
-                bool baseline = strcmp(b->name, cfg->bench->baseline_backend) == 0 &&
-                                strcmp(v->desc.name, cfg->bench->baseline_variant) == 0;
+                bool baseline = is_baseline(cfg->bench, b->name, v->desc.name);
                 if (baseline) {
                     memmove(&jobs[1], &jobs[0], n * sizeof *jobs);
                     jobs[0] = j;
@@ -346,11 +368,12 @@ pb_status pb__run(const struct pb_run_config *cfg, struct pb_run_summary *sum)
     size_t total = n_jobs * cfg->n_problems, done = 0;
     struct job *jobs = calloc(n_jobs ? n_jobs : 1, sizeof *jobs);
     rs.samples = calloc((size_t)cfg->reps, sizeof *rs.samples);
+    rs.host_samples = calloc((size_t)cfg->reps, sizeof *rs.host_samples);
     rs.scratch = calloc((size_t)cfg->reps, sizeof *rs.scratch);
     rs.devices = calloc(pb_backend_count(), sizeof *rs.devices);
     rs.device_status = calloc(pb_backend_count(), sizeof *rs.device_status);
     rs.device_error = calloc(pb_backend_count(), sizeof *rs.device_error);
-    if (!jobs || !rs.samples || !rs.scratch || !rs.devices || !rs.device_status || !rs.device_error) {
+    if (!jobs || !rs.samples || !rs.host_samples || !rs.scratch || !rs.devices || !rs.device_status || !rs.device_error) {
         free_run_state(&rs);
         free(jobs);
         return pb__fail(PB_ERR_NOMEM, "out of memory");
@@ -405,9 +428,7 @@ pb_status pb__run(const struct pb_run_config *cfg, struct pb_run_summary *sum)
                 }
             }
             if (r.status == PB_RESULT_OK) {
-                bool is_baseline = strcmp(r.backend, cfg->bench->baseline_backend) == 0 &&
-                                   strcmp(r.variant, cfg->bench->baseline_variant) == 0;
-                if (is_baseline)
+                if (is_baseline(cfg->bench, r.backend, r.variant))
                     baseline = r.stats.median;
                 if (!isnan(baseline) && r.stats.median > 0)
                     r.speedup = baseline / r.stats.median;

@@ -131,10 +131,8 @@ static int cmd_list(int argc, char **argv)
         printf("    FLOPs: %s; bytes: %s\n", bench->flop_model, bench->byte_model);
         for (size_t j = 0; j < pb_backend_count(); j++) {
             const struct pb_backend *b = pb_backend_at(j);
-            for (size_t k = 0; k < b->n_variants; k++) {
-                const struct pb_variant *v = &b->variants[k];
-                if (strcmp(v->desc.bench, bench->name) != 0)
-                    continue;
+            const struct pb_variant *v;
+            for (size_t k = 0; (v = pb__bench_variant(bench, b, k)) != NULL; k++) {
                 char name[64];
                 snprintf(name, sizeof name, "%s/%s%s", b->name, v->desc.name,
                          v->desc.flags & PB_VARIANT_ANCHOR ? "*" : "");
@@ -391,7 +389,9 @@ static pb_status build_plan(const struct pb_bench *bench, const struct run_args 
     p->problems = calloc(max, sizeof *p->problems);
     if (!p->problems)
         return pb__fail(PB_ERR_NOMEM, "out of memory");
-    for (size_t i = 0; i < p->n_precisions; i++) {
+    if (bench->typeless && a->values[O_PRECISION])
+        return pb__fail(PB_ERR_INVALID, "--precision does not apply to %s", bench->name);
+    for (size_t i = 0; i < (bench->typeless ? 1 : p->n_precisions); i++) {
         enum pb_precision prec;
         if (strcmp(p->precisions[i], "float") == 0 || strcmp(p->precisions[i], "fp32") == 0)
             prec = PB_FLOAT;

@@ -11,6 +11,10 @@
 #include "parbench/pb_backend.h"
 #include "parbench/pb_kernels.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct pb_variant {
     struct pb_variant_desc desc;
     /* NULL = supports everything. Otherwise returns false and sets *why to a
@@ -19,6 +23,7 @@ struct pb_variant {
     /* Runs the kernel; may be asynchronous on stream s (NULL = default
      * stream). The caller synchronises with pb_device_sync(). */
     pb_status (*run)(pb_device *dev, const void *args, pb_stream *s);
+    const void *data; /* the variant's own constants (e.g. which copy it is) */
 };
 
 struct pb_backend {
@@ -39,7 +44,19 @@ struct pb_backend {
     pb_status (*read)(const pb_buf *src, size_t off, void *dst, size_t bytes);
     pb_status (*fill)(pb_buf *buf, unsigned char value);
     pb_status (*sync)(pb_device *dev); /* NULL = synchronous backend */
-    /* Device-side timers come with the GPU backends; NULL = host clock. */
+    /* Copies between buffers; NULL = memcpy between host pointers. A NULL
+     * stream means blocking. */
+    pb_status (*copy)(pb_buf *dst, size_t dst_off, const pb_buf *src, size_t src_off,
+                      size_t bytes, pb_stream *s);
+    /* Streams; NULL = every stream is synchronous (work runs when queued). */
+    pb_status (*stream_create)(pb_device *dev, pb_stream *s); /* fills s->handle */
+    void (*stream_destroy)(pb_stream *s);
+    pb_status (*stream_sync)(pb_stream *s);
+    /* Device event timers; NULL = host clock. */
+    pb_status (*timer_create)(pb_device *dev, pb_timer *t); /* fills t->start, t->stop */
+    void (*timer_destroy)(pb_timer *t);
+    pb_status (*timer_record)(pb_timer *t, bool stop, pb_stream *s);
+    pb_status (*timer_elapsed)(pb_timer *t, double *seconds);
     const struct pb_variant *variants;
     size_t n_variants;
 };
@@ -49,7 +66,7 @@ struct pb_device {
     int index;
     int threads;         /* threads kernels use; 0 = not applicable */
     int default_threads; /* what open() set */
-    char name[128];
+    char name[256];
     void *impl;
 };
 
@@ -62,10 +79,24 @@ struct pb_buf {
     bool owned;   /* false for pb_buf_wrap_host */
 };
 
+struct pb_stream {
+    pb_device *dev;
+    void *handle; /* cudaStream_t, cl_command_queue; NULL for synchronous backends */
+};
+
+struct pb_timer {
+    pb_device *dev;
+    void *start, *stop; /* device events */
+    double host_start, host_stop;
+};
+
 /* Host pointer of a buffer as a typed pointer; for host-memory backends. */
 #define PB__HOST(buf, type) ((type *)(buf)->host)
 
 const struct pb_variant *pb__variant_find(const struct pb_backend *b, const char *bench,
                                           const char *name);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -9,6 +9,10 @@
 
 #include "parbench/pb.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #if defined(__GNUC__)
 #define PB__PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
@@ -43,4 +47,7 @@ const char *pb__format_bytes(double bytes, char *buf, size_t len);
 /* Monotonic clock in seconds. */
 double pb__now(void);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -5,6 +5,10 @@
 #include "core/core.h"
 #include "parbench/pb_backend.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Append key = printf(fmt, ...) to info (silently dropped when full). */
 void pb__info_add(struct pb_device_info *info, const char *key, const char *fmt, ...) PB__PRINTF(3, 4);
 /* Fill info with the host CPU's name and properties. */
@@ -12,4 +16,7 @@ void pb__cpu_info(struct pb_device_info *info);
 /* The CPU model string ("unknown CPU" when not found). */
 void pb__cpu_model(char *buf, size_t len);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

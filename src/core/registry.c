@@ -10,11 +10,17 @@ extern const struct pb_backend pb__backend_ref;
 #ifdef PB_HAVE_OPENMP
 extern const struct pb_backend pb__backend_openmp;
 #endif
+#ifdef PB_HAVE_CUDA
+extern const struct pb_backend pb__backend_cuda;
+#endif
 
 static const struct pb_backend *const backends[] = {
     &pb__backend_ref,
 #ifdef PB_HAVE_OPENMP
     &pb__backend_openmp,
+#endif
+#ifdef PB_HAVE_CUDA
+    &pb__backend_cuda,
 #endif
 };
 
@@ -195,6 +201,104 @@ pb_status pb_buf_fill_bytes(pb_buf *buf, unsigned char value)
     return PB_OK;
 }
 
+pb_status pb_buf_copy(pb_buf *dst, size_t dst_off, const pb_buf *src, size_t src_off, size_t bytes,
+                      pb_stream *stream)
+{
+    pb_status st;
+    if (dst->dev != src->dev)
+        return pb__fail(PB_ERR_INVALID, "copy between buffers of different devices");
+    if ((st = check_range(dst, dst_off, bytes)) != PB_OK || (st = check_range(src, src_off, bytes)) != PB_OK)
+        return st;
+    if (dst->dev->backend->copy)
+        return dst->dev->backend->copy(dst, dst_off, src, src_off, bytes, stream);
+    if (bytes)
+        memmove((char *)dst->host + dst_off, (const char *)src->host + src_off, bytes);
+    return PB_OK;
+}
+
+/* ---- streams and timers --------------------------------------------------- */
+
+pb_status pb_stream_create(pb_device *dev, pb_stream **out)
+{
+    *out = NULL;
+    pb_stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return pb__fail(PB_ERR_NOMEM, "cannot allocate a stream handle");
+    s->dev = dev;
+    if (dev->backend->stream_create) {
+        pb_status st = dev->backend->stream_create(dev, s);
+        if (st != PB_OK) {
+            free(s);
+            return st;
+        }
+    }
+    *out = s;
+    return PB_OK;
+}
+
+void pb_stream_destroy(pb_stream *s)
+{
+    if (!s)
+        return;
+    if (s->dev->backend->stream_destroy)
+        s->dev->backend->stream_destroy(s);
+    free(s);
+}
+
+pb_status pb_stream_sync(pb_stream *s)
+{
+    return s->dev->backend->stream_sync ? s->dev->backend->stream_sync(s) : PB_OK;
+}
+
+bool pb_device_has_event_timers(const pb_device *dev) { return dev->backend->timer_create != NULL; }
+
+pb_status pb_timer_create(pb_device *dev, pb_timer **out)
+{
+    *out = NULL;
+    pb_timer *t = calloc(1, sizeof *t);
+    if (!t)
+        return pb__fail(PB_ERR_NOMEM, "cannot allocate a timer");
+    t->dev = dev;
+    if (dev->backend->timer_create) {
+        pb_status st = dev->backend->timer_create(dev, t);
+        if (st != PB_OK) {
+            free(t);
+            return st;
+        }
+    }
+    *out = t;
+    return PB_OK;
+}
+
+void pb_timer_destroy(pb_timer *t)
+{
+    if (!t)
+        return;
+    if (t->dev->backend->timer_destroy)
+        t->dev->backend->timer_destroy(t);
+    free(t);
+}
+
+pb_status pb_timer_start(pb_timer *t, pb_stream *s)
+{
+    t->host_start = pb__now();
+    return t->dev->backend->timer_record ? t->dev->backend->timer_record(t, false, s) : PB_OK;
+}
+
+pb_status pb_timer_stop(pb_timer *t, pb_stream *s)
+{
+    t->host_stop = pb__now();
+    return t->dev->backend->timer_record ? t->dev->backend->timer_record(t, true, s) : PB_OK;
+}
+
+pb_status pb_timer_elapsed(pb_timer *t, double *seconds)
+{
+    if (t->dev->backend->timer_elapsed)
+        return t->dev->backend->timer_elapsed(t, seconds);
+    *seconds = t->host_stop - t->host_start;
+    return PB_OK;
+}
+
 /* ---- kernels ------------------------------------------------------------ */
 
 const struct pb_variant *pb__variant_find(const struct pb_backend *b, const char *bench,
@@ -224,6 +328,13 @@ size_t pb_kernel_variants(const pb_backend *b, const char *bench, struct pb_vari
 
 pb_status pb_kernel_run(pb_device *dev, const char *bench, const char *variant, const void *args)
 {
+    pb_status st = pb_kernel_launch(dev, bench, variant, args, NULL);
+    return st != PB_OK ? st : pb_device_sync(dev);
+}
+
+pb_status pb_kernel_launch(pb_device *dev, const char *bench, const char *variant, const void *args,
+                           pb_stream *s)
+{
     const struct pb_variant *v = pb__variant_find(dev->backend, bench, variant);
     if (!v)
         return pb__fail(PB_ERR_NOT_FOUND, "backend %s has no %s variant '%s'", dev->backend->name,
@@ -235,10 +346,7 @@ pb_status pb_kernel_run(pb_device *dev, const char *bench, const char *variant, 
     if (v->supports && !v->supports(dev, args, &why))
         return pb__fail(PB_ERR_UNSUPPORTED, "%s/%s: %s", dev->backend->name, variant,
                         why ? why : "unsupported arguments");
-    st = v->run(dev, args, NULL);
-    if (st != PB_OK)
-        return st;
-    return pb_device_sync(dev);
+    return v->run(dev, args, s);
 }
 
 pb_status pb_gemm(pb_device *dev, const char *variant, const struct pb_gemm_args *args)

@@ -34,7 +34,8 @@ static void num(FILE *f, double x)
 static const char *const fixed_head[] = {"date", "host", "version", "commit", "bench", "backend",
                                          "variant", "anchor", "device", "precision", "threads"};
 static const char *const fixed_tail[] = {"size", "status", "reason", "reps", "min_s", "median_s",
-                                         "mean_s", "trimmed_mean_s", "stddev_s", "cv", "gflops",
+                                         "mean_s", "trimmed_mean_s", "stddev_s", "cv", "timer",
+                                         "host_median_s", "gflops",
                                          "gbps", "speedup", "err_norm", "err_max", "tolerance",
                                          "check"};
 
@@ -86,7 +87,7 @@ static pb_status csv_row(struct pb_writer *w, const struct pb_result *r)
     field(f, r->variant, false);
     field(f, r->anchor ? "1" : "0", false);
     field(f, r->device, false);
-    field(f, pb_precision_name(r->problem.prec), false);
+    field(f, r->bench->typeless ? "" : pb_precision_name(r->problem.prec), false);
     fprintf(f, "%d,", r->threads);
     for (size_t i = 0; i < r->bench->n_params; i++)
         fprintf(f, "%lld,", (long long)r->problem.v[i]);
@@ -101,6 +102,8 @@ static pb_status csv_row(struct pb_writer *w, const struct pb_result *r)
     num(f, ok ? r->stats.trimmed_mean : NAN);
     num(f, ok ? r->stats.stddev : NAN);
     num(f, ok ? r->stats.cv : NAN);
+    field(f, ok && r->timer ? r->timer : "", false);
+    num(f, ok ? r->host_stats.median : NAN);
     num(f, ok ? r->gflops : NAN);
     num(f, ok ? r->gbps : NAN);
     num(f, ok ? r->speedup : NAN);

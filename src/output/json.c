@@ -104,7 +104,10 @@ static pb_status json_row(struct pb_writer *w, const struct pb_result *r)
     cJSON_AddStringToObject(o, "variant", r->variant);
     cJSON_AddBoolToObject(o, "anchor", r->anchor);
     cJSON_AddStringToObject(o, "device", r->device);
-    cJSON_AddStringToObject(o, "precision", pb_precision_name(r->problem.prec));
+    if (r->bench->typeless)
+        cJSON_AddNullToObject(o, "precision");
+    else
+        cJSON_AddStringToObject(o, "precision", pb_precision_name(r->problem.prec));
     cJSON_AddNumberToObject(o, "threads", r->threads);
     cJSON *params = cJSON_AddObjectToObject(o, "params");
     for (size_t i = 0; i < r->bench->n_params; i++)
@@ -123,6 +126,12 @@ static pb_status json_row(struct pb_writer *w, const struct pb_result *r)
         add_num(st, "stddev", r->stats.stddev);
         add_num(st, "cv", r->stats.cv);
         cJSON_AddItemToObject(st, "samples", cJSON_CreateDoubleArray(r->samples, (int)r->stats.n));
+        cJSON_AddStringToObject(o, "timer", r->timer ? r->timer : "host");
+        cJSON *hst = cJSON_AddObjectToObject(o, "host_time_s");
+        add_num(hst, "median", r->host_stats.median);
+        add_num(hst, "min", r->host_stats.min);
+        cJSON_AddItemToObject(hst, "samples",
+                              cJSON_CreateDoubleArray(r->host_samples, (int)r->host_stats.n));
         add_num(o, "gflops", r->gflops);
         add_num(o, "gbps", r->gbps);
         add_num(o, "speedup", r->speedup);

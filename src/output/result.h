@@ -41,12 +41,17 @@ struct pb_result {
     char label[64];
     const char *backend, *variant;
     bool anchor;
-    char device[128];
+    char device[256];
     int threads; /* 0 = not applicable */
     enum pb_result_status status;
     char reason[256];
-    struct pb_stats stats; /* seconds; valid for OK rows */
-    const double *samples; /* stats.n raw samples, seconds */
+    /* Seconds; valid for OK rows. `stats` is what rates are computed from:
+     * device events where the backend has them (timer "event"), else the host
+     * clock (timer "host"). host_stats always time the call to completion on
+     * the host clock. */
+    const char *timer;
+    struct pb_stats stats, host_stats;
+    const double *samples, *host_samples; /* stats.n raw samples each */
     double gflops, gbps;   /* from the median time; NAN when not applicable */
     double speedup;        /* baseline median / this median; NAN when not measured */
     struct pb_check check;

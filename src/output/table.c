@@ -14,7 +14,7 @@ static pb_status table_begin(struct pb_writer *w)
             b->summary, c->reps, c->warmup, c->seed);
     fprintf(w->f, "# time = median; GFLOP/s = %s / time; GB/s (1e9 B/s) = %s / time\n",
             b->flop_model, b->byte_model);
-    fprintf(w->f, "%-8s %-12s %-18s %-6s %3s %9s %6s %9s %8s %8s %9s  %s\n", "backend", "variant",
+    fprintf(w->f, "%-8s %-18s %-18s %-6s %3s %10s %6s %9s %9s %8s %9s  %s\n", "backend", "variant",
             "size", "prec", "thr", "median ms", "cv %", "GFLOP/s", "GB/s", "speedup", "error",
             "status");
     return pb__writer_flush(w);
@@ -22,21 +22,25 @@ static pb_status table_begin(struct pb_writer *w)
 
 static pb_status table_row(struct pb_writer *w, const struct pb_result *r)
 {
-    char variant[40], thr[16] = "-", speedup[16] = "-", err[16] = "-";
+    char variant[40], thr[16] = "-", speedup[16] = "-", err[16] = "-", gflops[16] = "-", gbps[16] = "-";
     snprintf(variant, sizeof variant, "%s%s", r->variant, r->anchor ? "*" : "");
     if (r->threads > 0)
         snprintf(thr, sizeof thr, "%d", r->threads);
     if (r->status == PB_RESULT_OK || r->status == PB_RESULT_FAILED)
         snprintf(err, sizeof err, "%.2e", fmax(r->check.err_norm, r->check.err_max));
-    fprintf(w->f, "%-8s %-12s %-18s %-6s %3s ", r->backend, variant, r->label,
-            pb_precision_name(r->problem.prec), thr);
+    fprintf(w->f, "%-8s %-18s %-18s %-6s %3s ", r->backend, variant, r->label,
+            r->bench->typeless ? "-" : pb_precision_name(r->problem.prec), thr);
     if (r->status == PB_RESULT_OK) {
         if (!isnan(r->speedup))
             snprintf(speedup, sizeof speedup, "%.2fx", r->speedup);
-        fprintf(w->f, "%9.3f %6.1f %9.2f %8.2f %8s %9s  OK\n", r->stats.median * 1e3,
-                r->stats.cv * 100, r->gflops, r->gbps, speedup, err);
+        if (!isnan(r->gflops))
+            snprintf(gflops, sizeof gflops, "%.2f", r->gflops);
+        if (!isnan(r->gbps))
+            snprintf(gbps, sizeof gbps, "%.2f", r->gbps);
+        fprintf(w->f, "%10.4g %6.1f %9s %9s %8s %9s  OK\n", r->stats.median * 1e3, r->stats.cv * 100,
+                gflops, gbps, speedup, err);
     } else {
-        fprintf(w->f, "%9s %6s %9s %8s %8s %9s  %s%s%s\n", "-", "-", "-", "-", "-", err,
+        fprintf(w->f, "%10s %6s %9s %9s %8s %9s  %s%s%s\n", "-", "-", "-", "-", "-", err,
                 pb__result_status_name(r->status), r->reason[0] ? ": " : "", r->reason);
     }
     return pb__writer_flush(w);

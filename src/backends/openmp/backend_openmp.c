@@ -79,12 +79,10 @@ static pb_status omp_gemm_blocked(pb_device *dev, const void *args, pb_stream *s
 }
 
 static const struct pb_variant omp_variants[] = {
-    {{"gemm", "ikj", "ikj loops, rows of C split over threads", 0}, NULL, omp_gemm_ikj},
-    {{"gemm", "blocked", "packed, cache-blocked, register-tiled SIMD kernel, threaded", 0}, NULL,
-     omp_gemm_blocked},
+    {.desc = {"gemm", "ikj", "ikj loops, rows of C split over threads", 0}, .supports = NULL, .run = omp_gemm_ikj},
+    {.desc = {"gemm", "blocked", "packed, cache-blocked, register-tiled SIMD kernel, threaded", 0}, .supports = NULL, .run = omp_gemm_blocked},
 #ifdef PB_HAVE_OPENBLAS
-    {{"gemm", "openblas", "OpenBLAS cblas_sgemm/dgemm", PB_VARIANT_ANCHOR}, pb__openblas_gemm_supports,
-     pb__openblas_gemm},
+    {.desc = {"gemm", "openblas", "OpenBLAS cblas_sgemm/dgemm", PB_VARIANT_ANCHOR}, .supports = pb__openblas_gemm_supports, .run = pb__openblas_gemm},
 #endif
 };
 

@@ -95,26 +95,6 @@ static int resolve_threads(int threads)
 #endif
 }
 
-/* Split nt threads into a tm x (nt/tm) grid over the row tiles and column
- * panels so the largest per-thread share of tiles is smallest; on ties, more
- * row groups (each row group shares nothing, each column split repacks A). */
-static int choose_row_groups(int nt, size_t row_tiles, size_t col_panels)
-{
-    int best = 1;
-    size_t best_cost = SIZE_MAX;
-    for (int tm = nt; tm >= 1; tm--) {
-        if (nt % tm != 0)
-            continue;
-        size_t tn = (size_t)(nt / tm);
-        size_t cost = (row_tiles + (size_t)tm - 1) / (size_t)tm * ((col_panels + tn - 1) / tn);
-        if (cost < best_cost) {
-            best_cost = cost;
-            best = tm;
-        }
-    }
-    return best;
-}
-
 /* Blocking, per element type (bytes = elements * sizeof):
  *  KC: depth of a packed slice; the KC x NR B micro-panel (float: 256*32*4 =
  *      32 KiB... see tuning note in the template) lives in L1 / L2.
@@ -263,6 +243,27 @@ static void FN(pack_b_panel)(size_t q, size_t nc, size_t kc, const T *b, size_t 
     }
 }
 
+/* Work split for one packed B block: row blocks of *mc_step rows (a multiple
+ * of MR, at most MC) times *chunks column chunks. Items are handed out
+ * dynamically; aim for at least two per thread and a multiple of the team, so
+ * that with equal speeds nobody idles at the end. */
+static void FN(plan_split)(size_t m, size_t panels, size_t team, size_t *mc_step, size_t *chunks)
+{
+    size_t tiles = (m + MR - 1) / MR;
+    size_t blocks = (m + GEMM_MC - 1) / GEMM_MC;
+    if (team > 1) {
+        if (blocks < 2 * team)
+            blocks = 2 * team;
+        blocks = min_size(round_up(blocks, team), tiles);
+    }
+    *mc_step = round_up((m + blocks - 1) / blocks, MR);
+    blocks = (m + *mc_step - 1) / *mc_step;
+    /* Too few rows for the team (small m): also split the columns. */
+    *chunks = 1;
+    while (blocks * *chunks < 2 * team && *chunks < panels)
+        ++*chunks;
+}
+
 /* C = beta * C (k == 0 or alpha == 0); beta == 0 writes zeros without reading. */
 static void FN(scale_c)(size_t m, size_t n, T beta, T *c, size_t ldc)
 {
@@ -311,33 +312,40 @@ static pb_status FN(gemm)(size_t m, size_t n, size_t k, T alpha, const T *a, siz
 #else
         int tid = 0, team = 1;
 #endif
-        /* The runtime may give fewer threads than asked: split what we got. */
-        int tm = choose_row_groups(team, row_tiles, min_size(col_panels, GEMM_NC / NR));
-        int tn = team / tm;
         T *my_a = apack + (size_t)tid * a_elems;
-        size_t gm = (size_t)(tid % tm), gn = (size_t)(tid / tm);
-        /* This thread's rows: a contiguous range of whole row tiles. */
-        size_t row_lo = min_size(row_tiles * gm / (size_t)tm * MR, m);
-        size_t row_hi = min_size(row_tiles * (gm + 1) / (size_t)tm * MR, m);
+        /* The runtime may give fewer threads than asked: plan for what we got. */
+        size_t mc_step, chunks;
+        FN(plan_split)(m, min_size(col_panels, GEMM_NC / NR), (size_t)team, &mc_step, &chunks);
+        size_t row_blocks = (m + mc_step - 1) / mc_step, items = row_blocks * chunks;
 
         for (size_t jc = 0; jc < n; jc += GEMM_NC) {
             size_t nc = min_size(GEMM_NC, n - jc);
             size_t panels = (nc + NR - 1) / (size_t)NR;
-            size_t q_lo = panels * gn / (size_t)tn, q_hi = panels * (gn + 1) / (size_t)tn;
 
             for (size_t pc = 0; pc < k; pc += GEMM_KC) {
                 size_t kc = min_size(GEMM_KC, k - pc);
                 T beta_eff = pc == 0 ? beta : (T)1;
 
-                /* The team packs the B block together, then all use it. */
-                for (size_t q = (size_t)tid; q < panels; q += (size_t)team)
+                /* The team packs the B block together (the implicit barrier
+                 * then lets everybody use it). */
+                PB_OMP(omp for schedule(static))
+                for (size_t q = 0; q < panels; q++)
                     FN(pack_b_panel)(q, nc, kc, b + pc * ldb + jc, ldb, bpack);
-                PB_OMP(omp barrier)
 
-                for (size_t ic = row_lo; ic < row_hi; ic += GEMM_MC) {
-                    size_t mc = min_size(GEMM_MC, row_hi - ic);
-                    FN(pack_a)(mc, kc, a + ic * lda + pc, lda, my_a);
-                    for (size_t q = q_lo; q < q_hi; q++) {
+                /* Items (row block, column chunk) go to whoever is free, so a
+                 * thread slowed by a busy core does not hold up the rest. The
+                 * implicit barrier keeps B intact until all are done. */
+                size_t packed_ic = SIZE_MAX;
+                PB_OMP(omp for schedule(dynamic))
+                for (size_t item = 0; item < items; item++) {
+                    size_t ic = item / chunks * mc_step, chunk = item % chunks;
+                    size_t mc = min_size(mc_step, m - ic);
+                    if (ic != packed_ic) {
+                        FN(pack_a)(mc, kc, a + ic * lda + pc, lda, my_a);
+                        packed_ic = ic;
+                    }
+                    size_t q_hi = panels * (chunk + 1) / chunks;
+                    for (size_t q = panels * chunk / chunks; q < q_hi; q++) {
                         size_t j0 = q * (size_t)NR, nr = min_size((size_t)NR, nc - j0);
                         const T *bp = bpack + j0 * kc;
                         for (size_t i0 = 0; i0 < mc; i0 += MR)
@@ -345,8 +353,6 @@ static pb_status FN(gemm)(size_t m, size_t n, size_t k, T alpha, const T *a, siz
                                              c + (ic + i0) * ldc + jc + j0, ldc, min_size(MR, mc - i0), nr);
                     }
                 }
-                /* Nobody repacks B while another thread still reads it. */
-                PB_OMP(omp barrier)
             }
         }
     }

@@ -24,9 +24,8 @@ static pb_status ref_info(pb_device *dev, struct pb_device_info *out)
 }
 
 static const struct pb_variant ref_variants[] = {
-    {{"gemm", "ijk", "naive triple loop, dot-product order", 0}, NULL, pb__ref_gemm_ijk},
-    {{"gemm", "ikj", "row-streaming loop order (the studies' CPU baseline)", 0}, NULL,
-     pb__ref_gemm_ikj},
+    {.desc = {"gemm", "ijk", "naive triple loop, dot-product order", 0}, .supports = NULL, .run = pb__ref_gemm_ijk},
+    {.desc = {"gemm", "ikj", "row-streaming loop order (the studies' CPU baseline)", 0}, .supports = NULL, .run = pb__ref_gemm_ikj},
 };
 
 const struct pb_backend pb__backend_ref = {

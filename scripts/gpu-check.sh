@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# On a machine with an NVIDIA GPU: build for the GPU present, run the test suite
+# with CUDA enabled, run the CUDA variants under compute-sanitizer (memcheck and
+# racecheck), then the benchmarks. Results and logs go to $OUT (default
+# bench/results/<date>-<gpu>/).
+#
+# usage: scripts/gpu-check.sh [quick|full]   (quick: tests and sanitizers only)
+# Missing cJSON/cmocka development files are taken from .deps/*.deb when present
+# (apt-get download libcjson1 libcjson-dev libcmocka0 libcmocka-dev).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-full}
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '-')
+out=${OUT:-bench/results/$(date -u +%Y-%m-%d)-$gpu}
+mkdir -p "$out"
+log="$out/gpu-check.log"
+status=0
+step() { echo "== $*" | tee -a "$log"; }
+run() { # run CMD...: log it, remember a failure, go on
+    "$@" >>"$log" 2>&1 || { echo "FAILED ($?): $*" | tee -a "$log"; status=1; }
+}
+
+if ! pkg-config --exists libcjson cmocka 2>/dev/null && ls .deps/*.deb >/dev/null 2>&1; then
+    for f in .deps/*.deb; do dpkg -x "$f" /; done
+    ldconfig
+fi
+
+arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
+step "build for sm_$arch"
+run cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPB_CUDA=ON -DPB_CUDA_ARCHS="$arch" -DPB_WERROR=ON
+run cmake --build build-gpu -j "$(nproc)"
+pb=build-gpu/parbench
+[ -x "$pb" ] || { echo "build failed; see $log"; tail -30 "$log"; exit 1; }
+
+step "devices"
+$pb devices | tee -a "$log"
+$pb devices --format json >"$out/devices.json"
+
+step "tests"
+run ctest --test-dir build-gpu --output-on-failure -j 4
+
+step "compute-sanitizer on every CUDA gemm variant (awkward shapes)"
+for tool in memcheck racecheck; do
+    run compute-sanitizer --tool "$tool" --error-exitcode 9 \
+        $pb run gemm --backend cuda --m 33,1 --n 17,130 --k 5,67 --precision float,double --reps 1 --warmup 0 --quiet
+done
+run compute-sanitizer --tool memcheck --error-exitcode 9 \
+    $pb run bandwidth --backend cuda --size 4K,1M --buffers 1,4 --reps 1 --warmup 0 --quiet
+[ "$mode" = quick ] && { echo "status $status"; exit $status; }
+
+step "benchmarks"
+run $pb run bandwidth --backend cuda,openmp --size 1K:1G --reps 10 --quiet --out "$out/bandwidth.csv"
+run $pb run bandwidth --backend cuda --size 256M --buffers 1,16,256,4096 --reps 10 --quiet --out "$out/bandwidth-buffers.csv"
+run $pb run gemm --backend cuda --n 1024,2048,4096,8192 --precision float,double --reps 10 --quiet --out "$out/gemm.csv"
+tail -n 60 "$log"
+echo "status $status"
+exit $status

@@ -1,0 +1,349 @@
+// The CUDA backend: device query, memory of every kind, copies, streams and
+// event timers over the CUDA runtime; kernels in gemm.cu and friends. With no
+// driver or no device the backend reports itself unavailable (every CUDA row
+// is then SKIP with the reason) and nothing else is touched.
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/cuda/check.cuh"
+#include "backends/cuda/cuda_impl.cuh"
+#include "core/cpuinfo.h"
+
+static int device_count_cached = -1;
+static char unavailable_reason[256];
+
+static bool cuda_available(const char **why)
+{
+    if (device_count_cached < 0) {
+        int n = 0;
+        cudaError_t e = cudaGetDeviceCount(&n);
+        if (e != cudaSuccess) {
+            snprintf(unavailable_reason, sizeof unavailable_reason, "no usable CUDA driver or device (%s)",
+                     cudaGetErrorString(e));
+            n = 0;
+            (void)cudaGetLastError(); // clear the sticky error
+        } else if (n == 0) {
+            snprintf(unavailable_reason, sizeof unavailable_reason, "no CUDA device");
+        }
+        device_count_cached = n;
+    }
+    *why = unavailable_reason;
+    return device_count_cached > 0;
+}
+
+static int cuda_device_count(void)
+{
+    const char *why;
+    return cuda_available(&why) ? device_count_cached : 0;
+}
+
+static pb_status cuda_open(pb_device *dev, int index)
+{
+    PB_CUDA_CHECK(cudaSetDevice(index));
+    auto *impl = static_cast<pb_cuda_device *>(calloc(1, sizeof(pb_cuda_device)));
+    if (!impl)
+        return pb__fail(PB_ERR_NOMEM, "cannot allocate the CUDA device state");
+    cudaError_t e = cudaGetDeviceProperties(&impl->prop, index);
+    if (e == cudaSuccess)
+        e = cudaFree(nullptr); // create the context now, not inside the first timed run
+    if (e != cudaSuccess) {
+        free(impl);
+        return pb__cuda_status(e, "opening the device", __FILE__, __LINE__);
+    }
+    dev->impl = impl;
+    dev->threads = 0;
+    snprintf(dev->name, sizeof dev->name, "%s", impl->prop.name);
+    return PB_OK;
+}
+
+static void cuda_close(pb_device *dev)
+{
+    pb_cuda_device *impl = pb__cuda(dev);
+    if (!impl)
+        return;
+    if (impl->blas)
+        cublasDestroy(impl->blas);
+    free(impl);
+}
+
+pb_status pb__cuda_blas(pb_device *dev, pb_stream *s, cublasHandle_t *out)
+{
+    pb_cuda_device *impl = pb__cuda(dev);
+    if (!impl->blas) {
+        PB_CUBLAS_CHECK(cublasCreate(&impl->blas));
+        // FP32 stays FP32: no TF32 tensor-core shortcut in the anchor.
+        PB_CUBLAS_CHECK(cublasSetMathMode(impl->blas, CUBLAS_DEFAULT_MATH));
+    }
+    PB_CUBLAS_CHECK(cublasSetStream(impl->blas, pb__cuda_stream(s)));
+    *out = impl->blas;
+    return PB_OK;
+}
+
+// PCIe link through NVML when the driver ships it (looked up at run time so the
+// binary does not depend on the driver being installed).
+static void add_pcie_link(struct pb_device_info *out, const char *bus_id)
+{
+    void *nvml = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!nvml)
+        return;
+    typedef int (*init_fn)(void);
+    typedef int (*by_bus_fn)(const char *, void **);
+    typedef int (*link_fn)(void *, unsigned *);
+    auto init = reinterpret_cast<init_fn>(dlsym(nvml, "nvmlInit_v2"));
+    auto by_bus = reinterpret_cast<by_bus_fn>(dlsym(nvml, "nvmlDeviceGetHandleByPciBusId_v2"));
+    auto gen = reinterpret_cast<link_fn>(dlsym(nvml, "nvmlDeviceGetCurrPcieLinkGeneration"));
+    auto width = reinterpret_cast<link_fn>(dlsym(nvml, "nvmlDeviceGetCurrPcieLinkWidth"));
+    auto max_gen = reinterpret_cast<link_fn>(dlsym(nvml, "nvmlDeviceGetMaxPcieLinkGeneration"));
+    auto max_width = reinterpret_cast<link_fn>(dlsym(nvml, "nvmlDeviceGetMaxPcieLinkWidth"));
+    auto shutdown = reinterpret_cast<init_fn>(dlsym(nvml, "nvmlShutdown"));
+    void *handle = nullptr;
+    unsigned g = 0, w = 0, mg = 0, mw = 0;
+    if (init && by_bus && gen && width && shutdown && init() == 0) {
+        if (by_bus(bus_id, &handle) == 0 && gen(handle, &g) == 0 && width(handle, &w) == 0) {
+            if (max_gen && max_width && max_gen(handle, &mg) == 0 && max_width(handle, &mw) == 0)
+                pb__info_add(out, "pcie_link", "gen %u x%u (max gen %u x%u)", g, w, mg, mw);
+            else
+                pb__info_add(out, "pcie_link", "gen %u x%u", g, w);
+        }
+        shutdown();
+    }
+    dlclose(nvml);
+}
+
+static pb_status cuda_info(pb_device *dev, struct pb_device_info *out)
+{
+    const cudaDeviceProp &p = pb__cuda(dev)->prop;
+    int d = dev->index, clock_khz = 0, mem_khz = 0, ecc = 0;
+    PB_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, d));
+    PB_CUDA_CHECK(cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, d));
+    PB_CUDA_CHECK(cudaDeviceGetAttribute(&ecc, cudaDevAttrEccEnabled, d));
+    int driver = 0, runtime = 0;
+    PB_CUDA_CHECK(cudaDriverGetVersion(&driver));
+    PB_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+    char bus[32] = "";
+    PB_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, d));
+
+    snprintf(out->name, sizeof out->name, "%s", p.name);
+    snprintf(out->kind, sizeof out->kind, "gpu");
+    pb__info_add(out, "compute_capability", "%d.%d", p.major, p.minor);
+    pb__info_add(out, "multiprocessors", "%d", p.multiProcessorCount);
+    pb__info_add(out, "global_memory", "%.1f GiB", (double)p.totalGlobalMem / (1u << 30));
+    pb__info_add(out, "gpu_clock", "%.0f MHz", clock_khz / 1e3);
+    pb__info_add(out, "memory_clock", "%.0f MHz", mem_khz / 1e3);
+    pb__info_add(out, "memory_bus_width", "%d bits", p.memoryBusWidth);
+    // DDR: two transfers per clock.
+    pb__info_add(out, "peak_memory_bandwidth", "%.0f GB/s (from clock and bus width)",
+                 2.0 * mem_khz * 1e3 * (p.memoryBusWidth / 8) / 1e9);
+    pb__info_add(out, "l2_cache", "%.1f MiB", p.l2CacheSize / 1048576.0);
+    pb__info_add(out, "shared_memory_per_block", "%zu KiB (opt-in %zu KiB)", p.sharedMemPerBlock / 1024,
+                 p.sharedMemPerBlockOptin / 1024);
+    pb__info_add(out, "shared_memory_per_sm", "%zu KiB", p.sharedMemPerMultiprocessor / 1024);
+    pb__info_add(out, "registers_per_block", "%d", p.regsPerBlock);
+    pb__info_add(out, "registers_per_sm", "%d", p.regsPerMultiprocessor);
+    pb__info_add(out, "warp_size", "%d", p.warpSize);
+    pb__info_add(out, "max_threads_per_block", "%d", p.maxThreadsPerBlock);
+    pb__info_add(out, "max_threads_per_sm", "%d", p.maxThreadsPerMultiProcessor);
+    pb__info_add(out, "max_block_dims", "%d x %d x %d", p.maxThreadsDim[0], p.maxThreadsDim[1],
+                 p.maxThreadsDim[2]);
+    pb__info_add(out, "max_grid_dims", "%d x %d x %d", p.maxGridSize[0], p.maxGridSize[1], p.maxGridSize[2]);
+    pb__info_add(out, "copy_engines", "%d", p.asyncEngineCount);
+    pb__info_add(out, "concurrent_kernels", "%s", p.concurrentKernels ? "yes" : "no");
+    pb__info_add(out, "ecc", "%s", ecc ? "on" : "off");
+    pb__info_add(out, "unified_addressing", "%s", p.unifiedAddressing ? "yes" : "no");
+    pb__info_add(out, "pci_bus_id", "%s", bus);
+    add_pcie_link(out, bus);
+    pb__info_add(out, "driver_version", "%d.%d", driver / 1000, (driver % 1000) / 10);
+    pb__info_add(out, "runtime_version", "%d.%d", runtime / 1000, (runtime % 1000) / 10);
+    return PB_OK;
+}
+
+// ---- memory -----------------------------------------------------------------
+
+static pb_status cuda_alloc(pb_device *dev, pb_buf *buf)
+{
+    (void)dev;
+    size_t bytes = buf->bytes ? buf->bytes : 1;
+    char size[32];
+    switch (buf->kind) {
+    case PB_MEM_DEVICE: {
+        cudaError_t e = cudaMalloc(&buf->handle, bytes);
+        if (e == cudaErrorMemoryAllocation) {
+            (void)cudaGetLastError();
+            size_t free_b = 0, total_b = 0;
+            cudaMemGetInfo(&free_b, &total_b);
+            char have[32];
+            return pb__fail(PB_ERR_NOMEM, "cannot allocate %s of GPU memory: %s free",
+                            pb__format_bytes((double)bytes, size, sizeof size),
+                            pb__format_bytes((double)free_b, have, sizeof have));
+        }
+        PB_CUDA_CHECK(e);
+        return PB_OK;
+    }
+    case PB_MEM_PINNED:
+        if (bytes > pb__host_mem_available())
+            return pb__fail(PB_ERR_NOMEM, "cannot pin %s of host memory: not that much available",
+                            pb__format_bytes((double)bytes, size, sizeof size));
+        PB_CUDA_CHECK(cudaMallocHost(&buf->host, bytes));
+        return PB_OK;
+    case PB_MEM_PAGEABLE:
+        return pb__host_alloc(bytes, "a pageable host buffer", &buf->host);
+    }
+    return pb__fail(PB_ERR_INVALID, "unknown memory kind");
+}
+
+static void cuda_free(pb_device *dev, pb_buf *buf)
+{
+    (void)dev;
+    if (buf->kind == PB_MEM_DEVICE)
+        cudaFree(buf->handle);
+    else if (buf->kind == PB_MEM_PINNED)
+        cudaFreeHost(buf->host);
+    else
+        pb__host_free(buf->host);
+}
+
+static void *address(const pb_buf *b, size_t off)
+{
+    return static_cast<char *>(b->handle ? b->handle : b->host) + off;
+}
+
+static pb_status cuda_write(pb_buf *dst, size_t off, const void *src, size_t bytes)
+{
+    if (bytes)
+        PB_CUDA_CHECK(cudaMemcpy(address(dst, off), src, bytes, cudaMemcpyDefault));
+    return PB_OK;
+}
+
+static pb_status cuda_read(const pb_buf *src, size_t off, void *dst, size_t bytes)
+{
+    if (bytes)
+        PB_CUDA_CHECK(cudaMemcpy(dst, address(src, off), bytes, cudaMemcpyDefault));
+    return PB_OK;
+}
+
+static pb_status cuda_fill(pb_buf *buf, unsigned char value)
+{
+    if (buf->kind == PB_MEM_DEVICE)
+        PB_CUDA_CHECK(cudaMemset(buf->handle, value, buf->bytes));
+    else
+        memset(buf->host, value, buf->bytes);
+    return PB_OK;
+}
+
+static pb_status cuda_copy(pb_buf *dst, size_t dst_off, const pb_buf *src, size_t src_off, size_t bytes,
+                           pb_stream *s)
+{
+    if (!bytes)
+        return PB_OK;
+    // Unified addressing lets the runtime infer the direction from the pointers.
+    if (s)
+        PB_CUDA_CHECK(cudaMemcpyAsync(address(dst, dst_off), address(src, src_off), bytes, cudaMemcpyDefault,
+                                      pb__cuda_stream(s)));
+    else
+        PB_CUDA_CHECK(cudaMemcpy(address(dst, dst_off), address(src, src_off), bytes, cudaMemcpyDefault));
+    return PB_OK;
+}
+
+static pb_status cuda_sync(pb_device *dev)
+{
+    (void)dev;
+    PB_CUDA_CHECK(cudaDeviceSynchronize());
+    return PB_OK;
+}
+
+// ---- streams and event timers -----------------------------------------------
+
+static pb_status cuda_stream_create(pb_device *dev, pb_stream *s)
+{
+    (void)dev;
+    cudaStream_t stream;
+    // Blocking with respect to the legacy default stream, so events recorded
+    // there bracket work on every stream.
+    PB_CUDA_CHECK(cudaStreamCreate(&stream));
+    s->handle = stream;
+    return PB_OK;
+}
+
+static void cuda_stream_destroy(pb_stream *s) { cudaStreamDestroy(pb__cuda_stream(s)); }
+
+static pb_status cuda_stream_sync(pb_stream *s)
+{
+    PB_CUDA_CHECK(cudaStreamSynchronize(pb__cuda_stream(s)));
+    return PB_OK;
+}
+
+static pb_status cuda_timer_create(pb_device *dev, pb_timer *t)
+{
+    (void)dev;
+    cudaEvent_t a, b;
+    PB_CUDA_CHECK(cudaEventCreate(&a));
+    cudaError_t e = cudaEventCreate(&b);
+    if (e != cudaSuccess) {
+        cudaEventDestroy(a);
+        return pb__cuda_status(e, "cudaEventCreate", __FILE__, __LINE__);
+    }
+    t->start = a;
+    t->stop = b;
+    return PB_OK;
+}
+
+static void cuda_timer_destroy(pb_timer *t)
+{
+    cudaEventDestroy(static_cast<cudaEvent_t>(t->start));
+    cudaEventDestroy(static_cast<cudaEvent_t>(t->stop));
+}
+
+static pb_status cuda_timer_record(pb_timer *t, bool stop, pb_stream *s)
+{
+    PB_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(stop ? t->stop : t->start), pb__cuda_stream(s)));
+    return PB_OK;
+}
+
+static pb_status cuda_timer_elapsed(pb_timer *t, double *seconds)
+{
+    float ms = 0;
+    PB_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(t->stop)));
+    PB_CUDA_CHECK(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(t->start), static_cast<cudaEvent_t>(t->stop)));
+    *seconds = ms * 1e-3;
+    return PB_OK;
+}
+
+// ---- registration -------------------------------------------------------------
+
+static const struct pb_variant cuda_variants[] = {
+    {.desc = {"gemm", "naive", "one thread per element of C, operands from global memory", 0}, .supports = pb__cuda_gemm_supports, .run = pb__cuda_gemm_naive},
+    {.desc = {"gemm", "tiled8", "8x8 shared-memory tiles (the overlap study's kernel)", 0}, .supports = pb__cuda_gemm_supports, .run = pb__cuda_gemm_tiled8},
+    {.desc = {"gemm", "tiled16", "16x16 shared-memory tiles", 0}, .supports = pb__cuda_gemm_supports, .run = pb__cuda_gemm_tiled16},
+    {.desc = {"gemm", "tiled32", "32x32 shared-memory tiles", 0}, .supports = pb__cuda_gemm_supports, .run = pb__cuda_gemm_tiled32},
+    {.desc = {"gemm", "regblock", "register-blocked tiles, vector loads, double-buffered shared memory", 0}, .supports = pb__cuda_gemm_supports, .run = pb__cuda_gemm_regblock},
+    {.desc = {"gemm", "cublas", "cuBLAS sgemm/dgemm (TF32 off)", PB_VARIANT_ANCHOR}, .supports = pb__cuda_gemm_cublas_supports, .run = pb__cuda_gemm_cublas},
+};
+
+extern "C" const struct pb_backend pb__backend_cuda = {
+    .name = "cuda",
+    .summary = "NVIDIA GPUs through the CUDA runtime",
+    .threaded = false,
+    .available = cuda_available,
+    .device_count = cuda_device_count,
+    .open = cuda_open,
+    .close = cuda_close,
+    .info = cuda_info,
+    .alloc = cuda_alloc,
+    .free = cuda_free,
+    .write = cuda_write,
+    .read = cuda_read,
+    .fill = cuda_fill,
+    .sync = cuda_sync,
+    .copy = cuda_copy,
+    .stream_create = cuda_stream_create,
+    .stream_destroy = cuda_stream_destroy,
+    .stream_sync = cuda_stream_sync,
+    .timer_create = cuda_timer_create,
+    .timer_destroy = cuda_timer_destroy,
+    .timer_record = cuda_timer_record,
+    .timer_elapsed = cuda_timer_elapsed,
+    .variants = cuda_variants,
+    .n_variants = sizeof cuda_variants / sizeof cuda_variants[0],
+};

@@ -1,0 +1,184 @@
+// GEMM on CUDA: the teaching kernels of the studies (naive, shared-memory
+// tiles of 8, 16, 32), the register-blocked fast kernel (gemm_regblock.cu) and
+// cuBLAS as the anchor. Row-major throughout; beta == 0 never reads C.
+#include <limits.h>
+
+#include "backends/cuda/check.cuh"
+#include "backends/cuda/cuda_impl.cuh"
+#include "backends/cuda/gemm_regblock.cuh"
+
+template <typename T> __device__ __forceinline__ void store_c(T *c, T acc, T alpha, T beta)
+{
+    *c = beta == T(0) ? alpha * acc : alpha * acc + beta * *c;
+}
+
+// One thread per element of C; threadIdx.x runs along a row so reads of B and
+// writes of C are coalesced.
+template <typename T>
+__global__ void gemm_naive(size_t m, size_t n, size_t k, T alpha, const T *__restrict__ a, size_t lda,
+                           const T *__restrict__ b, size_t ldb, T beta, T *__restrict__ c, size_t ldc)
+{
+    size_t col = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    size_t row = blockIdx.y * (size_t)blockDim.y + threadIdx.y;
+    if (row >= m || col >= n)
+        return;
+    T acc = 0;
+    for (size_t p = 0; p < k; p++)
+        acc += a[row * lda + p] * b[p * ldb + col];
+    store_c(&c[row * ldc + col], acc, alpha, beta);
+}
+
+// The classic tiled kernel: a BS x BS block computes a BS x BS tile of C,
+// walking k in BS-wide steps through shared-memory copies of one tile of A
+// and one of B. Out-of-range elements load as 0 so any m, n, k works.
+template <typename T, int BS>
+__global__ void __launch_bounds__(BS *BS)
+    gemm_tiled(size_t m, size_t n, size_t k, T alpha, const T *__restrict__ a, size_t lda,
+               const T *__restrict__ b, size_t ldb, T beta, T *__restrict__ c, size_t ldc)
+{
+    __shared__ T as[BS][BS];
+    __shared__ T bs[BS][BS];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const size_t row = blockIdx.y * (size_t)BS + ty, col = blockIdx.x * (size_t)BS + tx;
+    T acc = 0;
+    for (size_t t = 0; t < k; t += BS) {
+        as[ty][tx] = row < m && t + tx < k ? a[row * lda + t + tx] : T(0);
+        bs[ty][tx] = t + ty < k && col < n ? b[(t + ty) * ldb + col] : T(0);
+        __syncthreads();
+#pragma unroll
+        for (int p = 0; p < BS; p++)
+            acc += as[ty][p] * bs[p][tx];
+        __syncthreads();
+    }
+    if (row < m && col < n)
+        store_c(&c[row * ldc + col], acc, alpha, beta);
+}
+
+static const pb_gemm_args *gemm_args(const void *args) { return static_cast<const pb_gemm_args *>(args); }
+
+// Grid of (n / bx) x (m / by) blocks must fit the hardware's grid limits.
+static bool grid_fits(const pb_gemm_args *g, unsigned bx, unsigned by, const char **why)
+{
+    size_t gx = (g->n + bx - 1) / bx, gy = (g->m + by - 1) / by;
+    if (gx > INT_MAX || gy > 65535) {
+        *why = "matrix too large for a one-thread-per-element grid";
+        return false;
+    }
+    return true;
+}
+
+bool pb__cuda_gemm_supports(const pb_device *dev, const void *args, const char **why)
+{
+    (void)dev;
+    return grid_fits(gemm_args(args), 8, 8, why);
+}
+
+template <typename T> static pb_status launch_naive(const pb_gemm_args *g, cudaStream_t s)
+{
+    dim3 block(16, 16), grid((unsigned)((g->n + 15) / 16), (unsigned)((g->m + 15) / 16));
+    gemm_naive<T><<<grid, block, 0, s>>>(g->m, g->n, g->k, (T)g->alpha, pb__cuda_ptr<const T>(g->a), g->lda,
+                                         pb__cuda_ptr<const T>(g->b), g->ldb, (T)g->beta, pb__cuda_ptr<T>(g->c),
+                                         g->ldc);
+    PB_CUDA_CHECK_LAUNCH();
+    return PB_OK;
+}
+
+template <typename T, int BS> static pb_status launch_tiled(const pb_gemm_args *g, cudaStream_t s)
+{
+    dim3 block(BS, BS), grid((unsigned)((g->n + BS - 1) / BS), (unsigned)((g->m + BS - 1) / BS));
+    gemm_tiled<T, BS><<<grid, block, 0, s>>>(g->m, g->n, g->k, (T)g->alpha, pb__cuda_ptr<const T>(g->a), g->lda,
+                                             pb__cuda_ptr<const T>(g->b), g->ldb, (T)g->beta,
+                                             pb__cuda_ptr<T>(g->c), g->ldc);
+    PB_CUDA_CHECK_LAUNCH();
+    return PB_OK;
+}
+
+// Dispatch on precision; empty products launch nothing.
+#define PB_GEMM_DISPATCH(launch_f32, launch_f64)                                         \
+    const pb_gemm_args *g = gemm_args(args);                                            \
+    (void)dev;                                                                           \
+    if (g->m == 0 || g->n == 0)                                                          \
+        return PB_OK;                                                                    \
+    return g->prec == PB_DOUBLE ? launch_f64(g, pb__cuda_stream(s)) : launch_f32(g, pb__cuda_stream(s))
+
+pb_status pb__cuda_gemm_naive(pb_device *dev, const void *args, pb_stream *s)
+{
+    PB_GEMM_DISPATCH(launch_naive<float>, launch_naive<double>);
+}
+
+pb_status pb__cuda_gemm_tiled8(pb_device *dev, const void *args, pb_stream *s)
+{
+    PB_GEMM_DISPATCH((launch_tiled<float, 8>), (launch_tiled<double, 8>));
+}
+
+pb_status pb__cuda_gemm_tiled16(pb_device *dev, const void *args, pb_stream *s)
+{
+    PB_GEMM_DISPATCH((launch_tiled<float, 16>), (launch_tiled<double, 16>));
+}
+
+pb_status pb__cuda_gemm_tiled32(pb_device *dev, const void *args, pb_stream *s)
+{
+    PB_GEMM_DISPATCH((launch_tiled<float, 32>), (launch_tiled<double, 32>));
+}
+
+static pb_status regblock_f32(const pb_gemm_args *g, cudaStream_t s)
+{
+    PB_CUDA_CHECK(pb__cuda_gemm_regblock_f32(g->m, g->n, g->k, (float)g->alpha, pb__cuda_ptr<const float>(g->a),
+                                             g->lda, pb__cuda_ptr<const float>(g->b), g->ldb, (float)g->beta,
+                                             pb__cuda_ptr<float>(g->c), g->ldc, s));
+    return PB_OK;
+}
+
+static pb_status regblock_f64(const pb_gemm_args *g, cudaStream_t s)
+{
+    PB_CUDA_CHECK(pb__cuda_gemm_regblock_f64(g->m, g->n, g->k, g->alpha, pb__cuda_ptr<const double>(g->a), g->lda,
+                                             pb__cuda_ptr<const double>(g->b), g->ldb, g->beta,
+                                             pb__cuda_ptr<double>(g->c), g->ldc, s));
+    return PB_OK;
+}
+
+pb_status pb__cuda_gemm_regblock(pb_device *dev, const void *args, pb_stream *s)
+{
+    PB_GEMM_DISPATCH(regblock_f32, regblock_f64);
+}
+
+// ---- cuBLAS -------------------------------------------------------------------
+
+bool pb__cuda_gemm_cublas_supports(const pb_device *dev, const void *args, const char **why)
+{
+    (void)dev;
+    const pb_gemm_args *g = gemm_args(args);
+    if (g->m > INT_MAX || g->n > INT_MAX || g->k > INT_MAX || g->lda > INT_MAX || g->ldb > INT_MAX ||
+        g->ldc > INT_MAX) {
+        *why = "dimension exceeds the int range of the cuBLAS interface";
+        return false;
+    }
+    return true;
+}
+
+pb_status pb__cuda_gemm_cublas(pb_device *dev, const void *args, pb_stream *s)
+{
+    const pb_gemm_args *g = gemm_args(args);
+    if (g->m == 0 || g->n == 0)
+        return PB_OK;
+    cublasHandle_t h;
+    pb_status st = pb__cuda_blas(dev, s, &h);
+    if (st != PB_OK)
+        return st;
+    // cuBLAS is column-major: row-major C = A*B is column-major C^T = B^T * A^T.
+    // Leading dimensions must be >= 1 even when nothing is read (k == 0).
+    int m = (int)g->m, n = (int)g->n, k = (int)g->k;
+    int lda = g->lda ? (int)g->lda : 1, ldb = g->ldb ? (int)g->ldb : 1, ldc = (int)g->ldc;
+    if (g->prec == PB_DOUBLE) {
+        double alpha = g->alpha, beta = g->beta;
+        PB_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, pb__cuda_ptr<const double>(g->b),
+                                    ldb, pb__cuda_ptr<const double>(g->a), lda, &beta, pb__cuda_ptr<double>(g->c),
+                                    ldc));
+    } else {
+        float alpha = (float)g->alpha, beta = (float)g->beta;
+        PB_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, pb__cuda_ptr<const float>(g->b),
+                                    ldb, pb__cuda_ptr<const float>(g->a), lda, &beta, pb__cuda_ptr<float>(g->c),
+                                    ldc));
+    }
+    return PB_OK;
+}

@@ -1,0 +1,492 @@
+// gemm_regblock.cu: register-blocked SIMT GEMM (FP32 / FP64 FMA, no tensor cores).
+//
+// Row-major C = alpha*A*B + beta*C. The design is the classic "128x128x8" SIMT SGEMM
+// (maxas, CUTLASS's SIMT path, siboehm's warptiling kernel):
+//
+//  * Block tile BM x BN, K consumed in slices of BK. Each block keeps two shared-memory
+//    stages: while the FMAs of slice t run from stage t&1, the global loads of slice
+//    t+1 are already in flight into registers and are written to the other stage after
+//    the FMAs (register-staged double buffering, one __syncthreads per slice).
+//  * A is stored transposed in shared memory (As[k][m]) and B as is (Bs[k][n]), so a
+//    thread reads the column slice of A and the row slice of B it needs for one k with
+//    16-byte LDS.128 loads. As rows are padded by 4 elements, which makes the
+//    transposing scalar stores conflict-free (see A_LD below).
+//  * Each warp computes a WM x WN warp tile; its 32 lanes form a TWM x (32/TWM) grid
+//    and each lane owns REP_M x REP_N chunks of CM x CN elements spaced one lane-grid
+//    apart, i.e. a TM x TN register tile (8x8 for the defaults). Per k a lane does
+//    TM*TN FMAs for (TM+TN)*sizeof(T)/16 LDS.128, and lanes of a quarter-warp share
+//    the A address (broadcast) while reading 8 consecutive B chunks.
+//  * Global loads are 16 bytes (float4 / double2) when the pointer and leading
+//    dimension allow it (a template flag per operand, picked at launch), else scalar.
+//    A is read two 16-byte vectors per row per instruction, so a warp touches 16 rows
+//    x 32 bytes: full sectors, and a conflict-free transposed store.
+//  * Edges: A rows past m are clamped to row m-1 (their outputs are never stored), B
+//    columns past n and the K tail (both operands) are zero-filled, stores are guarded.
+//    Full K slices take the unpredicated path; only the last slice checks k.
+//  * Blocks are launched on a 1-D grid and walked in groups of GROUP_M tile rows
+//    (column-major inside a group) so that concurrently running blocks share A and B
+//    panels in L2.
+//
+// Tile parameters (tuned on an H100 SXM, see the Tile<> instantiations at the end):
+//  FP32: 128x128x8, 256 threads, warp tile 32x64, 8x8 per thread, 2 blocks/SM
+//        (<= 128 registers, 16.5 KB shared memory per block).
+//  FP64: same shape, 8x8 doubles per thread (~190 registers), 1 block/SM; the FP64
+//        units run at half the FP32 rate, so fewer warps still keep them busy.
+// Shared memory above 48 KB per block (larger BK) is opted into once per kernel.
+
+#include "backends/cuda/gemm_regblock.cuh"
+
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+namespace {
+
+// 16-byte vector of T and conversions to/from a register array.
+template <typename T> struct Vec;
+template <> struct Vec<float> {
+    using type = float4;
+    static constexpr int N = 4;
+    __device__ static void split(const float4 v, float *d)
+    {
+        d[0] = v.x;
+        d[1] = v.y;
+        d[2] = v.z;
+        d[3] = v.w;
+    }
+    __device__ static float4 join(const float *s) { return make_float4(s[0], s[1], s[2], s[3]); }
+};
+template <> struct Vec<double> {
+    using type = double2;
+    static constexpr int N = 2;
+    __device__ static void split(const double2 v, double *d)
+    {
+        d[0] = v.x;
+        d[1] = v.y;
+    }
+    __device__ static double2 join(const double *s) { return make_double2(s[0], s[1]); }
+};
+
+// Compile-time tile configuration.
+//   BM x BN x BK : block tile and K slice
+//   WM x WN      : warp tile; THREADS = (BM/WM)*(BN/WN)*32
+//   TWM          : lanes along M inside a warp (32/TWM along N)
+//   CM x CN      : contiguous chunk a lane owns (multiple of one 16-byte vector)
+//   MIN_BLOCKS   : __launch_bounds__ occupancy hint (caps registers at 64K/(THREADS*MIN_BLOCKS))
+template <typename T_, int BM_, int BN_, int BK_, int WM_, int WN_, int TWM_, int CM_, int CN_, int MIN_BLOCKS_>
+struct Tile {
+    using T = T_;
+    static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_;
+    static constexpr int TWM = TWM_, TWN = 32 / TWM_, CM = CM_, CN = CN_;
+    static constexpr int MIN_BLOCKS = MIN_BLOCKS_;
+    static constexpr int VEC = Vec<T>::N;
+    static constexpr int WARPS_N = BN / WN;
+    static constexpr int THREADS = (BM / WM) * WARPS_N * 32;
+    static constexpr int REP_M = WM / (TWM * CM), REP_N = WN / (TWN * CN);
+    static constexpr int TM = REP_M * CM, TN = REP_N * CN;
+
+    // A global->smem: each instruction covers A_RPI rows x 2 vectors along k.
+    static constexpr int A_RPI = THREADS / 2;
+    static constexpr int A_RG = BM / A_RPI, A_CG = BK / (2 * VEC), A_LOADS = A_RG * A_CG;
+    // B global->smem: each instruction covers B_RPI full rows of the BK x BN slice.
+    static constexpr int B_VPR = BN / VEC, B_RPI = THREADS / B_VPR, B_LOADS = BK / B_RPI;
+
+    // The transposed A stores of one warp hit k-rows kc, kc+VEC (scalar stores of 16 rows
+    // each); a pad of 4 elements puts those k-rows 16 words apart in the bank space
+    // (4*132 floats, 2*132 doubles), so they never collide, and keeps rows 16-byte aligned.
+    static constexpr int A_LD = BM + 4, B_LD = BN;
+    static constexpr int A_STAGE = BK * A_LD, B_STAGE = BK * B_LD;
+    static constexpr size_t SMEM_BYTES = 2 * (size_t)(A_STAGE + B_STAGE) * sizeof(T);
+
+    static_assert(THREADS % 32 == 0 && THREADS <= 1024, "threads");
+    static_assert(TWM * TWN == 32, "lane grid");
+    static_assert(WM % (TWM * CM) == 0 && WN % (TWN * CN) == 0, "warp tile vs lane grid");
+    static_assert(BM % WM == 0 && BN % WN == 0, "block tile vs warp tile");
+    static_assert(CM % VEC == 0 && CN % VEC == 0, "chunks are whole vectors");
+    static_assert(BM % A_RPI == 0 && BK % (2 * VEC) == 0, "A load mapping");
+    static_assert(THREADS % B_VPR == 0 && BK % B_RPI == 0, "B load mapping");
+    static_assert(BK % 2 == 0, "fragment double buffering alternates per k-row");
+};
+
+constexpr int GROUP_M = 8; // tile rows per L2 group
+
+template <typename T> struct Params {
+    const T *a;
+    const T *b;
+    T *c;
+    long long m, n, k, lda, ldb, ldc;
+    T alpha, beta;
+    long long tiles_m, tiles_n;
+    bool c_vec; // C pointer and ldc allow 16-byte stores
+};
+
+template <class Cfg, bool VA, bool VB>
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) gemm_kernel(const Params<typename Cfg::T> p)
+{
+    using T = typename Cfg::T;
+    using V = Vec<T>;
+    using VT = typename V::type;
+    constexpr int VEC = Cfg::VEC, BK = Cfg::BK, CM = Cfg::CM, CN = Cfg::CN;
+    constexpr int TM = Cfg::TM, TN = Cfg::TN, A_LD = Cfg::A_LD, B_LD = Cfg::B_LD;
+
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    T *const As = reinterpret_cast<T *>(smem_raw);
+    T *const Bs = As + 2 * Cfg::A_STAGE;
+
+    const int tid = threadIdx.x;
+
+    // Grouped tile order: GROUP_M tile rows walked column by column.
+    const long long pid = blockIdx.x;
+    const long long per_group = GROUP_M * p.tiles_n;
+    const long long first_m = pid / per_group * GROUP_M;
+    const long long gsize = min((long long)GROUP_M, p.tiles_m - first_m);
+    const long long in_group = pid % per_group;
+    const long long m0 = (first_m + in_group % gsize) * Cfg::BM;
+    const long long n0 = in_group / gsize * Cfg::BN;
+    const long long M = p.m, N = p.n, K = p.k;
+
+    // ---- global load setup (source pointers advance by one slice per load) ----
+    const int a_r = tid >> 1;        // row within a row group
+    const int a_c = (tid & 1) * VEC; // k offset within a vector pair
+    const T *a_src[Cfg::A_RG];
+#pragma unroll
+    for (int rg = 0; rg < Cfg::A_RG; ++rg) {
+        const long long row = min(m0 + rg * Cfg::A_RPI + a_r, M - 1); // clamp: rows >= m are never stored
+        a_src[rg] = p.a + row * p.lda + a_c;
+    }
+    const int b_r = tid / Cfg::B_VPR;
+    const int b_c = (tid % Cfg::B_VPR) * VEC;
+    const long long b_col = n0 + b_c;
+    const bool b_vec_ok = VB && b_col + VEC <= N;
+    const T *b_src = p.b + b_r * p.ldb + b_col;
+    const long long b_row_step = (long long)Cfg::B_RPI * p.ldb, b_slice_step = (long long)BK * p.ldb;
+
+    T a_st[Cfg::A_LOADS][VEC]; // staging registers for the next slice
+    T b_st[Cfg::B_LOADS][VEC];
+
+    // Load the next slice into the staging registers. FULL: all BK k-rows exist,
+    // else only krem < BK of them.
+    auto load_slice = [&](int krem, auto full_tag) {
+        constexpr bool FULL = decltype(full_tag)::value;
+#pragma unroll
+        for (int i = 0; i < Cfg::A_LOADS; ++i) {
+            const int kc = i / Cfg::A_RG * 2 * VEC;
+            const T *src = a_src[i % Cfg::A_RG] + kc;
+            if (FULL && VA) {
+                V::split(__ldg(reinterpret_cast<const VT *>(src)), a_st[i]);
+            } else {
+#pragma unroll
+                for (int e = 0; e < VEC; ++e)
+                    a_st[i][e] = (FULL || kc + a_c + e < krem) ? __ldg(src + e) : T(0);
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < Cfg::B_LOADS; ++i) {
+            const T *src = b_src + i * b_row_step;
+            const bool row_ok = FULL || i * Cfg::B_RPI + b_r < krem;
+            if (b_vec_ok) {
+                V::split(row_ok ? __ldg(reinterpret_cast<const VT *>(src)) : VT{}, b_st[i]);
+            } else {
+#pragma unroll
+                for (int e = 0; e < VEC; ++e)
+                    b_st[i][e] = (row_ok && b_col + e < N) ? __ldg(src + e) : T(0);
+            }
+        }
+#pragma unroll
+        for (int rg = 0; rg < Cfg::A_RG; ++rg)
+            a_src[rg] += BK;
+        b_src += b_slice_step;
+    };
+    // Slices 0 .. nfull-1 are full; a last slice with K % BK k-rows is done after the loop.
+    const int nfull = (int)(K / BK), ktail = (int)(K % BK);
+    // Write the staged slice into stage buf (A transposed).
+    auto store_slice = [&](int buf) {
+        T *as = As + buf * Cfg::A_STAGE;
+        T *bs = Bs + buf * Cfg::B_STAGE;
+#pragma unroll
+        for (int i = 0; i < Cfg::A_LOADS; ++i) {
+            const int row = i % Cfg::A_RG * Cfg::A_RPI + a_r, kc = i / Cfg::A_RG * 2 * VEC + a_c;
+#pragma unroll
+            for (int e = 0; e < VEC; ++e)
+                as[(kc + e) * A_LD + row] = a_st[i][e];
+        }
+#pragma unroll
+        for (int i = 0; i < Cfg::B_LOADS; ++i)
+            *reinterpret_cast<VT *>(&bs[(i * Cfg::B_RPI + b_r) * B_LD + b_c]) = V::join(b_st[i]);
+    };
+
+    // ---- compute setup ----
+    const int warp = tid >> 5, lane = tid & 31;
+    const int lane_m = lane / Cfg::TWN, lane_n = lane % Cfg::TWN;
+    const int a_off = warp / Cfg::WARPS_N * Cfg::WM + lane_m * CM;
+    const int b_off = warp % Cfg::WARPS_N * Cfg::WN + lane_n * CN;
+
+    T acc[TM][TN];
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j)
+            acc[i][j] = T(0);
+
+    // Register fragments of one k-row: the lane's TM values of A and TN values of B.
+    auto load_frags = [&](int buf, int kk, T *fa, T *fb) {
+        const T *as = As + buf * Cfg::A_STAGE + kk * A_LD + a_off;
+        const T *bs = Bs + buf * Cfg::B_STAGE + kk * B_LD + b_off;
+#pragma unroll
+        for (int r = 0; r < Cfg::REP_M; ++r)
+#pragma unroll
+            for (int v = 0; v < CM; v += VEC)
+                V::split(*reinterpret_cast<const VT *>(as + r * Cfg::TWM * CM + v), fa + r * CM + v);
+#pragma unroll
+        for (int r = 0; r < Cfg::REP_N; ++r)
+#pragma unroll
+            for (int v = 0; v < CN; v += VEC)
+                V::split(*reinterpret_cast<const VT *>(bs + r * Cfg::TWN * CN + v), fb + r * CN + v);
+    };
+    auto outer_product = [&](const T *fa, const T *fb) {
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int j = 0; j < TN; ++j)
+                acc[i][j] = fma(fa[i], fb[j], acc[i][j]);
+    };
+
+    // Main loop over the full slices. The global loads of slice t+1 are issued first
+    // and stay in flight during the FMAs of slice t; they are written to the other
+    // stage just before the last k-row of slice t. That stage was last read in slice
+    // t-1, before the barrier all threads have passed, so one barrier per slice
+    // suffices. Fragments are double-buffered in registers: the LDS of k-row kk+1
+    // (after the barrier, k-row 0 of the next slice) overlap the FMAs of k-row kk.
+    T fa[2][TM], fb[2][TN];
+    if (nfull > 0) {
+        load_slice(BK, std::true_type{});
+        store_slice(0);
+        __syncthreads();
+        load_frags(0, 0, fa[0], fb[0]);
+    }
+    for (int t = 0; t < nfull; ++t) {
+        const int buf = t & 1;
+        const bool more = t + 1 < nfull;
+        if (more)
+            load_slice(BK, std::true_type{});
+#pragma unroll
+        for (int kk = 0; kk < BK; ++kk) {
+            const int cur = kk & 1;
+            if (kk + 1 < BK) {
+                load_frags(buf, kk + 1, fa[cur ^ 1], fb[cur ^ 1]);
+            } else if (more) {
+                store_slice(buf ^ 1);
+                __syncthreads();
+                load_frags(buf ^ 1, 0, fa[cur ^ 1], fb[cur ^ 1]);
+            }
+            outer_product(fa[cur], fb[cur]);
+        }
+    }
+    if (ktail > 0) { // K tail, zero-filled past k; not overlapped (once per block)
+        __syncthreads(); // the last full slice may still be reading either stage
+        load_slice(ktail, std::false_type{});
+        store_slice(0);
+        __syncthreads();
+#pragma unroll
+        for (int kk = 0; kk < BK; ++kk) {
+            load_frags(0, kk, fa[0], fb[0]);
+            outer_product(fa[0], fb[0]);
+        }
+    }
+
+    // ---- epilogue: C = alpha*acc + beta*C, guarded; beta == 0 never reads C ----
+    const T alpha = p.alpha, beta = p.beta;
+#pragma unroll
+    for (int r = 0; r < Cfg::REP_M; ++r) {
+#pragma unroll
+        for (int i = 0; i < CM; ++i) {
+            const long long row = m0 + a_off + r * Cfg::TWM * CM + i;
+            if (row >= M)
+                continue;
+            T *crow = p.c + row * p.ldc;
+#pragma unroll
+            for (int s = 0; s < Cfg::REP_N; ++s) {
+#pragma unroll
+                for (int v = 0; v < CN; v += VEC) {
+                    const long long col = n0 + b_off + s * Cfg::TWN * CN + v;
+                    const T *res = &acc[r * CM + i][s * CN + v];
+                    T out[VEC];
+                    if (p.c_vec && col + VEC <= N) {
+                        VT *dst = reinterpret_cast<VT *>(crow + col);
+                        if (beta == T(0)) {
+#pragma unroll
+                            for (int e = 0; e < VEC; ++e)
+                                out[e] = alpha * res[e];
+                        } else {
+                            T old[VEC];
+                            V::split(*dst, old);
+#pragma unroll
+                            for (int e = 0; e < VEC; ++e)
+                                out[e] = fma(alpha, res[e], beta * old[e]);
+                        }
+                        *dst = V::join(out);
+                    } else {
+#pragma unroll
+                        for (int e = 0; e < VEC; ++e) {
+                            if (col + e < N) {
+                                T *dst = crow + col + e;
+                                *dst = beta == T(0) ? alpha * res[e] : fma(alpha, res[e], beta * *dst);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// Raise the dynamic shared-memory limit of every kernel of Cfg, once per process.
+template <class Cfg> cudaError_t prepare_smem()
+{
+    if constexpr (Cfg::SMEM_BYTES <= 48 * 1024) {
+        return cudaSuccess;
+    } else {
+        static const cudaError_t once = [] {
+            const int bytes = (int)Cfg::SMEM_BYTES;
+            cudaError_t e = cudaFuncSetAttribute(gemm_kernel<Cfg, false, false>,
+                                                 cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+            if (e == cudaSuccess)
+                e = cudaFuncSetAttribute(gemm_kernel<Cfg, false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         bytes);
+            if (e == cudaSuccess)
+                e = cudaFuncSetAttribute(gemm_kernel<Cfg, true, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         bytes);
+            if (e == cudaSuccess)
+                e = cudaFuncSetAttribute(gemm_kernel<Cfg, true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         bytes);
+            return e;
+        }();
+        return once;
+    }
+}
+
+inline bool aligned16(const void *p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+template <class Cfg>
+cudaError_t gemm(size_t m, size_t n, size_t k, typename Cfg::T alpha, const typename Cfg::T *a, size_t lda,
+                 const typename Cfg::T *b, size_t ldb, typename Cfg::T beta, typename Cfg::T *c, size_t ldc,
+                 cudaStream_t s)
+{
+    using T = typename Cfg::T;
+    if (m == 0 || n == 0)
+        return cudaSuccess;
+    if (k == 0 || alpha == T(0)) { // C = beta*C; A and B are not read
+        k = 0;
+        alpha = T(0);
+    }
+    const size_t big = (size_t)LLONG_MAX / 2;
+    if (lda < k || ldb < n || ldc < n || c == nullptr || (k > 0 && (a == nullptr || b == nullptr)) || m > big ||
+        n > big || k > big || lda > big || ldb > big || ldc > big)
+        return cudaErrorInvalidValue;
+    const size_t tiles_m = (m + Cfg::BM - 1) / Cfg::BM, tiles_n = (n + Cfg::BN - 1) / Cfg::BN;
+    if (tiles_m > (size_t)INT_MAX / tiles_n || k / Cfg::BK >= (size_t)INT_MAX)
+        return cudaErrorInvalidValue; // more blocks than a 1-D grid holds, or slices than an int counts
+
+    const cudaError_t prep = prepare_smem<Cfg>();
+    if (prep != cudaSuccess)
+        return prep;
+
+    constexpr int VEC = Cfg::VEC;
+    Params<T> p;
+    p.a = a;
+    p.b = b;
+    p.c = c;
+    p.m = (long long)m;
+    p.n = (long long)n;
+    p.k = (long long)k;
+    p.lda = (long long)lda;
+    p.ldb = (long long)ldb;
+    p.ldc = (long long)ldc;
+    p.alpha = alpha;
+    p.beta = beta;
+    p.tiles_m = (long long)tiles_m;
+    p.tiles_n = (long long)tiles_n;
+    p.c_vec = aligned16(c) && ldc % VEC == 0;
+    const bool va = aligned16(a) && lda % VEC == 0;
+    const bool vb = aligned16(b) && ldb % VEC == 0;
+
+    const dim3 grid((unsigned)(tiles_m * tiles_n)), block(Cfg::THREADS);
+    const size_t smem = Cfg::SMEM_BYTES;
+    if (va && vb)
+        gemm_kernel<Cfg, true, true><<<grid, block, smem, s>>>(p);
+    else if (va)
+        gemm_kernel<Cfg, true, false><<<grid, block, smem, s>>>(p);
+    else if (vb)
+        gemm_kernel<Cfg, false, true><<<grid, block, smem, s>>>(p);
+    else
+        gemm_kernel<Cfg, false, false><<<grid, block, smem, s>>>(p);
+    return cudaGetLastError();
+}
+
+// Tile choice: the estimated time of a tile shape is (waves of blocks over the SMs)
+// x (work per SM per wave) / (relative efficiency of the shape when the SMs are full).
+// Large tiles win whenever they fill the machine; small ones recover the parallelism
+// of small or skinny products.
+struct TileChoice {
+    int bm, bn, blocks_per_sm;
+    double eff;
+};
+
+inline int pick_tile(size_t m, size_t n, const TileChoice *choices, int count)
+{
+    int dev = 0, sms = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) !=
+                                                  cudaSuccess || sms <= 0)
+        sms = 132;
+    int best = 0;
+    double best_cost = 0;
+    for (int i = 0; i < count; ++i) {
+        const TileChoice &t = choices[i];
+        const double blocks = (double)((m + t.bm - 1) / t.bm) * (double)((n + t.bn - 1) / t.bn);
+        const double slots = (double)sms * t.blocks_per_sm;
+        const double waves = std::ceil(blocks / slots);
+        const double cost = waves * t.bm * t.bn * t.blocks_per_sm / t.eff;
+        if (i == 0 || cost < best_cost) {
+            best = i;
+            best_cost = cost;
+        }
+    }
+    return best;
+}
+
+//                      T       BM   BN  BK  WM  WN TWM CM CN MINB
+using F32Large = Tile<float, 128, 256, 8, 64, 64, 4, 4, 4, 1>;   // 8x16 per thread, 256 threads
+using F32Medium = Tile<float, 128, 128, 8, 32, 64, 4, 4, 4, 2>;  // 8x8, 256 threads
+using F32Small = Tile<float, 64, 64, 8, 32, 32, 4, 4, 4, 4>;     // 8x4, 128 threads
+using F64Large = Tile<double, 128, 128, 8, 32, 64, 4, 2, 2, 1>;  // 8x8, 256 threads
+using F64Small = Tile<double, 64, 64, 8, 32, 32, 4, 2, 2, 3>;    // 8x4, 128 threads
+
+constexpr TileChoice f32_choices[] = {{128, 256, 1, 1.0}, {128, 128, 2, 0.9}, {64, 64, 4, 0.75}};
+constexpr TileChoice f64_choices[] = {{128, 128, 1, 1.0}, {64, 64, 3, 0.8}};
+
+} // namespace
+
+cudaError_t pb__cuda_gemm_regblock_f32(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
+                                       const float *b, size_t ldb, float beta, float *c, size_t ldc, cudaStream_t s)
+{
+    switch (pick_tile(m, n, f32_choices, 3)) {
+    case 0:
+        return gemm<F32Large>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
+    case 1:
+        return gemm<F32Medium>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
+    default:
+        return gemm<F32Small>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
+    }
+}
+
+cudaError_t pb__cuda_gemm_regblock_f64(size_t m, size_t n, size_t k, double alpha, const double *a, size_t lda,
+                                       const double *b, size_t ldb, double beta, double *c, size_t ldc, cudaStream_t s)
+{
+    switch (pick_tile(m, n, f64_choices, 2)) {
+    case 0:
+        return gemm<F64Large>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
+    default:
+        return gemm<F64Small>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
+    }
+}
