@@ -3,7 +3,13 @@ execute_process(COMMAND git -C "${SRC}" rev-parse --short=12 HEAD
                 OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE
                 RESULT_VARIABLE rc ERROR_QUIET)
 if(NOT rc EQUAL 0 OR commit STREQUAL "")
-  set(commit "unknown")
+  # A copy of the tree without .git (e.g. shipped to a GPU machine) may say
+  # which commit it is through the environment.
+  if(DEFINED ENV{PB_GIT_COMMIT})
+    set(commit "$ENV{PB_GIT_COMMIT}")
+  else()
+    set(commit "unknown")
+  endif()
 else()
   execute_process(COMMAND git -C "${SRC}" status --porcelain --untracked-files=no
                   OUTPUT_VARIABLE dirty OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)

@@ -89,6 +89,12 @@ contains "$tmp/out" "bytes differ"
 expect 2 "$pb" run bandwidth --size 4 --buffers 8
 expect 2 "$pb" run bandwidth --precision double
 
+# Overlap needs a backend with tiled GEMM kernels: CPU rows say so, exit 0.
+expect 0 "$pb" run overlap --n 16 --lm 2 --bs 8 --reps 1 --backend ref --format csv
+contains "$tmp/out" "UNSUPPORTED"
+contains "$tmp/out" ",copy_s,kernel_s,bound_s,efficiency"
+expect 2 "$pb" run overlap --bs 12
+
 # A wrong result is FAILED with no speed, exit 1.
 expect 1 "$pb" run gemm --n 16 --reps 1 --inject-fault --format csv --out "$tmp/f.csv"
 contains "$tmp/out" "FAILED"

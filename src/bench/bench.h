@@ -13,9 +13,11 @@
 
 #include "core/verify.h"
 #include "core/backend_impl.h"
+#include "core/stats.h"
 #include "parbench/pb_backend.h"
 
 #define PB_MAX_PARAMS 8
+#define PB_MAX_EXTRAS 8
 
 /* A benchmark-specific option taking a list of integers ("--n 256,512"). */
 struct pb_param_def {
@@ -44,8 +46,14 @@ struct pb_bench {
     bool typeless;          /* no element type: --precision does not apply */
     const struct pb_param_def *params;
     size_t n_params;
-    /* Speed-up column: time of this variant on the same problem / time of row. */
+    /* Speed-up column: time of this variant on the same problem / time of
+     * the row. baseline_backend NULL = the row's own backend. */
     const char *baseline_backend, *baseline_variant;
+    /* Extra metrics of this benchmark, one column each (NULL extras = none):
+     * computed after the timed runs from the bound state and the time. */
+    const char *const *extra_names;
+    size_t n_extras;
+    void (*extras)(void *state, const struct pb_stats *time, double *out);
 
     /* Problems for the given lists (one precision each); checks sizes for
      * overflow and absurdity (PB_ERR_INVALID / PB_ERR_OVERFLOW + message). */

@@ -3,11 +3,12 @@
 
 #include "bench/bench.h"
 
-extern const struct pb_bench pb__bench_gemm, pb__bench_bandwidth;
+extern const struct pb_bench pb__bench_gemm, pb__bench_bandwidth, pb__bench_overlap;
 
 static const struct pb_bench *const benches[] = {
     &pb__bench_bandwidth,
     &pb__bench_gemm,
+    &pb__bench_overlap,
 };
 
 size_t pb__bench_count(void) { return sizeof benches / sizeof benches[0]; }

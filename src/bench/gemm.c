@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bench/bench.h"
+#include "bench/gemm_host.h"
 #include "core/core.h"
 #include "core/rng.h"
 #include "parbench/pb_kernels.h"
@@ -77,7 +78,7 @@ static pb_status gemm_plan(const struct pb_param_lists *l, enum pb_precision pre
                                     (long long)m, (long long)n, (long long)k);
                 if (count >= max)
                     return pb__fail(PB_ERR_INVALID, "gemm: more than %zu problems", max);
-                out[count++] = (struct pb_problem){.prec = prec, .v = {[P_M] = m, [P_N] = n, [P_K] = k}};
+                out[count++] = pb__gemm_problem(prec, m, n, k);
             }
     *n_out = count;
     return PB_OK;
@@ -150,7 +151,7 @@ static int cmp_size(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-static void gemm_release(void *host)
+void pb__gemm_host_release(void *host)
 {
     struct gemm_host *h = host;
     if (!h)
@@ -162,7 +163,7 @@ static void gemm_release(void *host)
     free(h);
 }
 
-static pb_status gemm_prepare(const struct pb_problem *p, uint64_t seed, void **out)
+pb_status pb__gemm_host_prepare(const struct pb_problem *p, uint64_t seed, void **out)
 {
     size_t m, n, k, elt = pb_precision_size(p->prec), bytes;
     dims(p, &m, &n, &k);
@@ -186,7 +187,7 @@ static pb_status gemm_prepare(const struct pb_problem *p, uint64_t seed, void **
                  ? pb__host_alloc(bytes, "gemm reference result", (void **)&h->ref)
                  : pb__fail(PB_ERR_OVERFLOW, "gemm: reference size overflows");
     if (st != PB_OK) {
-        gemm_release(h);
+        pb__gemm_host_release(h);
         return st;
     }
     struct pb_rng rng;
@@ -217,7 +218,7 @@ static pb_status gemm_prepare(const struct pb_problem *p, uint64_t seed, void **
     }
     st = compute_oracle(h);
     if (st != PB_OK) {
-        gemm_release(h);
+        pb__gemm_host_release(h);
         return st;
     }
     *out = h;
@@ -276,25 +277,18 @@ static pb_status gemm_poison(void *state)
     return pb_buf_fill_bytes(s->c, 0xFF);
 }
 
-static pb_status gemm_check(void *state, const void *host, bool corrupt, struct pb_check *out)
+void pb__gemm_host_check(const void *host, void *c, bool corrupt, struct pb_check *out)
 {
-    struct gemm_state *s = state;
     const struct gemm_host *h = host;
     size_t m, n, k, elt = pb_precision_size(h->p.prec);
     dims(&h->p, &m, &n, &k);
-    unsigned char *c = pb_buf_host_ptr(s->c);
-    if (!c) {
-        pb_status st = pb_buf_read(s->c, 0, s->download, m * n * elt);
-        if (st != PB_OK)
-            return st;
-        c = s->download;
-    }
+    unsigned char *bytes = c;
     if (corrupt) { /* shift one element, in a row the oracle covers */
         size_t mid = h->rows[h->n_rows / 2] * n + n / 2;
         if (h->p.prec == PB_DOUBLE)
-            ((double *)(void *)c)[mid] += 1.0;
+            ((double *)c)[mid] += 1.0;
         else
-            ((float *)(void *)c)[mid] += 1.0f;
+            ((float *)c)[mid] += 1.0f;
     }
     bool full = h->n_rows == m;
     /* Rounding error of a k-term dot product grows like sqrt(k) for random data. */
@@ -302,11 +296,38 @@ static pb_status gemm_check(void *state, const void *host, bool corrupt, struct 
     pb__check_begin(out, tol, full ? "full" : "sampled");
     for (size_t r = 0; r < h->n_rows; r++) {
         size_t i = h->rows[r];
-        pb__check_add(out, c + i * n * elt, h->p.prec, &h->ref[r * n], n, i * n);
+        pb__check_add(out, bytes + i * n * elt, h->p.prec, &h->ref[r * n], n, i * n);
     }
     if (!full)
         pb__check_finite(out, c, h->p.prec, m * n, 0);
     pb__check_end(out);
+}
+
+const void *pb__gemm_host_input(const void *host, char which)
+{
+    const struct gemm_host *h = host;
+    return which == 'a' ? h->a : h->b;
+}
+
+struct pb_problem pb__gemm_problem(enum pb_precision prec, int64_t m, int64_t n, int64_t k)
+{
+    return (struct pb_problem){.prec = prec, .v = {[P_M] = m, [P_N] = n, [P_K] = k}};
+}
+
+static pb_status gemm_check(void *state, const void *host, bool corrupt, struct pb_check *out)
+{
+    struct gemm_state *s = state;
+    const struct gemm_host *h = host;
+    size_t m, n, k, elt = pb_precision_size(h->p.prec);
+    dims(&h->p, &m, &n, &k);
+    void *c = pb_buf_host_ptr(s->c);
+    if (!c) {
+        pb_status st = pb_buf_read(s->c, 0, s->download, m * n * elt);
+        if (st != PB_OK)
+            return st;
+        c = s->download;
+    }
+    pb__gemm_host_check(host, c, corrupt, out);
     return PB_OK;
 }
 
@@ -323,8 +344,8 @@ const struct pb_bench pb__bench_gemm = {
     .describe = gemm_describe,
     .flops = gemm_flops,
     .bytes = gemm_bytes,
-    .prepare = gemm_prepare,
-    .release = gemm_release,
+    .prepare = pb__gemm_host_prepare,
+    .release = pb__gemm_host_release,
     .bind = gemm_bind,
     .poison = gemm_poison,
     .check = gemm_check,

@@ -136,6 +136,7 @@ struct run_state {
     const struct pb_run_config *cfg;
     struct pb_run_summary *sum;
     pb_device **devices;            /* opened lazily, per backend index */
+    double *baseline;               /* per backend index: baseline median of this problem */
     pb_status *device_status;
     char (*device_error)[256];
     double *samples, *host_samples, *scratch; /* cfg->reps each */
@@ -149,6 +150,7 @@ static void free_run_state(struct run_state *rs)
     for (size_t i = 0; rs->devices && i < pb_backend_count(); i++)
         pb_device_close(rs->devices[i]);
     free(rs->devices);
+    free(rs->baseline);
     free(rs->device_status);
     free(rs->device_error);
     free(rs->samples);
@@ -295,8 +297,8 @@ static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
         r->check.err_norm = r->check.err_max = NAN;
         r->check.pass = true;
     }
-    b->unbind(state);
     if (!r->check.pass) {
+        b->unbind(state);
         r->status = PB_RESULT_FAILED;
         snprintf(r->reason, sizeof r->reason, "%s", r->check.detail);
         return true;
@@ -310,17 +312,21 @@ static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
     double t = r->stats.median;
     r->gflops = t > 0 && b->flops ? b->flops(p, j->variant) / t * 1e-9 : NAN;
     r->gbps = t > 0 && b->bytes ? b->bytes(p, j->variant) / t * 1e-9 : NAN;
+    if (b->extras)
+        b->extras(state, &r->stats, r->extras);
+    b->unbind(state);
     return true;
 }
 
 static bool is_baseline(const struct pb_bench *bench, const char *backend, const char *variant)
 {
-    return bench->baseline_backend && strcmp(backend, bench->baseline_backend) == 0 &&
-           strcmp(variant, bench->baseline_variant) == 0;
+    return bench->baseline_variant && strcmp(variant, bench->baseline_variant) == 0 &&
+           (!bench->baseline_backend || strcmp(backend, bench->baseline_backend) == 0);
 }
 
-/* Jobs for one problem, the speed-up baseline first. With jobs == NULL only
- * counts them. */
+/* Jobs for one problem in backend order, each backend's speed-up baseline
+ * first among its jobs (a named baseline backend must come first in the
+ * registry, as ref does). With jobs == NULL only counts them. */
 static size_t plan_jobs(const struct pb_run_config *cfg, struct job *jobs)
 {
     size_t n = 0;
@@ -332,6 +338,7 @@ static size_t plan_jobs(const struct pb_run_config *cfg, struct job *jobs)
         const int *threads = b->threaded && cfg->threads ? cfg->threads : default_threads;
         size_t n_threads = b->threaded && cfg->threads ? cfg->n_threads : 1;
         const struct pb_variant *v;
+        size_t first = n; /* this backend's first job */
         for (size_t vi = 0; (v = pb__bench_variant(cfg->bench, b, vi)) != NULL; vi++) {
             if (!variant_selected(cfg, b, v))
                 continue;
@@ -341,8 +348,8 @@ static size_t plan_jobs(const struct pb_run_config *cfg, struct job *jobs)
                 struct job j = {b, v, threads[t]};
                 bool baseline = is_baseline(cfg->bench, b->name, v->desc.name);
                 if (baseline) {
-                    memmove(&jobs[1], &jobs[0], n * sizeof *jobs);
-                    jobs[0] = j;
+                    memmove(&jobs[first + 1], &jobs[first], (n - first) * sizeof *jobs);
+                    jobs[first] = j;
                 } else {
                     jobs[n] = j;
                 }
@@ -371,9 +378,10 @@ pb_status pb__run(const struct pb_run_config *cfg, struct pb_run_summary *sum)
     rs.host_samples = calloc((size_t)cfg->reps, sizeof *rs.host_samples);
     rs.scratch = calloc((size_t)cfg->reps, sizeof *rs.scratch);
     rs.devices = calloc(pb_backend_count(), sizeof *rs.devices);
+    rs.baseline = calloc(pb_backend_count(), sizeof *rs.baseline);
     rs.device_status = calloc(pb_backend_count(), sizeof *rs.device_status);
     rs.device_error = calloc(pb_backend_count(), sizeof *rs.device_error);
-    if (!jobs || !rs.samples || !rs.host_samples || !rs.scratch || !rs.devices || !rs.device_status || !rs.device_error) {
+    if (!jobs || !rs.samples || !rs.host_samples || !rs.scratch || !rs.baseline || !rs.devices || !rs.device_status || !rs.device_error) {
         free_run_state(&rs);
         free(jobs);
         return pb__fail(PB_ERR_NOMEM, "out of memory");
@@ -388,7 +396,8 @@ pb_status pb__run(const struct pb_run_config *cfg, struct pb_run_summary *sum)
         void *host = NULL;
         pb_status host_status = PB_OK;
         char host_error[256] = "", label[64];
-        double baseline = NAN;
+        for (size_t bi = 0; bi < pb_backend_count(); bi++)
+            rs.baseline[bi] = NAN;
         cfg->bench->describe(p, label, sizeof label);
 
         for (size_t ji = 0; ji < n_jobs && !interrupted; ji++, done++) {
@@ -398,6 +407,8 @@ pb_status pb__run(const struct pb_run_config *cfg, struct pb_run_summary *sum)
                                   .anchor = (j->variant->desc.flags & PB_VARIANT_ANCHOR) != 0,
                                   .threads = j->threads, .gflops = NAN, .gbps = NAN,
                                   .speedup = NAN};
+            for (size_t e = 0; e < PB_MAX_EXTRAS; e++)
+                r.extras[e] = NAN;
             snprintf(r.label, sizeof r.label, "%s", label);
             snprintf(crash_note, sizeof crash_note,
                      "\nparbench: crashed in %s/%s %s %s; rows written so far are kept\n",
@@ -428,10 +439,13 @@ pb_status pb__run(const struct pb_run_config *cfg, struct pb_run_summary *sum)
                 }
             }
             if (r.status == PB_RESULT_OK) {
+                /* The baseline of a named backend serves every row; otherwise each
+                 * backend's own. */
+                size_t slot = cfg->bench->baseline_backend ? 0 : bi;
                 if (is_baseline(cfg->bench, r.backend, r.variant))
-                    baseline = r.stats.median;
-                if (!isnan(baseline) && r.stats.median > 0)
-                    r.speedup = baseline / r.stats.median;
+                    rs.baseline[slot] = r.stats.median;
+                if (!isnan(rs.baseline[slot]) && r.stats.median > 0)
+                    r.speedup = rs.baseline[slot] / r.stats.median;
             }
             emit(&rs, &r);
         }

@@ -51,6 +51,8 @@ static void header(const struct pb_bench *b, char *buf, size_t len)
         PB__APPEND(b->params[i].name);
     for (size_t i = 0; i < sizeof fixed_tail / sizeof fixed_tail[0]; i++)
         PB__APPEND(fixed_tail[i]);
+    for (size_t i = 0; i < b->n_extras; i++)
+        PB__APPEND(b->extra_names[i]);
 #undef PB__APPEND
 }
 
@@ -111,7 +113,12 @@ static pb_status csv_row(struct pb_writer *w, const struct pb_result *r)
     num(f, checked ? r->check.err_max : NAN);
     num(f, checked ? r->check.tol : NAN);
     snprintf(buf, sizeof buf, "%s", checked && r->check.mode ? r->check.mode : "");
-    field(f, buf, true);
+    field(f, buf, r->bench->n_extras == 0);
+    for (size_t i = 0; i < r->bench->n_extras; i++) {
+        if (ok && !isnan(r->extras[i]))
+            fprintf(f, "%.9g", r->extras[i]);
+        fputc(i + 1 < r->bench->n_extras ? ',' : '\n', f);
+    }
     return pb__writer_flush(w);
 }
 

@@ -135,6 +135,8 @@ static pb_status json_row(struct pb_writer *w, const struct pb_result *r)
         add_num(o, "gflops", r->gflops);
         add_num(o, "gbps", r->gbps);
         add_num(o, "speedup", r->speedup);
+        for (size_t i = 0; i < r->bench->n_extras; i++)
+            add_num(o, r->bench->extra_names[i], r->extras[i]);
     }
     if (r->status == PB_RESULT_OK || r->status == PB_RESULT_FAILED) {
         cJSON *v = cJSON_AddObjectToObject(o, "verification");

@@ -55,6 +55,7 @@ struct pb_result {
     double gflops, gbps;   /* from the median time; NAN when not applicable */
     double speedup;        /* baseline median / this median; NAN when not measured */
     struct pb_check check;
+    double extras[PB_MAX_EXTRAS]; /* bench->extra_names; NAN = none */
 };
 
 void pb__context_init(struct pb_context *ctx, int argc, char **argv);

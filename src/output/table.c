@@ -37,8 +37,12 @@ static pb_status table_row(struct pb_writer *w, const struct pb_result *r)
             snprintf(gflops, sizeof gflops, "%.2f", r->gflops);
         if (!isnan(r->gbps))
             snprintf(gbps, sizeof gbps, "%.2f", r->gbps);
-        fprintf(w->f, "%10.4g %6.1f %9s %9s %8s %9s  OK\n", r->stats.median * 1e3, r->stats.cv * 100,
+        fprintf(w->f, "%10.4g %6.1f %9s %9s %8s %9s  OK", r->stats.median * 1e3, r->stats.cv * 100,
                 gflops, gbps, speedup, err);
+        for (size_t i = 0; i < r->bench->n_extras; i++)
+            if (!isnan(r->extras[i]))
+                fprintf(w->f, "  %s=%.4g", r->bench->extra_names[i], r->extras[i]);
+        fputc('\n', w->f);
     } else {
         fprintf(w->f, "%10s %6s %9s %9s %8s %9s  %s%s%s\n", "-", "-", "-", "-", "-", err,
                 pb__result_status_name(r->status), r->reason[0] ? ": " : "", r->reason);

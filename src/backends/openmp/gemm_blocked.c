@@ -103,7 +103,7 @@ static int resolve_threads(int threads)
  *  NC: columns of a packed B block; KC x NC is shared by the team in L3. */
 #define T float
 #define SFX f32
-#define GEMM_KC 384
+#define GEMM_KC 768
 #define GEMM_MC 192
 #define GEMM_NC 3072
 #ifdef VFMA_f32
@@ -121,7 +121,7 @@ static int resolve_threads(int threads)
 
 #define T double
 #define SFX f64
-#define GEMM_KC 256
+#define GEMM_KC 512
 #define GEMM_MC 192
 #define GEMM_NC 3072
 #ifdef VFMA_f64
