@@ -150,7 +150,7 @@ static void test_all_variants_ok(void **state)
     assert_int_equal(count_rows(csv, "status", "OK"), sum.ok);
     assert_int_equal(count_rows(csv, "check", "full"), sum.ok);
     assert_int_equal(count_rows(csv, "reps", "2"), sum.ok);
-    assert_int_equal(count_rows(csv, "size", "17x17x17"), 2 * jobs);
+    assert_int_equal(count_rows(csv, "problem", "17x17x17"), 2 * jobs);
     assert_int_equal(count_rows(csv, "precision", "float"), 2 * jobs);
     /* The speed-up baseline (ref/ikj) is the first row of each problem. */
     for (size_t p = 0; p < f->n_problems; p++) {
@@ -289,7 +289,7 @@ static void test_too_large(void **state)
     assert_int_equal(sum.ok, runnable);
     assert_int_equal(sum.failed, 0);
     for (size_t r = 1; r <= jobs; r++) {
-        assert_string_equal(csv_get(csv, r, "size"), "2000000x2000000x2000000");
+        assert_string_equal(csv_get(csv, r, "problem"), "2000000x2000000x2000000");
         if (strcmp(csv_get(csv, r, "status"), "SKIP") == 0)
             continue;
         assert_string_equal(csv_get(csv, r, "status"), "ERROR");

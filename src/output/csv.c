@@ -33,7 +33,7 @@ static void num(FILE *f, double x)
 
 static const char *const fixed_head[] = {"date", "host", "version", "commit", "bench", "backend",
                                          "variant", "anchor", "device", "precision", "threads"};
-static const char *const fixed_tail[] = {"size", "status", "reason", "reps", "min_s", "median_s",
+static const char *const fixed_tail[] = {"problem", "status", "reason", "reps", "min_s", "median_s",
                                          "mean_s", "trimmed_mean_s", "stddev_s", "cv", "timer",
                                          "host_median_s", "gflops",
                                          "gbps", "speedup", "err_norm", "err_max", "tolerance",

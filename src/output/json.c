@@ -112,7 +112,7 @@ static pb_status json_row(struct pb_writer *w, const struct pb_result *r)
     cJSON *params = cJSON_AddObjectToObject(o, "params");
     for (size_t i = 0; i < r->bench->n_params; i++)
         cJSON_AddNumberToObject(params, r->bench->params[i].name, (double)r->problem.v[i]);
-    cJSON_AddStringToObject(o, "size", r->label);
+    cJSON_AddStringToObject(o, "problem", r->label);
     cJSON_AddStringToObject(o, "status", pb__result_status_name(r->status));
     cJSON_AddStringToObject(o, "reason", r->reason);
     if (r->status == PB_RESULT_OK) {
