@@ -1,38 +1,46 @@
-// gemm_regblock.cu: register-blocked SIMT GEMM (FP32 / FP64 FMA, no tensor cores).
+// gemm_regblock.cu: register-blocked SIMT GEMM (FP32 / FP64 FMA units, no tensor cores).
 //
-// Row-major C = alpha*A*B + beta*C. The design is the classic "128x128x8" SIMT SGEMM
-// (maxas, CUTLASS's SIMT path, siboehm's warptiling kernel):
+// Row-major C = alpha*A*B + beta*C. The design is the classic SIMT SGEMM of maxas,
+// CUTLASS's SIMT path and siboehm's "warptiling" kernel, templated over the element
+// type and the tile shape (struct Tile):
 //
-//  * Block tile BM x BN, K consumed in slices of BK. Each block keeps two shared-memory
-//    stages: while the FMAs of slice t run from stage t&1, the global loads of slice
-//    t+1 are already in flight into registers and are written to the other stage after
-//    the FMAs (register-staged double buffering, one __syncthreads per slice).
-//  * A is stored transposed in shared memory (As[k][m]) and B as is (Bs[k][n]), so a
-//    thread reads the column slice of A and the row slice of B it needs for one k with
-//    16-byte LDS.128 loads. As rows are padded by 4 elements, which makes the
-//    transposing scalar stores conflict-free (see A_LD below).
-//  * Each warp computes a WM x WN warp tile; its 32 lanes form a TWM x (32/TWM) grid
-//    and each lane owns REP_M x REP_N chunks of CM x CN elements spaced one lane-grid
-//    apart, i.e. a TM x TN register tile (8x8 for the defaults). Per k a lane does
-//    TM*TN FMAs for (TM+TN)*sizeof(T)/16 LDS.128, and lanes of a quarter-warp share
-//    the A address (broadcast) while reading 8 consecutive B chunks.
-//  * Global loads are 16 bytes (float4 / double2) when the pointer and leading
-//    dimension allow it (a template flag per operand, picked at launch), else scalar.
-//    A is read two 16-byte vectors per row per instruction, so a warp touches 16 rows
-//    x 32 bytes: full sectors, and a conflict-free transposed store.
-//  * Edges: A rows past m are clamped to row m-1 (their outputs are never stored), B
-//    columns past n and the K tail (both operands) are zero-filled, stores are guarded.
-//    Full K slices take the unpredicated path; only the last slice checks k.
-//  * Blocks are launched on a 1-D grid and walked in groups of GROUP_M tile rows
-//    (column-major inside a group) so that concurrently running blocks share A and B
-//    panels in L2.
+//  * Block tile BM x BN, K consumed in slices of BK, two shared-memory stages. The
+//    global loads of slice t+1 are issued into registers before the FMAs of slice t
+//    and written to the other stage just before its last k-row, so their latency
+//    hides behind a whole slice of FMAs; one __syncthreads per slice.
+//  * A is stored transposed in shared memory (As[k][m]) and B as is (Bs[k][n]), so
+//    for each k a lane reads its column slice of A and row slice of B with 16-byte
+//    LDS.128. As rows are padded by 4 elements so that the scalar transposing stores
+//    are bank-conflict-free (see A_LD).
+//  * Each warp computes a WM x WN warp tile; its 32 lanes form a TWM x (32/TWM)
+//    grid, and each lane owns REP_M x REP_N chunks of CM x CN elements spaced one
+//    lane grid apart: a TM x TN register tile. Per k-row a lane issues TM*TN FMAs
+//    for (TM+TN)*sizeof(T)/16 LDS.128. Lanes along N read consecutive 16-byte chunks
+//    of B (128 contiguous bytes per 8 lanes), lanes along M share A addresses
+//    (broadcast); ncu reports no shared-load bank conflicts.
+//  * Register fragments are double-buffered: the LDS of k-row kk+1 are issued before
+//    the FMAs of k-row kk, and across the barrier for k-row 0 of the next slice.
+//  * Global loads are 16 bytes (float4 / double2) when the pointer and the leading
+//    dimension allow it (template flags VA/VB chosen at launch), else scalar. A is
+//    read two vectors per row per instruction: a warp touches 16 rows x 32 bytes,
+//    whole sectors, and the transposed stores stay conflict-free.
+//  * Edges: A rows past m are clamped to row m-1 (their results are never stored),
+//    B columns past n and the K tail (both operands) are zero-filled, stores are
+//    guarded, 16-byte stores only when C and ldc are aligned. Full K slices take
+//    an unpredicated path; the K % BK tail is one extra slice after the main loop.
+//  * 1-D grid walked in groups of GROUP_M tile rows (column-major inside a group),
+//    so that co-resident blocks share A and B panels in L2. Index products are 64-bit.
 //
-// Tile parameters (tuned on an H100 SXM, see the Tile<> instantiations at the end):
-//  FP32: 128x128x8, 256 threads, warp tile 32x64, 8x8 per thread, 2 blocks/SM
-//        (<= 128 registers, 16.5 KB shared memory per block).
-//  FP64: same shape, 8x8 doubles per thread (~190 registers), 1 block/SM; the FP64
-//        units run at half the FP32 rate, so fewer warps still keep them busy.
-// Shared memory above 48 KB per block (larger BK) is opted into once per kernel.
+// Tiles (measured on an H100 SXM, 132 SMs; see the Tile<> list at the end):
+//  FP32 large  128x256x16, 256 threads, 8x16 per lane, 1 block/SM (255 regs, 48.5 KiB
+//              shared memory, opted into above the 48 KiB default). 8x16 reads a quarter
+//              fewer shared-memory bytes per FMA than 8x8; 1-2% ahead of 128x128.
+//  FP32 medium 128x128x8, 256 threads, 8x8, 2 blocks/SM (128 regs, 16.3 KiB).
+//  FP32 small  64x64x8, 128 threads, 8x4, 4 blocks/SM.
+//  FP64 large  128x128x8, 256 threads, 8x8 doubles, 1 block/SM (~250 regs, 32.5 KiB).
+//  FP64 small  64x64x8, 128 threads, 8x4 doubles, 3 blocks/SM.
+// The host picks the tile whose estimated time (blocks per SM x work per block /
+// efficiency) is least, so mid-sized and skinny products still fill the SMs.
 
 #include "backends/cuda/gemm_regblock.cuh"
 
@@ -198,8 +206,6 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) gemm_kernel(con
             a_src[rg] += BK;
         b_src += b_slice_step;
     };
-    // Slices 0 .. nfull-1 are full; a last slice with K % BK k-rows is done after the loop.
-    const int nfull = (int)(K / BK), ktail = (int)(K % BK);
     // Write the staged slice into stage buf (A transposed).
     auto store_slice = [&](int buf) {
         T *as = As + buf * Cfg::A_STAGE;
@@ -258,6 +264,8 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) gemm_kernel(con
     // t-1, before the barrier all threads have passed, so one barrier per slice
     // suffices. Fragments are double-buffered in registers: the LDS of k-row kk+1
     // (after the barrier, k-row 0 of the next slice) overlap the FMAs of k-row kk.
+    // Slices 0 .. nfull-1 are full; a last slice of K % BK k-rows follows the loop.
+    const int nfull = (int)(K / BK), ktail = (int)(K % BK);
     T fa[2][TM], fb[2][TN];
     if (nfull > 0) {
         load_slice(BK, std::true_type{});
@@ -424,12 +432,12 @@ cudaError_t gemm(size_t m, size_t n, size_t k, typename Cfg::T alpha, const type
     return cudaGetLastError();
 }
 
-// Tile choice: the estimated time of a tile shape is (waves of blocks over the SMs)
-// x (work per SM per wave) / (relative efficiency of the shape when the SMs are full).
-// Large tiles win whenever they fill the machine; small ones recover the parallelism
-// of small or skinny products.
+// Tile choice. The blocks of a shape spread evenly over the SMs, so the run time is
+// about (blocks per SM, rounded up) x (work of one block) / (relative efficiency of
+// the shape). Large tiles win whenever they fill the machine; smaller ones recover
+// the parallelism of small or skinny products. Efficiencies measured on an H100.
 struct TileChoice {
-    int bm, bn, blocks_per_sm;
+    int bm, bn;
     double eff;
 };
 
@@ -444,9 +452,7 @@ inline int pick_tile(size_t m, size_t n, const TileChoice *choices, int count)
     for (int i = 0; i < count; ++i) {
         const TileChoice &t = choices[i];
         const double blocks = (double)((m + t.bm - 1) / t.bm) * (double)((n + t.bn - 1) / t.bn);
-        const double slots = (double)sms * t.blocks_per_sm;
-        const double waves = std::ceil(blocks / slots);
-        const double cost = waves * t.bm * t.bn * t.blocks_per_sm / t.eff;
+        const double cost = std::ceil(blocks / sms) * t.bm * t.bn / t.eff;
         if (i == 0 || cost < best_cost) {
             best = i;
             best_cost = cost;
@@ -456,14 +462,15 @@ inline int pick_tile(size_t m, size_t n, const TileChoice *choices, int count)
 }
 
 //                      T       BM   BN  BK  WM  WN TWM CM CN MINB
-using F32Large = Tile<float, 128, 256, 8, 64, 64, 4, 4, 4, 1>;   // 8x16 per thread, 256 threads
+using F32Large = Tile<float, 128, 256, 16, 64, 64, 4, 4, 4, 1>;  // 8x16 per thread, 256 threads
 using F32Medium = Tile<float, 128, 128, 8, 32, 64, 4, 4, 4, 2>;  // 8x8, 256 threads
 using F32Small = Tile<float, 64, 64, 8, 32, 32, 4, 4, 4, 4>;     // 8x4, 128 threads
 using F64Large = Tile<double, 128, 128, 8, 32, 64, 4, 2, 2, 1>;  // 8x8, 256 threads
 using F64Small = Tile<double, 64, 64, 8, 32, 32, 4, 2, 2, 3>;    // 8x4, 128 threads
 
-constexpr TileChoice f32_choices[] = {{128, 256, 1, 1.0}, {128, 128, 2, 0.9}, {64, 64, 4, 0.75}};
-constexpr TileChoice f64_choices[] = {{128, 128, 1, 1.0}, {64, 64, 3, 0.8}};
+constexpr TileChoice f32_choices[] = {
+    {F32Large::BM, F32Large::BN, 1.0}, {F32Medium::BM, F32Medium::BN, 0.985}, {F32Small::BM, F32Small::BN, 0.83}};
+constexpr TileChoice f64_choices[] = {{F64Large::BM, F64Large::BN, 1.0}, {F64Small::BM, F64Small::BN, 0.905}};
 
 } // namespace
 
