@@ -13,6 +13,9 @@ extern const struct pb_backend pb__backend_openmp;
 #ifdef PB_HAVE_CUDA
 extern const struct pb_backend pb__backend_cuda;
 #endif
+#ifdef PB_HAVE_OPENCL
+extern const struct pb_backend pb__backend_opencl;
+#endif
 
 static const struct pb_backend *const backends[] = {
     &pb__backend_ref,
@@ -21,6 +24,9 @@ static const struct pb_backend *const backends[] = {
 #endif
 #ifdef PB_HAVE_CUDA
     &pb__backend_cuda,
+#endif
+#ifdef PB_HAVE_OPENCL
+    &pb__backend_opencl,
 #endif
 };
 

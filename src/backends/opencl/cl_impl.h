@@ -1,0 +1,121 @@
+/* Private state of the OpenCL backend shared by its files: the device
+ * state, error checks, the per-device program/kernel cache and the ordered
+ * kernel launch. OpenCL 1.2 API only, so it runs on every ICD (PoCL, NVIDIA). */
+#ifndef PARBENCH_CL_IMPL_H
+#define PARBENCH_CL_IMPL_H
+
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+
+#include <stdbool.h>
+
+#include "core/backend_impl.h"
+#include "core/core.h"
+
+/* "CL_INVALID_VALUE" etc.; "unknown OpenCL error" for other codes. */
+const char *pb__cl_error_name(cl_int e);
+
+/* Records "what failed at file:line: CL_NAME (code)" and returns the status
+ * (PB_ERR_NOMEM for allocation failures, PB_ERR_DEVICE otherwise). */
+pb_status pb__cl_status(cl_int e, const char *what, const char *file, int line);
+
+/* Check a call returning cl_int; on failure record it and return from the
+ * enclosing function. */
+#define PB_CL_CHECK(expr)                                                         \
+    do {                                                                          \
+        cl_int pb__e = (expr);                                                    \
+        if (pb__e != CL_SUCCESS)                                                  \
+            return pb__cl_status(pb__e, #expr, __FILE__, __LINE__);               \
+    } while (0)
+
+/* The same for an error code returned through a pointer: `what` names the call. */
+#define PB_CL_CHECK_ERR(err, what)                                                \
+    do {                                                                          \
+        if ((err) != CL_SUCCESS)                                                  \
+            return pb__cl_status((err), (what), __FILE__, __LINE__);              \
+    } while (0)
+
+/* A queue of the device besides the default one (a pb_stream), with the
+ * bookkeeping that orders it against the default queue (see
+ * backend_opencl.c, "ordering"). */
+struct pb_cl_queue {
+    cl_command_queue queue;
+    bool pending; /* work queued since the default queue last waited for it */
+    bool behind;  /* the default queue got work it has not waited for */
+};
+
+/* A built program: one source file for one precision. */
+struct pb_cl_program {
+    const char *file; /* static string, e.g. "gemm.cl" */
+    enum pb_precision prec;
+    cl_program program;
+};
+
+/* A kernel of a built program with what the compiled code allows. */
+struct pb_cl_kernel {
+    const char *file, *name; /* static strings */
+    enum pb_precision prec;
+    cl_kernel kernel;
+    size_t max_group;   /* CL_KERNEL_WORK_GROUP_SIZE */
+    cl_ulong local_mem; /* CL_KERNEL_LOCAL_MEM_SIZE: static __local use */
+};
+
+#define PB_CL_MAX_PROGRAMS 16
+#define PB_CL_MAX_KERNELS 64
+
+struct pb_cl_device {
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_context ctx;
+    cl_command_queue queue; /* the default stream: in order, profiling */
+    struct pb_cl_queue *streams;
+    size_t n_streams, cap_streams;
+    cl_event *wait; /* scratch wait list, cap_streams + 1 events */
+
+    /* Limits the variants check in their supports(). */
+    cl_ulong max_alloc, global_mem, local_mem;
+    size_t max_group, max_items[3];
+    cl_uint address_bits;
+    bool fp64;
+
+    struct pb_cl_program programs[PB_CL_MAX_PROGRAMS];
+    size_t n_programs;
+    struct pb_cl_kernel kernels[PB_CL_MAX_KERNELS];
+    size_t n_kernels;
+    char why[256]; /* detailed supports() reasons live here */
+};
+
+static inline struct pb_cl_device *pb__cl(const pb_device *dev)
+{
+    return (struct pb_cl_device *)dev->impl;
+}
+
+static inline cl_mem pb__cl_mem(const pb_buf *b) { return b ? (cl_mem)b->handle : NULL; }
+
+/* Kernel `name` of kernels/`file` built for prec. The program is built on
+ * first use (from the embedded source, or from $PARBENCH_CL_DIR/`file` when
+ * that variable is set) and cached with its kernels for the device's
+ * lifetime. A failed build is PB_ERR_DEVICE with the build log in the
+ * message; a missing PARBENCH_CL_DIR file is PB_ERR_IO. file and name must be
+ * static strings. */
+pb_status pb__cl_kernel(const pb_device *dev, const char *file, enum pb_precision prec,
+                        const char *name, const struct pb_cl_kernel **out);
+
+/* Queues an NDRange of k on stream s (NULL = the default queue), ordered
+ * like every other command of the backend. local may be NULL. */
+pb_status pb__cl_launch(pb_device *dev, pb_stream *s, cl_kernel k, cl_uint dims, const size_t *global,
+                        const size_t *local);
+
+/* GEMM variants (gemm.c). */
+#define PB__CL_GEMM_DECL(name)                                                        \
+    pb_status pb__cl_gemm_##name(pb_device *dev, const void *args, pb_stream *s);     \
+    bool pb__cl_gemm_##name##_supports(const pb_device *dev, const void *args, const char **why);
+PB__CL_GEMM_DECL(naive)
+PB__CL_GEMM_DECL(tiled8)
+PB__CL_GEMM_DECL(tiled16)
+PB__CL_GEMM_DECL(tiled32)
+PB__CL_GEMM_DECL(onerow)
+PB__CL_GEMM_DECL(regblock)
+#undef PB__CL_GEMM_DECL
+
+#endif

@@ -1,0 +1,235 @@
+/* GEMM on OpenCL, host side: the teaching kernels (naive, local-memory tiles
+ * of 8, 16, 32), study 001's one-row work-groups and a register-blocked
+ * kernel, all in kernels/gemm.cl. Row-major throughout; beta == 0 never reads
+ * C; k == 0 or alpha == 0 only scales C (A and B are not read). */
+#include <stdio.h>
+
+#include "backends/opencl/cl_impl.h"
+
+#define GEMM_CL "gemm.cl"
+
+/* Shape of one variant's launch. */
+struct gemm_kind {
+    const char *kernel;
+    unsigned lx, ly;         /* work-group; lx = 0 for onerow (picked at launch) */
+    unsigned tile_x, tile_y; /* columns and rows of C one work-group covers */
+    unsigned local_elems;    /* static __local elements (checked before building) */
+};
+
+static const struct gemm_kind k_naive = {"gemm_naive", 16, 16, 16, 16, 0};
+static const struct gemm_kind k_tiled8 = {"gemm_tiled8", 8, 8, 8, 8, 2 * 8 * 8};
+static const struct gemm_kind k_tiled16 = {"gemm_tiled16", 16, 16, 16, 16, 2 * 16 * 16};
+static const struct gemm_kind k_tiled32 = {"gemm_tiled32", 32, 32, 32, 32, 2 * 32 * 32};
+static const struct gemm_kind k_onerow = {"gemm_onerow", 0, 1, 0, 1, 0};
+/* Must match RB_* in gemm.cl: 64x64 tiles, 16 x 16 work-items, k slices of 16. */
+static const struct gemm_kind k_regblock = {"gemm_regblock", 16, 16, 64, 64, 16 * 65 + 16 * 64};
+
+#define ONEROW_GROUP 256 /* work-items of a one-row work-group, at most */
+
+/* Work-items of a one-row work-group: the largest power of two up to
+ * ONEROW_GROUP that the device and the compiled kernel allow. */
+static size_t onerow_group(const struct pb_cl_device *impl, const struct pb_cl_kernel *k)
+{
+    size_t cap = k->max_group, g = ONEROW_GROUP;
+    if (impl->max_group < cap)
+        cap = impl->max_group;
+    if (impl->max_items[0] < cap)
+        cap = impl->max_items[0];
+    while (g > cap && g > 1)
+        g /= 2;
+    return g;
+}
+
+/* Elements of A's row the one-row kernel keeps in local memory at once. */
+static size_t onerow_chunk(const struct pb_cl_device *impl, const struct pb_cl_kernel *k, size_t elt, size_t kk)
+{
+    cl_ulong avail = impl->local_mem > k->local_mem ? impl->local_mem - k->local_mem : 0;
+    size_t chunk = (size_t)(avail / elt);
+    return chunk < kk ? chunk : kk;
+}
+
+/* Only the product kernels have limits; scaling (k == 0 or alpha == 0) and
+ * empty products always run. */
+static bool product_needed(const struct pb_gemm_args *g)
+{
+    return g->m && g->n && g->k && g->alpha != 0;
+}
+
+static bool gemm_supports(const struct gemm_kind *kind, const pb_device *dev, const void *args, const char **why)
+{
+    const struct pb_gemm_args *g = args;
+    struct pb_cl_device *impl = pb__cl(dev);
+    size_t elt = pb_precision_size(g->prec);
+    if ((g->a && g->a->kind != PB_MEM_DEVICE) || (g->b && g->b->kind != PB_MEM_DEVICE) ||
+        (g->c && g->c->kind != PB_MEM_DEVICE)) {
+        *why = "OpenCL kernels take device buffers (PB_MEM_DEVICE) only";
+        return false;
+    }
+    if (g->prec == PB_DOUBLE && !impl->fp64) {
+        *why = "the device has no double precision (cl_khr_fp64)";
+        return false;
+    }
+    if (!g->m || !g->n)
+        return true;
+    if (kind->lx) {
+        size_t group = (size_t)kind->lx * kind->ly;
+        if (group > impl->max_group || kind->lx > impl->max_items[0] || kind->ly > impl->max_items[1]) {
+            snprintf(impl->why, sizeof impl->why,
+                     "work-group of %u x %u exceeds the device's maximum (%zu work-items, %zu x %zu)", kind->lx,
+                     kind->ly, impl->max_group, impl->max_items[0], impl->max_items[1]);
+            *why = impl->why;
+            return false;
+        }
+    }
+    if ((cl_ulong)kind->local_elems * elt > impl->local_mem) {
+        snprintf(impl->why, sizeof impl->why, "needs %zu bytes of local memory, the device has %llu",
+                 kind->local_elems * elt, (unsigned long long)impl->local_mem);
+        *why = impl->why;
+        return false;
+    }
+    /* Global sizes: each dimension rounded up to whole work-groups. */
+    size_t gx = ONEROW_GROUP, gy = g->m;
+    size_t limit = impl->address_bits >= 64 ? SIZE_MAX : ((size_t)1 << impl->address_bits) - 1;
+    if (kind->lx && (!pb__mul_size((g->n + kind->tile_x - 1) / kind->tile_x, kind->lx, &gx) ||
+                     !pb__mul_size((g->m + kind->tile_y - 1) / kind->tile_y, kind->ly, &gy))) {
+        gx = SIZE_MAX;
+        limit = 0;
+    }
+    if (gx > limit || gy > limit) {
+        *why = "matrix too large for the device's NDRange";
+        return false;
+    }
+    if (!product_needed(g))
+        return true;
+    /* What the compiled kernel allows. A failed build is not "unsupported":
+     * run() reports it as an error with the build log. The kernel's own
+     * CL_KERNEL_WORK_GROUP_SIZE is not checked: OpenCL 1.2 makes only the
+     * device maximum a launch limit, and NVIDIA reports 256 for every kernel
+     * (even at 14 registers) while launching 1024 work-items works. */
+    const struct pb_cl_kernel *k;
+    if (pb__cl_kernel(dev, GEMM_CL, g->prec, kind->kernel, &k) != PB_OK)
+        return true;
+    if (!kind->lx && onerow_chunk(impl, k, elt, g->k) < 1) {
+        *why = "no local memory left for a row of A";
+        return false;
+    }
+    return true;
+}
+
+static pb_status set_arg(cl_kernel k, cl_uint i, size_t size, const void *value)
+{
+    cl_int e = clSetKernelArg(k, i, size, value);
+    if (e != CL_SUCCESS)
+        return pb__fail(PB_ERR_DEVICE, "clSetKernelArg(%u) failed at %s:%d: %s (%d)", (unsigned)i, __FILE__,
+                        __LINE__, pb__cl_error_name(e), (int)e);
+    return PB_OK;
+}
+
+/* alpha or beta in the precision of the kernel. */
+struct scalar {
+    size_t size;
+    union {
+        cl_float f;
+        cl_double d;
+    } v;
+};
+
+static struct scalar scalar_of(enum pb_precision prec, double x)
+{
+    struct scalar s;
+    if (prec == PB_DOUBLE) {
+        s.size = sizeof s.v.d;
+        s.v.d = x;
+    } else {
+        s.size = sizeof s.v.f;
+        s.v.f = (cl_float)x;
+    }
+    return s;
+}
+
+/* C = beta*C on the whole m x n matrix. */
+static pb_status gemm_scale(pb_device *dev, const struct pb_gemm_args *g, pb_stream *s)
+{
+    const struct pb_cl_kernel *k;
+    pb_status st = pb__cl_kernel(dev, GEMM_CL, g->prec, "gemm_scale", &k);
+    if (st != PB_OK)
+        return st;
+    cl_ulong m = g->m, n = g->n, ldc = g->ldc;
+    struct scalar beta = scalar_of(g->prec, g->beta);
+    cl_mem c = pb__cl_mem(g->c);
+    if ((st = set_arg(k->kernel, 0, sizeof m, &m)) != PB_OK || (st = set_arg(k->kernel, 1, sizeof n, &n)) != PB_OK ||
+        (st = set_arg(k->kernel, 2, beta.size, &beta.v)) != PB_OK ||
+        (st = set_arg(k->kernel, 3, sizeof c, &c)) != PB_OK || (st = set_arg(k->kernel, 4, sizeof ldc, &ldc)) != PB_OK)
+        return st;
+    size_t global[2] = {g->n, g->m};
+    return pb__cl_launch(dev, s, k->kernel, 2, global, NULL);
+}
+
+static pb_status gemm_run(const struct gemm_kind *kind, pb_device *dev, const void *args, pb_stream *s)
+{
+    const struct pb_gemm_args *g = args;
+    if (!g->m || !g->n)
+        return PB_OK;
+    if (!product_needed(g))
+        return gemm_scale(dev, g, s);
+    struct pb_cl_device *impl = pb__cl(dev);
+    const struct pb_cl_kernel *k;
+    pb_status st = pb__cl_kernel(dev, GEMM_CL, g->prec, kind->kernel, &k);
+    if (st != PB_OK)
+        return st;
+    cl_kernel kk = k->kernel;
+    cl_ulong m = g->m, n = g->n, kd = g->k, lda = g->lda, ldb = g->ldb, ldc = g->ldc;
+    struct scalar alpha = scalar_of(g->prec, g->alpha), beta = scalar_of(g->prec, g->beta);
+    cl_mem a = pb__cl_mem(g->a), b = pb__cl_mem(g->b), c = pb__cl_mem(g->c);
+    const struct {
+        size_t size;
+        const void *value;
+    } common[] = {{sizeof m, &m},     {sizeof n, &n},   {sizeof kd, &kd},  {alpha.size, &alpha.v},
+                  {sizeof a, &a},     {sizeof lda, &lda}, {sizeof b, &b},  {sizeof ldb, &ldb},
+                  {beta.size, &beta.v}, {sizeof c, &c},  {sizeof ldc, &ldc}};
+    cl_uint n_args = (cl_uint)(sizeof common / sizeof common[0]);
+    for (cl_uint i = 0; i < n_args; i++)
+        if ((st = set_arg(kk, i, common[i].size, common[i].value)) != PB_OK)
+            return st;
+    size_t global[2], local[2];
+    if (kind->lx) {
+        local[0] = kind->lx;
+        local[1] = kind->ly;
+        global[0] = (g->n + kind->tile_x - 1) / kind->tile_x * kind->lx;
+        global[1] = (g->m + kind->tile_y - 1) / kind->tile_y * kind->ly;
+    } else { /* one row per work-group */
+        size_t elt = pb_precision_size(g->prec);
+        cl_ulong chunk = onerow_chunk(impl, k, elt, g->k);
+        if ((st = set_arg(kk, n_args, (size_t)chunk * elt, NULL)) != PB_OK ||
+            (st = set_arg(kk, n_args + 1, sizeof chunk, &chunk)) != PB_OK)
+            return st;
+        local[0] = global[0] = onerow_group(impl, k);
+        local[1] = 1;
+        global[1] = g->m;
+    }
+    st = pb__cl_launch(dev, s, kk, 2, global, local);
+    if (st != PB_OK && local[0] * local[1] > k->max_group) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", pb_last_error());
+        return pb__fail(st, "%s (work-group of %zu; the compiled kernel reports at most %zu, "
+                        "CL_KERNEL_WORK_GROUP_SIZE)", msg, local[0] * local[1], k->max_group);
+    }
+    return st;
+}
+
+#define PB__CL_GEMM_DEFINE(NAME)                                                                     \
+    pb_status pb__cl_gemm_##NAME(pb_device *dev, const void *args, pb_stream *s)                     \
+    {                                                                                                \
+        return gemm_run(&k_##NAME, dev, args, s);                                                    \
+    }                                                                                                \
+    bool pb__cl_gemm_##NAME##_supports(const pb_device *dev, const void *args, const char **why)     \
+    {                                                                                                \
+        return gemm_supports(&k_##NAME, dev, args, why);                                             \
+    }
+
+PB__CL_GEMM_DEFINE(naive)
+PB__CL_GEMM_DEFINE(tiled8)
+PB__CL_GEMM_DEFINE(tiled16)
+PB__CL_GEMM_DEFINE(tiled32)
+PB__CL_GEMM_DEFINE(onerow)
+PB__CL_GEMM_DEFINE(regblock)
