@@ -50,12 +50,14 @@ run compute-sanitizer --tool memcheck --error-exitcode 9 \
     $pb run overlap --backend cuda --n 67 --lm 3 --bs 8,0 --reps 1 --warmup 0 --quiet
 [ "$mode" = quick ] && { echo "status $status"; exit $status; }
 
-step "benchmarks"
-run $pb run bandwidth --backend cuda,openmp --size 1K:1G --reps 10 --quiet --out "$out/bandwidth.csv"
+step "benchmarks (CUDA and its OpenCL twins on the NVIDIA platform)"
+twins="--backend cuda,opencl --device nvidia"
+run $pb run bandwidth $twins --size 1K:1G:x4 --reps 10 --quiet --out "$out/bandwidth.csv"
 run $pb run bandwidth --backend cuda --size 256M --buffers 1,16,256,4096 --reps 10 --quiet --out "$out/bandwidth-buffers.csv"
-run $pb run gemm --backend cuda --n 1024,2048,4096,8192 --precision float,double --reps 10 --quiet --out "$out/gemm.csv"
-run $pb run overlap --backend cuda --reps 5 --quiet --out "$out/overlap.csv"
-run $pb run overlap --backend cuda --n 4096,8192 --lm 5,10 --bs 0,16 --reps 5 --quiet --out "$out/overlap.csv" --append
+run $pb run gemm $twins --n 1024,4096,8192 --precision float,double --reps 10 --quiet --out "$out/gemm.csv"
+run $pb run overlap $twins --n 864,1728,4096 --lm 5,10 --bs 16,0 --reps 5 --quiet --out "$out/overlap.csv"
+run $pb run overlap --backend cuda --n 8192 --lm 5,10 --bs 0,16 --reps 3 --quiet --out "$out/overlap.csv" --append
+python3 scripts/twins.py "$out"/bandwidth.csv "$out"/gemm.csv "$out"/overlap.csv >"$out/twins.md" 2>>"$log"
 tail -n 60 "$log"
 echo "status $status"
 exit $status

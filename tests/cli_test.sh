@@ -95,6 +95,10 @@ contains "$tmp/out" "UNSUPPORTED"
 contains "$tmp/out" ",copy_s,kernel_s,bound_s,efficiency"
 expect 2 "$pb" run overlap --bs 12
 
+# --device by name: backends without such a device are SKIP.
+expect 0 "$pb" run gemm --n 8 --reps 1 --backend ref --device no-such-device --format csv
+contains "$tmp/out" "SKIP,no ref device matches 'no-such-device'"
+
 # A wrong result is FAILED with no speed, exit 1.
 expect 1 "$pb" run gemm --n 16 --reps 1 --inject-fault --format csv --out "$tmp/f.csv"
 contains "$tmp/out" "FAILED"

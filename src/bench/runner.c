@@ -206,12 +206,30 @@ static void set_reason(struct pb_result *r, enum pb_result_status status, pb_sta
     snprintf(r->reason, sizeof r->reason, "%s", detail[0] ? detail : pb_status_message(st));
 }
 
+/* Opens the device cfg selects on backend b: by index, or the first whose name
+ * contains cfg->device_match. */
+static pb_status open_selected(const struct pb_run_config *cfg, const struct pb_backend *b, pb_device **out)
+{
+    if (!cfg->device_match)
+        return pb_device_open(b, cfg->device, out);
+    for (int i = 0; i < pb_backend_device_count(b); i++) {
+        pb_status st = pb_device_open(b, i, out);
+        if (st != PB_OK)
+            return st;
+        if (strcasestr(pb_device_name(*out), cfg->device_match))
+            return PB_OK;
+        pb_device_close(*out);
+        *out = NULL;
+    }
+    return pb__fail(PB_ERR_UNAVAILABLE, "no %s device matches '%s'", b->name, cfg->device_match);
+}
+
 /* The device of backend index bi, opened on first use. */
 static pb_device *device_for(struct run_state *rs, size_t bi, struct pb_result *r)
 {
     if (!rs->devices[bi] && rs->device_status[bi] == PB_OK) {
         pb__clear_error();
-        rs->device_status[bi] = pb_device_open(pb_backend_at(bi), rs->cfg->device, &rs->devices[bi]);
+        rs->device_status[bi] = open_selected(rs->cfg, pb_backend_at(bi), &rs->devices[bi]);
         if (rs->device_status[bi] != PB_OK)
             snprintf(rs->device_error[bi], sizeof rs->device_error[bi], "%s",
                      pb_last_error()[0] ? pb_last_error() : pb_status_message(rs->device_status[bi]));

@@ -20,6 +20,7 @@ struct pb_run_config {
     const int *threads; /* thread counts for threaded backends; NULL = default */
     size_t n_threads;
     int device;         /* device index within each backend */
+    const char *device_match; /* else: first device whose name contains this (any case) */
     int reps, warmup;
     uint64_t seed;
     bool verify;        /* false: rows say check "none" */

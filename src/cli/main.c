@@ -373,7 +373,8 @@ static const struct opt run_opts[N_COMMON] = {
     [O_WARMUP] = {"warmup", "N", "untimed warm-up runs before them (default 1)"},
     [O_SEED] = {"seed", "N", "seed of the random inputs (default 42)"},
     [O_THREADS] = {"threads", "LIST", "thread counts for threaded backends, e.g. 1,2 or 1:16"},
-    [O_DEVICE] = {"device", "N", "device index within each backend (default 0)"},
+    [O_DEVICE] = {"device", "N|NAME", "device index within each backend (default 0), or the first device "
+                                       "whose name contains NAME (e.g. --device nvidia)"},
     [O_FORMAT] = {"format", "FMT", "standard output format: table, csv or json (default table)"},
     [O_OUT] = {"out", "FILE", "also write results to FILE (.csv, .json or .txt)"},
     [O_APPEND] = {"append", NULL, "append rows to an existing CSV file given by --out"},
@@ -561,8 +562,16 @@ static int cmd_run(int argc, char **argv)
         st = parse_count(a.values[O_REPS], "--reps", 1, 1000000, &ctx.reps);
     if (st == PB_OK && a.values[O_WARMUP])
         st = parse_count(a.values[O_WARMUP], "--warmup", 0, 1000000, &ctx.warmup);
-    if (st == PB_OK && a.values[O_DEVICE])
-        st = parse_count(a.values[O_DEVICE], "--device", 0, 1023, &device);
+    const char *device_match = NULL;
+    if (st == PB_OK && a.values[O_DEVICE]) {
+        const char *d = a.values[O_DEVICE];
+        if (d[0] && strspn(d, "0123456789") == strlen(d))
+            st = parse_count(d, "--device", 0, 1023, &device);
+        else if (d[0])
+            device_match = d;
+        else
+            st = pb__fail(PB_ERR_INVALID, "--device needs an index or part of a device name");
+    }
     if (st == PB_OK && a.values[O_SEED]) {
         st = pb__parse_int(a.values[O_SEED], "--seed", &seed);
         /* JSON numbers hold integers exactly up to 2^53: keep seeds repeatable. */
@@ -598,7 +607,7 @@ static int cmd_run(int argc, char **argv)
         .bench = bench, .problems = plan.problems, .n_problems = plan.n_problems,
         .backends = (const char *const *)plan.backends, .n_backends = plan.n_backends,
         .variants = (const char *const *)plan.variants, .n_variants = plan.n_variants,
-        .threads = plan.threads, .n_threads = plan.n_threads, .device = device,
+        .threads = plan.threads, .n_threads = plan.n_threads, .device = device, .device_match = device_match,
         .reps = ctx.reps, .warmup = ctx.warmup, .seed = ctx.seed,
         .verify = !a.flags[O_NO_VERIFY], .inject_fault = a.flags[O_INJECT],
         .progress = !a.flags[O_QUIET] && (a.flags[O_PROGRESS] || isatty(STDERR_FILENO)),
