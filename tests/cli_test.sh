@@ -99,6 +99,17 @@ expect 2 "$pb" run overlap --bs 12
 expect 0 "$pb" run gemm --n 8 --reps 1 --backend ref --device no-such-device --format csv
 contains "$tmp/out" "SKIP,no ref device matches 'no-such-device'"
 
+# matinfo: a malformed file is one line on stderr and exit 3; the others are still reported.
+printf '%%%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.5\n3 2 -2\n' >"$tmp/good.mtx"
+printf '%%%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.5\n4 2 -2\n' >"$tmp/bad.mtx"
+expect 0 "$pb" matinfo --help
+contains "$tmp/out" "usage: parbench matinfo"
+expect 2 "$pb" matinfo
+expect 3 "$pb" matinfo "$tmp/good.mtx" "$tmp/bad.mtx" "$tmp/good.mtx" --format csv
+lines "$tmp/out" 3
+lines "$tmp/err" 1
+contains "$tmp/err" "bad.mtx:4:"
+
 # A wrong result is FAILED with no speed, exit 1.
 expect 1 "$pb" run gemm --n 16 --reps 1 --inject-fault --format csv --out "$tmp/f.csv"
 contains "$tmp/out" "FAILED"

@@ -18,7 +18,7 @@ void pb__matinfo_name(const char *path, char *buf, size_t len)
     static const char *const exts[] = {".gz", ".mtx", ".mm"};
     for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
         size_t e = strlen(exts[i]);
-        if (n > e && strcmp(base + n - e, exts[i]) == 0)
+        if (n > e && strncmp(base + n - e, exts[i], e) == 0)
             n -= e;
     }
     snprintf(buf, len, "%.*s", (int)n, base);
@@ -119,12 +119,12 @@ pb_status pb__matinfo_writer_open(const char *format, const char *path,
     }
     *out = w;
     if (fmt == MI_TABLE) {
-        fprintf(w->f, "# NZ after symmetric expansion; per row: average, maximum, standard deviation; "
-                      "ELL fill = rows*max/NZ;\n"
-                      "# bytes with 32-bit indices and double values\n");
-        fprintf(w->f, "%-20s %9s %9s %10s %8s %7s %8s %-9s %8s %9s %10s %10s %10s\n", "name", "rows",
-                "cols", "nnz", "avg/row", "max/row", "std/row", "symmetry", "ell_fill", "bandwidth",
-                "COO", "CSR", "ELL");
+        fprintf(w->f, "# nnz after symmetric expansion; per row: average, maximum, standard "
+                      "deviation;\n# ell_fill = rows * max/row / nnz; bytes with 32-bit indices "
+                      "and double values\n");
+        fprintf(w->f, "%-20s %9s %9s %10s %8s %7s %8s %-9s %8s %9s %10s %10s %10s\n", "name",
+                "rows", "cols", "nnz", "avg/row", "max/row", "std/row", "symmetry", "ell_fill",
+                "bandwidth", "COO", "CSR", "ELL");
     } else if (fmt == MI_CSV) {
         for (size_t i = 0; i < sizeof csv_columns / sizeof csv_columns[0]; i++)
             fprintf(w->f, "%s%s", i ? "," : "", csv_columns[i]);

@@ -3,9 +3,10 @@
  * The reader streams: bytes come in blocks (read(2), or inflate for gzip
  * data, recognised by its magic bytes), and the parser walks complete lines
  * in the block with a hand-written integer parser and a decimal parser that
- * only falls back to strtod for long mantissas. Entries are kept as one
- * 64-bit key (row << column bits | column) and a value, so that sorting into
- * row-major order is an LSD radix sort and merging duplicates one pass. */
+ * only falls back to strtod for long mantissas (or extreme exponents).
+ * Entries are kept as one 64-bit key (row << column bits | column) and a
+ * value: sorting into row-major order is a stable counting sort by row (LSD
+ * radix sort where rows outnumber entries), merging duplicates one pass. */
 #include <errno.h>
 #include <fcntl.h>
 #include <locale.h>
@@ -271,7 +272,8 @@ struct mm_reader {
     size_t peek_len, peek_pos;
     size_t size_hint; /* uncompressed bytes expected; 0 = unknown */
     /* gzip */
-    bool gz, gz_init, gz_member_done;
+    bool raw_eof, gz, gz_init, gz_member_done;
+    int gz_error; /* an inflate error held back until the text before it is used */
     z_stream zs;
     unsigned char *zin;
     /* text: [pos, lines_end) complete lines, each ending in '\n'; then a
@@ -332,39 +334,47 @@ static pb_status raw_read(struct mm_reader *r, void *dst, size_t cap, size_t *go
 static pb_status gz_read(struct mm_reader *r, void *dst, size_t cap, size_t *got)
 {
     z_stream *zs = &r->zs;
+    if (r->gz_error)
+        return r->gz_error == Z_MEM_ERROR
+                   ? pb__fail(PB_ERR_NOMEM, "%s: out of memory inflating gzip data", r->name)
+                   : mm_fail(r, "corrupt gzip data (%s)", zs->msg ? zs->msg : "inflate failed");
     zs->next_out = dst;
     zs->avail_out = (uInt)cap;
     for (;;) {
-        if (zs->avail_in == 0) {
+        if (zs->avail_in == 0 && !r->raw_eof) {
             size_t n;
             pb_status st = raw_read(r, r->zin, r->chunk, &n);
             if (st != PB_OK)
                 return st;
             zs->next_in = r->zin;
             zs->avail_in = (uInt)n;
-            if (n == 0) {
-                if (r->gz_member_done) {
-                    *got = cap - zs->avail_out;
-                    return PB_OK;
-                }
-                return mm_fail(r, "gzip data ends early (truncated file?)");
-            }
+            r->raw_eof = n == 0;
         }
-        if (r->gz_member_done) { /* more bytes after a member: the next member */
-            inflateReset(zs);
+        if (r->gz_member_done) {
+            if (zs->avail_in == 0) { /* the end, after a complete member */
+                *got = 0;
+                return PB_OK;
+            }
+            inflateReset(zs); /* more bytes: the next member */
             r->gz_member_done = false;
         }
+        /* Also with no input left: inflate may hold output back. */
         int ret = inflate(zs, Z_NO_FLUSH);
+        size_t produced = cap - zs->avail_out;
         if (ret == Z_STREAM_END)
             r->gz_member_done = true;
-        else if (ret == Z_MEM_ERROR)
-            return pb__fail(PB_ERR_NOMEM, "%s: out of memory inflating gzip data", r->name);
+        else if (ret == Z_BUF_ERROR && produced == 0 && r->raw_eof)
+            return mm_fail(r, "gzip data ends early (truncated file?)");
         else if (ret != Z_OK && !(ret == Z_BUF_ERROR && zs->avail_in == 0))
-            return mm_fail(r, "corrupt gzip data (%s)", zs->msg ? zs->msg : "inflate failed");
-        if (zs->avail_out < cap) {
-            *got = cap - zs->avail_out;
+            r->gz_error = ret == Z_MEM_ERROR ? ret : Z_DATA_ERROR;
+        /* What came out before an error is used first, so that the error is
+         * met at the same line whatever the block size. */
+        if (produced > 0) {
+            *got = produced;
             return PB_OK;
         }
+        if (r->gz_error)
+            return gz_read(r, dst, cap, got);
     }
 }
 
@@ -653,8 +663,8 @@ static pb_status sort_entries(struct mm_reader *r, struct mm_entries *e, uint64_
             for (size_t k = lo + 1; k < hi && ok; k++)
                 ok = e->keys[k - 1] <= e->keys[k];
             if (!ok)
-                radix_sort(e->keys + lo, e->vals ? e->vals + lo : NULL, tk + lo, tv ? tv + lo : NULL,
-                           hi - lo, 0, cb);
+                radix_sort(e->keys + lo, e->vals ? e->vals + lo : NULL, tk + lo,
+                           tv ? tv + lo : NULL, hi - lo, 0, cb);
         }
     }
     free(tk);
@@ -687,17 +697,19 @@ static pb_status parse_banner(struct mm_reader *r, const struct pb_mm_options *o
     char tok[48];
     if (strncasecmp(line, magic, sizeof magic - 1) != 0 ||
         (!is_blank(line[sizeof magic - 1]) && line[sizeof magic - 1] != '\n'))
-        return mm_fail(r, "expected the banner '%%%%MatrixMarket matrix FORMAT FIELD SYMMETRY', found %s",
+        return mm_fail(r, "expected the banner '%%%%MatrixMarket matrix FORMAT FIELD SYMMETRY', "
+                          "found %s",
                        excerpt(line, tok, sizeof tok));
-    static const char *const what[] = {"object (matrix)", "format (coordinate or array)",
-                                       "field (real, integer, pattern or complex)",
-                                       "symmetry (general, symmetric, skew-symmetric or hermitian)"};
+    static const char *const what[] = {"object", "format", "field", "symmetry"};
+    static const char *const choices[] = {"matrix", "coordinate or array",
+                                          "real, integer, pattern or complex",
+                                          "general, symmetric, skew-symmetric or hermitian"};
     const char *p = line + sizeof magic - 1;
     for (int t = 0; t < 4; t++) {
         p = skip_blanks(p);
         const char *e = token_end(p);
         if (e == p)
-            return mm_fail(r, "the banner has no %s", what[t]);
+            return mm_fail(r, "the banner has no %s (%s)", what[t], choices[t]);
         bool ok = true;
         switch (t) {
         case 0:
@@ -737,9 +749,8 @@ static pb_status parse_banner(struct mm_reader *r, const struct pb_mm_options *o
             break;
         }
         if (!ok)
-            return mm_fail(r, "unsupported %s in the banner: %s (expected %s)",
-                           t == 0 ? "object" : t == 1 ? "format" : t == 2 ? "field" : "symmetry",
-                           excerpt(p, tok, sizeof tok), strchr(what[t], '(') + 1);
+            return mm_fail(r, "unsupported %s %s in the banner (expected %s)", what[t],
+                           excerpt(p, tok, sizeof tok), choices[t]);
         p = e;
     }
     p = skip_blanks(p);
@@ -786,9 +797,13 @@ static pb_status parse_size(struct mm_reader *r, struct mm_header *h)
         if (e == p)
             return mm_fail(r, "the size line lacks %s (expected %s)", names[t], usage);
         int64_t x;
-        if (!is_digit(*p) || !parse_int64(p, e, &x))
-            return mm_fail(r, "%s %s is not a non-negative integer (size line: %s)", names[t],
-                           excerpt(p, tok, sizeof tok), usage);
+        if (!is_digit(*p) || !parse_int64(p, e, &x)) {
+            const char *q = p;
+            while (q < e && is_digit(*q))
+                q++;
+            return mm_fail(r, "%s %s is %s (size line: %s)", names[t], excerpt(p, tok, sizeof tok),
+                           q == e ? "too large" : "not a non-negative integer", usage);
+        }
         v[t] = (uint64_t)x;
         p = e;
     }
@@ -818,7 +833,8 @@ static pb_status parse_size(struct mm_reader *r, struct mm_header *h)
     }
     /* Expanded, at most twice the listed entries, 16 bytes each while sorting. */
     size_t bytes;
-    if (h->count > SIZE_MAX / 2 || !pb__mul_size((size_t)h->count * 2, 2 * sizeof(uint64_t), &bytes))
+    if (h->count > SIZE_MAX / 2 ||
+        !pb__mul_size((size_t)h->count * 2, 2 * sizeof(uint64_t), &bytes))
         return mm_fail(r, "%llu entries: the matrix is too large to address",
                        (unsigned long long)h->count);
     skip_line(r, p);
@@ -847,7 +863,8 @@ static inline const char *parse_value(struct mm_reader *r, const char *p, enum p
                 return NULL;
             }
             *out = (double)x;
-        } else if (!(e = scan_double(p, r->buf + r->lines_end, out)) || (!is_blank(*e) && *e != '\n')) {
+        } else if (!(e = scan_double(p, r->buf + r->lines_end, out)) ||
+                   (!is_blank(*e) && *e != '\n')) {
             *st = mm_fail(r, "%s %s is not a finite decimal number",
                           part ? "imaginary part" : "value", excerpt(p, tok, sizeof tok));
             return NULL;
@@ -879,7 +896,8 @@ static pb_status parse_coordinate(struct mm_reader *r, const struct mm_header *h
         uint64_t i, j;
         const char *q = parse_index(p, &i);
         if (!q)
-            return mm_fail(r, "row index %s is not a positive integer", excerpt(p, tok, sizeof tok));
+            return mm_fail(r, "row index %s is not a positive integer",
+                           excerpt(p, tok, sizeof tok));
         if (i < 1 || i > rows)
             return mm_fail(r, "row index %s is out of range 1..%llu", excerpt(p, tok, sizeof tok),
                            (unsigned long long)rows);
@@ -912,7 +930,8 @@ static pb_status parse_coordinate(struct mm_reader *r, const struct mm_header *h
                                    pb_mm_symmetry_name(h->symmetry), upper_line, lower_line);
             }
         } else if (h->symmetry == PB_MM_SKEW_SYMMETRIC && (re != 0 || im != 0)) {
-            return mm_fail(r, "a skew-symmetric matrix has a zero diagonal, but (%llu, %llu) is not",
+            return mm_fail(r, "a skew-symmetric matrix has a zero diagonal, but (%llu, %llu) "
+                              "is not",
                            (unsigned long long)i, (unsigned long long)j);
         } else if (h->symmetry == PB_MM_HERMITIAN && im != 0) {
             return mm_fail(r, "a hermitian matrix has a real diagonal, but (%llu, %llu) has "
@@ -1148,6 +1167,8 @@ static pb_status mm_run(struct mm_reader *r, const struct pb_mm_options *opt, st
 pb_status pb__coo_parse_buffer(const void *data, size_t len, const char *name,
                                const struct pb_mm_options *opt, size_t chunk, struct pb_coo *out)
 {
+    if (!out || !name)
+        return pb__fail(PB_ERR_INVALID, "pb__coo_parse_buffer: NULL argument");
     memset(out, 0, sizeof *out);
     struct mm_reader r;
     memset(&r, 0, sizeof r);
@@ -1163,6 +1184,8 @@ pb_status pb__coo_parse_buffer(const void *data, size_t len, const char *name,
 pb_status pb__coo_read_chunked(const char *path, const struct pb_mm_options *opt, size_t chunk,
                                struct pb_coo *out)
 {
+    if (!out || !path)
+        return pb__fail(PB_ERR_INVALID, "pb_coo_read: NULL argument");
     memset(out, 0, sizeof *out);
     struct mm_reader r;
     memset(&r, 0, sizeof r);
@@ -1220,7 +1243,8 @@ static char *put_int(char *p, uint64_t v)
 
 static pb_status write_sink(struct mm_sink *s, const struct pb_coo *m)
 {
-    if (m->n_rows < 0 || m->n_cols < 0 || (m->nnz > 0 && (!m->rows || !m->cols || !m->values)))
+    if (!m || m->n_rows < 0 || m->n_cols < 0 ||
+        (m->nnz > 0 && (!m->rows || !m->cols || !m->values)))
         return pb__fail(PB_ERR_INVALID, "cannot write %s: malformed matrix", s->name);
     for (size_t k = 0; k < m->nnz; k++) {
         if (m->rows[k] < 0 || m->rows[k] >= m->n_rows || m->cols[k] < 0 || m->cols[k] >= m->n_cols)
@@ -1265,6 +1289,8 @@ pb_status pb__coo_write_stream(FILE *f, const char *name, const struct pb_coo *m
 
 pb_status pb_coo_write(const char *path, const struct pb_coo *m)
 {
+    if (!path)
+        return pb__fail(PB_ERR_INVALID, "pb_coo_write: NULL path");
     size_t len = strlen(path);
     bool gz = len >= 3 && strcmp(path + len - 3, ".gz") == 0;
     struct mm_sink s = {.name = path, .cap = MM_CHUNK};

@@ -318,6 +318,7 @@ static const struct pb_variant cuda_variants[] = {
     {.desc = {"gemm", "tiled16", "16x16 shared-memory tiles", 0}, .supports = pb__cuda_gemm_supports, .run = pb__cuda_gemm_tiled16},
     {.desc = {"gemm", "tiled32", "32x32 shared-memory tiles", 0}, .supports = pb__cuda_gemm_supports, .run = pb__cuda_gemm_tiled32},
     {.desc = {"gemm", "regblock", "register-blocked tiles, vector loads, double-buffered shared memory", 0}, .supports = pb__cuda_gemm_supports, .run = pb__cuda_gemm_regblock},
+    {.desc = {"gemm", "dmma", "FP64 tensor cores (mma.sync), cp.async pipeline; double only", 0}, .supports = pb__cuda_gemm_dmma_supports, .run = pb__cuda_gemm_dmma},
     {.desc = {"gemm", "cublas", "cuBLAS sgemm/dgemm (TF32 off)", PB_VARIANT_ANCHOR}, .supports = pb__cuda_gemm_cublas_supports, .run = pb__cuda_gemm_cublas},
 };
 

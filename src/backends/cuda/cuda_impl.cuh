@@ -35,7 +35,9 @@ pb_status pb__cuda_gemm_tiled8(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__cuda_gemm_tiled16(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__cuda_gemm_tiled32(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__cuda_gemm_regblock(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cuda_gemm_dmma(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__cuda_gemm_cublas(pb_device *dev, const void *args, pb_stream *s);
+bool pb__cuda_gemm_dmma_supports(const pb_device *dev, const void *args, const char **why);
 bool pb__cuda_gemm_supports(const pb_device *dev, const void *args, const char **why);
 bool pb__cuda_gemm_cublas_supports(const pb_device *dev, const void *args, const char **why);
 

@@ -5,6 +5,7 @@
 
 #include "backends/cuda/check.cuh"
 #include "backends/cuda/cuda_impl.cuh"
+#include "backends/cuda/gemm_dmma.cuh"
 #include "backends/cuda/gemm_regblock.cuh"
 
 template <typename T> __device__ __forceinline__ void store_c(T *c, T acc, T alpha, T beta)
@@ -140,6 +141,33 @@ static pb_status regblock_f64(const pb_gemm_args *g, cudaStream_t s)
 pb_status pb__cuda_gemm_regblock(pb_device *dev, const void *args, pb_stream *s)
 {
     PB_GEMM_DISPATCH(regblock_f32, regblock_f64);
+}
+
+// FP64 tensor cores (DMMA): exact double FMAs, compute capability 8.0 and up.
+bool pb__cuda_gemm_dmma_supports(const pb_device *dev, const void *args, const char **why)
+{
+    const cudaDeviceProp &p = static_cast<const pb_cuda_device *>(dev->impl)->prop;
+    if (gemm_args(args)->prec != PB_DOUBLE) {
+        *why = "FP64 tensor-core kernel: double precision only";
+        return false;
+    }
+    if (p.major < 8) {
+        *why = "FP64 tensor cores need compute capability 8.0 or newer";
+        return false;
+    }
+    return true;
+}
+
+pb_status pb__cuda_gemm_dmma(pb_device *dev, const void *args, pb_stream *s)
+{
+    (void)dev;
+    const pb_gemm_args *g = gemm_args(args);
+    if (g->m == 0 || g->n == 0)
+        return PB_OK;
+    PB_CUDA_CHECK(pb__cuda_gemm_dmma_f64(g->m, g->n, g->k, g->alpha, pb__cuda_ptr<const double>(g->a), g->lda,
+                                         pb__cuda_ptr<const double>(g->b), g->ldb, g->beta, pb__cuda_ptr<double>(g->c),
+                                         g->ldc, pb__cuda_stream(s)));
+    return PB_OK;
 }
 
 // ---- cuBLAS -------------------------------------------------------------------

@@ -1,14 +1,15 @@
 /* gemm_blocked.c: cache- and register-blocked, vectorised, OpenMP-threaded
  * GEMM (row-major C = alpha*A*B + beta*C) for float and double.
  *
- * Design (GotoBLAS/BLIS): for each NC-column block of B and KC-deep slice of
- * k, the team packs that KC x NC block of B once into NR-column micro-panels
- * (shared, stays in L3). Work items of (MC rows x some columns) then go to the
- * threads dynamically; a thread packs its MC x KC block of A into MR-row
- * micro-panels (private, stays in its L2) and runs a micro-kernel that keeps
- * an MR x NR tile of C in vector registers while it streams one A and one B
- * micro-panel. Packing zero-pads ragged edges so the micro-kernel always
- * computes a full tile; edge tiles are written back through a small temporary.
+ * Design (GotoBLAS/BLIS): C is cut into one cell per thread (a grid of row
+ * and column groups). Within its cell a thread takes B in KC x NC blocks,
+ * packed into NR-column micro-panels (stays in L3), and A in MC x KC blocks,
+ * packed into MR-row micro-panels (stays in its L2), and runs a micro-kernel
+ * that keeps an MR x NR tile of C in vector registers while it streams one A
+ * and one B micro-panel. Packing zero-pads ragged edges so the micro-kernel
+ * always computes a full tile; edge tiles are written back through a small
+ * temporary. Threads share nothing but the inputs, so they never wait for
+ * one another before the final join.
  *
  * Vectors are GCC/Clang vector extensions whose width follows the target
  * (AVX-512, AVX or 16-byte baseline); the only intrinsics are the FMA ones,
@@ -98,6 +99,29 @@ static int resolve_threads(int threads)
 #endif
 }
 
+/* Split nt threads into a grid of row_groups x (nt / row_groups) cells of C,
+ * making the largest cell (in micro-tiles) smallest. Each thread packs its own
+ * A and B for its cell, so threads never wait for one another before the
+ * final join: on a machine whose few cores are often shared with other work,
+ * a barrier (where OpenMP waiters spin) costs far more than packing twice.
+ * Ties go to fewer row groups: a column split keeps each private B block small. */
+static int choose_row_groups(int nt, size_t row_tiles, size_t col_panels)
+{
+    int best = 1;
+    size_t best_cost = SIZE_MAX;
+    for (int tm = 1; tm <= nt; tm++) {
+        if (nt % tm != 0)
+            continue;
+        size_t tn = (size_t)(nt / tm);
+        size_t cost = (row_tiles + (size_t)tm - 1) / (size_t)tm * ((col_panels + tn - 1) / tn);
+        if (cost < best_cost) {
+            best_cost = cost;
+            best = tm;
+        }
+    }
+    return best;
+}
+
 /* Blocking per element type, for Zen 4 (32 KiB L1d, 1 MiB L2 per core,
  * 32 MiB L3) and measured there:
  *  KC: depth of a k slice. C is read and written once per slice, so deep
@@ -106,8 +130,8 @@ static int resolve_threads(int threads)
  *      prefetcher sustains easily (~7 bytes per cycle needed).
  *  MC: rows of an A block; MC x KC (float 576 KiB, double 768 KiB) stays in
  *      the 1 MiB L2 while all the B micro-panels stream past it.
- *  NC: columns of a B block; KC x NC (float 9 MiB, double 12 MiB) is shared
- *      by the team in L3. */
+ *  NC: columns of a B block; KC x NC (float 9 MiB, double 12 MiB) is meant
+ *      for L3; with two threads each one's block is half of n wide. */
 #define T float
 #define SFX f32
 #define GEMM_KC 768
@@ -261,27 +285,6 @@ static void FN(pack_b_panel)(size_t q, size_t nc, size_t kc, const T *b, size_t 
     }
 }
 
-/* Work split for one packed B block: row blocks of *mc_step rows (a multiple
- * of MR, at most MC) times *chunks column chunks. Items are handed out
- * dynamically; aim for at least two per thread and a multiple of the team, so
- * that with equal speeds nobody idles at the end. */
-static void FN(plan_split)(size_t m, size_t panels, size_t team, size_t *mc_step, size_t *chunks)
-{
-    size_t tiles = (m + MR - 1) / MR;
-    size_t blocks = (m + GEMM_MC - 1) / GEMM_MC;
-    if (team > 1) {
-        if (blocks < 2 * team)
-            blocks = 2 * team;
-        blocks = min_size(round_up(blocks, team), tiles);
-    }
-    *mc_step = round_up((m + blocks - 1) / blocks, MR);
-    blocks = (m + *mc_step - 1) / *mc_step;
-    /* Too few rows for the team (small m): also split the columns. */
-    *chunks = 1;
-    while (blocks * *chunks < 2 * team && *chunks < panels)
-        ++*chunks;
-}
-
 /* C = beta * C (k == 0 or alpha == 0); beta == 0 writes zeros without reading. */
 static void FN(scale_c)(size_t m, size_t n, T beta, T *c, size_t ldc)
 {
@@ -290,6 +293,35 @@ static void FN(scale_c)(size_t m, size_t n, T beta, T *c, size_t ldc)
     for (size_t i = 0; i < m; i++)
         for (size_t j = 0; j < n; j++)
             c[i * ldc + j] = beta == 0 ? (T)0 : beta * c[i * ldc + j];
+}
+
+/* Serial blocked product on one cell of C (m x n), with private packing
+ * buffers: B blocks of up to NC columns, A blocks of MC rows, k in slices of
+ * kc_step. alpha and beta as in BLAS; beta == 0 means C is not read. */
+static void FN(gemm_cell)(size_t m, size_t n, size_t k, size_t kc_step, T alpha, const T *a, size_t lda,
+                          const T *b, size_t ldb, T beta, T *c, size_t ldc, T *apack, T *bpack)
+{
+    for (size_t jc = 0; jc < n; jc += GEMM_NC) {
+        size_t nc = min_size(GEMM_NC, n - jc);
+        size_t panels = (nc + NR - 1) / (size_t)NR;
+        for (size_t pc = 0; pc < k; pc += kc_step) {
+            size_t kc = min_size(kc_step, k - pc);
+            T beta_eff = pc == 0 ? beta : (T)1; /* later slices accumulate */
+            for (size_t q = 0; q < panels; q++)
+                FN(pack_b_panel)(q, nc, kc, b + pc * ldb + jc, ldb, bpack);
+            for (size_t ic = 0; ic < m; ic += GEMM_MC) {
+                size_t mc = min_size(GEMM_MC, m - ic);
+                FN(pack_a)(mc, kc, a + ic * lda + pc, lda, apack);
+                /* The B micro-panel is reused across the A block's micro-panels. */
+                for (size_t q = 0; q < panels; q++) {
+                    size_t j0 = q * (size_t)NR, nr = min_size((size_t)NR, nc - j0);
+                    for (size_t i0 = 0; i0 < mc; i0 += MR)
+                        FN(micro_kernel)(kc, apack + i0 * kc, bpack + j0 * kc, alpha, beta_eff,
+                                         c + (ic + i0) * ldc + jc + j0, ldc, min_size(MR, mc - i0), nr);
+                }
+            }
+        }
+    }
 }
 
 static pb_status FN(gemm)(size_t m, size_t n, size_t k, T alpha, const T *a, size_t lda, const T *b,
@@ -308,23 +340,24 @@ static pb_status FN(gemm)(size_t m, size_t n, size_t k, T alpha, const T *a, siz
 
     size_t row_tiles = (m + MR - 1) / MR, col_panels = (n + NR - 1) / (size_t)NR;
     int nt = resolve_threads(threads);
-    /* Below ~2 MFLOP the fork/join and barriers cost more than they save. */
+    /* Below ~2 MFLOP starting threads costs more than it saves. */
     if ((double)m * (double)n * (double)k < 1e6)
         nt = 1;
     if ((size_t)nt > row_tiles * col_panels)
         nt = (int)(row_tiles * col_panels);
+    int row_groups = choose_row_groups(nt, row_tiles, col_panels);
+    size_t col_groups = (size_t)(nt / row_groups);
+    size_t cell_rows = (row_tiles + (size_t)row_groups - 1) / (size_t)row_groups * MR;
+    size_t cell_cols = (col_panels + col_groups - 1) / col_groups * (size_t)NR;
 
     /* Equal k slices of at most KC: no thin last slice costing a whole pass over C. */
     size_t slices = (k + GEMM_KC - 1) / GEMM_KC, kc_step = (k + slices - 1) / slices;
-    size_t a_elems = round_up(min_size(round_up(m, MR), GEMM_MC) * kc_step, PACK_ALIGN / sizeof(T));
-    size_t b_elems = round_up(min_size(n, GEMM_NC), (size_t)NR) * kc_step;
-    T *bpack = alloc_aligned(b_elems * sizeof(T));
-    T *apack = alloc_aligned(a_elems * (size_t)nt * sizeof(T));
-    if (!bpack || !apack) {
-        free(bpack);
-        free(apack);
+    size_t align = PACK_ALIGN / sizeof(T);
+    size_t a_elems = round_up(min_size(cell_rows, GEMM_MC) * kc_step, align);
+    size_t b_elems = round_up(min_size(cell_cols, round_up(GEMM_NC, NR)) * kc_step, align);
+    T *pack = alloc_aligned((a_elems + b_elems) * (size_t)nt * sizeof(T));
+    if (!pack)
         return PB_ERR_NOMEM;
-    }
 
     PB_OMP(omp parallel num_threads(nt))
     {
@@ -333,53 +366,22 @@ static pb_status FN(gemm)(size_t m, size_t n, size_t k, T alpha, const T *a, siz
 #else
         int tid = 0, team = 1;
 #endif
-        T *my_a = apack + (size_t)tid * a_elems;
-        /* The runtime may give fewer threads than asked: plan for what we got. */
-        size_t mc_step, chunks;
-        FN(plan_split)(m, min_size(col_panels, GEMM_NC / NR), (size_t)team, &mc_step, &chunks);
-        size_t row_blocks = (m + mc_step - 1) / mc_step, items = row_blocks * chunks;
-
-        for (size_t jc = 0; jc < n; jc += GEMM_NC) {
-            size_t nc = min_size(GEMM_NC, n - jc);
-            size_t panels = (nc + NR - 1) / (size_t)NR;
-
-            for (size_t pc = 0; pc < k; pc += kc_step) {
-                size_t kc = min_size(kc_step, k - pc);
-                T beta_eff = pc == 0 ? beta : (T)1;
-
-                /* The team packs the B block together (the implicit barrier
-                 * then lets everybody use it). */
-                PB_OMP(omp for schedule(static))
-                for (size_t q = 0; q < panels; q++)
-                    FN(pack_b_panel)(q, nc, kc, b + pc * ldb + jc, ldb, bpack);
-
-                /* Items (row block, column chunk) go to whoever is free, so a
-                 * thread slowed by a busy core does not hold up the rest. The
-                 * implicit barrier keeps B intact until all are done. */
-                size_t packed_ic = SIZE_MAX;
-                PB_OMP(omp for schedule(dynamic))
-                for (size_t item = 0; item < items; item++) {
-                    size_t ic = item / chunks * mc_step, chunk = item % chunks;
-                    size_t mc = min_size(mc_step, m - ic);
-                    if (ic != packed_ic) {
-                        FN(pack_a)(mc, kc, a + ic * lda + pc, lda, my_a);
-                        packed_ic = ic;
-                    }
-                    size_t q_hi = panels * (chunk + 1) / chunks;
-                    for (size_t q = panels * chunk / chunks; q < q_hi; q++) {
-                        size_t j0 = q * (size_t)NR, nr = min_size((size_t)NR, nc - j0);
-                        const T *bp = bpack + j0 * kc;
-                        for (size_t i0 = 0; i0 < mc; i0 += MR)
-                            FN(micro_kernel)(kc, my_a + i0 * kc, bp, alpha, beta_eff,
-                                             c + (ic + i0) * ldc + jc + j0, ldc, min_size(MR, mc - i0), nr);
-                    }
-                }
-            }
+        T *my_pack = pack + (size_t)tid * (a_elems + b_elems);
+        /* One cell per thread; if the runtime gave fewer threads than asked,
+         * they share the cells out. */
+        for (int cell = tid; cell < nt; cell += team) {
+            size_t gm = (size_t)(cell % row_groups), gn = (size_t)(cell / row_groups);
+            size_t r0 = row_tiles * gm / (size_t)row_groups * MR;
+            size_t r1 = min_size(row_tiles * (gm + 1) / (size_t)row_groups * MR, m);
+            size_t c0 = col_panels * gn / col_groups * (size_t)NR;
+            size_t c1 = min_size(col_panels * (gn + 1) / col_groups * (size_t)NR, n);
+            if (r0 < r1 && c0 < c1)
+                FN(gemm_cell)(r1 - r0, c1 - c0, k, kc_step, alpha, a + r0 * lda, lda, b + c0, ldb, beta,
+                              c + r0 * ldc + c0, ldc, my_pack, my_pack + a_elems);
         }
     }
 
-    free(bpack);
-    free(apack);
+    free(pack);
     return PB_OK;
 }
 
