@@ -64,6 +64,7 @@
 // least estimated time, as gemm_regblock does, so small and skinny products still fill
 // the SMs.
 
+#include "backends/cuda/gemm_tiles.cuh"
 #include "backends/cuda/gemm_dmma.cuh"
 
 #include <climits>
@@ -385,7 +386,6 @@ template <class Cfg> cudaError_t prepare_smem()
     }
 }
 
-inline bool aligned16(const void *p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 template <class Cfg>
 cudaError_t gemm(size_t m, size_t n, size_t k, double alpha, const double *a, size_t lda, const double *b,
@@ -423,9 +423,9 @@ cudaError_t gemm(size_t m, size_t n, size_t k, double alpha, const double *a, si
     p.beta = beta;
     p.tiles_m = (long long)tiles_m;
     p.tiles_n = (long long)tiles_n;
-    p.c_vec = aligned16(c) && ldc % 2 == 0;
-    const bool va = aligned16(a) && lda % 2 == 0;
-    const bool vb = aligned16(b) && ldb % 2 == 0;
+    p.c_vec = pb__aligned16(c) && ldc % 2 == 0;
+    const bool va = pb__aligned16(a) && lda % 2 == 0;
+    const bool vb = pb__aligned16(b) && ldb % 2 == 0;
 
     const dim3 grid((unsigned)(tiles_m * tiles_n)), block(Cfg::THREADS);
     const size_t smem = Cfg::SMEM_BYTES;
@@ -440,41 +440,13 @@ cudaError_t gemm(size_t m, size_t n, size_t k, double alpha, const double *a, si
     return cudaGetLastError();
 }
 
-// Tile choice, as in gemm_regblock: the blocks of a shape spread evenly over the SMs, so
-// the run time is about (blocks per SM, rounded up) x (work of one block) / (relative
-// efficiency of the tile).
-struct TileChoice {
-    int bm, bn;
-    double eff;
-};
-
-inline int pick_tile(size_t m, size_t n, const TileChoice *choices, int count)
-{
-    int dev = 0, sms = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) !=
-                                                  cudaSuccess || sms <= 0)
-        sms = 132;
-    int best = 0;
-    double best_cost = 0;
-    for (int i = 0; i < count; ++i) {
-        const TileChoice &t = choices[i];
-        const double blocks = (double)((m + t.bm - 1) / t.bm) * (double)((n + t.bn - 1) / t.bn);
-        const double cost = std::ceil(blocks / sms) * t.bm * t.bn / t.eff;
-        if (i == 0 || cost < best_cost) {
-            best = i;
-            best_cost = cost;
-        }
-    }
-    return best;
-}
-
 //                     BM   BN  BK  WM  WN STAGES MINB
 using DLarge = DTile<128, 128, 16, 64, 32, 4, 1>; // 8 warps, 64 accumulator doubles a lane
 using DMedium = DTile<128, 64, 16, 64, 32, 4, 2>; // 4 warps, 2 blocks/SM
 using DSmall = DTile<64, 64, 16, 32, 32, 4, 3>;   // 4 warps, 32 accumulator doubles a lane, 3 blocks/SM
 
 // Efficiencies relative to the large tile at full occupancy (H100, square n = 1024..8192).
-constexpr TileChoice dmma_choices[] = {
+constexpr pb__tile_choice dmma_choices[] = {
     {DLarge::BM, DLarge::BN, 1.0}, {DMedium::BM, DMedium::BN, 0.95}, {DSmall::BM, DSmall::BN, 0.85}};
 
 } // namespace
@@ -482,7 +454,7 @@ constexpr TileChoice dmma_choices[] = {
 cudaError_t pb__cuda_gemm_dmma_f64(size_t m, size_t n, size_t k, double alpha, const double *a, size_t lda,
                                    const double *b, size_t ldb, double beta, double *c, size_t ldc, cudaStream_t s)
 {
-    switch (pick_tile(m, n, dmma_choices, 3)) {
+    switch (pb__pick_tile(m, n, dmma_choices, 3)) {
     case 0:
         return gemm<DLarge>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
     case 1:

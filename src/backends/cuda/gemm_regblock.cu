@@ -42,6 +42,7 @@
 // The host picks the tile whose estimated time (blocks per SM x work per block /
 // efficiency) is least, so mid-sized and skinny products still fill the SMs.
 
+#include "backends/cuda/gemm_tiles.cuh"
 #include "backends/cuda/gemm_regblock.cuh"
 
 #include <climits>
@@ -374,7 +375,6 @@ template <class Cfg> cudaError_t prepare_smem()
     }
 }
 
-inline bool aligned16(const void *p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 template <class Cfg>
 cudaError_t gemm(size_t m, size_t n, size_t k, typename Cfg::T alpha, const typename Cfg::T *a, size_t lda,
@@ -415,9 +415,9 @@ cudaError_t gemm(size_t m, size_t n, size_t k, typename Cfg::T alpha, const type
     p.beta = beta;
     p.tiles_m = (long long)tiles_m;
     p.tiles_n = (long long)tiles_n;
-    p.c_vec = aligned16(c) && ldc % VEC == 0;
-    const bool va = aligned16(a) && lda % VEC == 0;
-    const bool vb = aligned16(b) && ldb % VEC == 0;
+    p.c_vec = pb__aligned16(c) && ldc % VEC == 0;
+    const bool va = pb__aligned16(a) && lda % VEC == 0;
+    const bool vb = pb__aligned16(b) && ldb % VEC == 0;
 
     const dim3 grid((unsigned)(tiles_m * tiles_n)), block(Cfg::THREADS);
     const size_t smem = Cfg::SMEM_BYTES;
@@ -432,35 +432,6 @@ cudaError_t gemm(size_t m, size_t n, size_t k, typename Cfg::T alpha, const type
     return cudaGetLastError();
 }
 
-// Tile choice. The blocks of a shape spread evenly over the SMs, so the run time is
-// about (blocks per SM, rounded up) x (work of one block) / (relative efficiency of
-// the shape). Large tiles win whenever they fill the machine; smaller ones recover
-// the parallelism of small or skinny products. Efficiencies measured on an H100.
-struct TileChoice {
-    int bm, bn;
-    double eff;
-};
-
-inline int pick_tile(size_t m, size_t n, const TileChoice *choices, int count)
-{
-    int dev = 0, sms = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) !=
-                                                  cudaSuccess || sms <= 0)
-        sms = 132;
-    int best = 0;
-    double best_cost = 0;
-    for (int i = 0; i < count; ++i) {
-        const TileChoice &t = choices[i];
-        const double blocks = (double)((m + t.bm - 1) / t.bm) * (double)((n + t.bn - 1) / t.bn);
-        const double cost = std::ceil(blocks / sms) * t.bm * t.bn / t.eff;
-        if (i == 0 || cost < best_cost) {
-            best = i;
-            best_cost = cost;
-        }
-    }
-    return best;
-}
-
 //                      T       BM   BN  BK  WM  WN TWM CM CN MINB
 using F32Large = Tile<float, 128, 256, 16, 64, 64, 4, 4, 4, 1>;  // 8x16 per thread, 256 threads
 using F32Medium = Tile<float, 128, 128, 8, 32, 64, 4, 4, 4, 2>;  // 8x8, 256 threads
@@ -468,16 +439,16 @@ using F32Small = Tile<float, 64, 64, 8, 32, 32, 4, 4, 4, 4>;     // 8x4, 128 thr
 using F64Large = Tile<double, 128, 128, 8, 32, 64, 4, 2, 2, 1>;  // 8x8, 256 threads
 using F64Small = Tile<double, 64, 64, 8, 32, 32, 4, 2, 2, 3>;    // 8x4, 128 threads
 
-constexpr TileChoice f32_choices[] = {
+constexpr pb__tile_choice f32_choices[] = {
     {F32Large::BM, F32Large::BN, 1.0}, {F32Medium::BM, F32Medium::BN, 0.985}, {F32Small::BM, F32Small::BN, 0.83}};
-constexpr TileChoice f64_choices[] = {{F64Large::BM, F64Large::BN, 1.0}, {F64Small::BM, F64Small::BN, 0.905}};
+constexpr pb__tile_choice f64_choices[] = {{F64Large::BM, F64Large::BN, 1.0}, {F64Small::BM, F64Small::BN, 0.905}};
 
 } // namespace
 
 cudaError_t pb__cuda_gemm_regblock_f32(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                                        const float *b, size_t ldb, float beta, float *c, size_t ldc, cudaStream_t s)
 {
-    switch (pick_tile(m, n, f32_choices, 3)) {
+    switch (pb__pick_tile(m, n, f32_choices, 3)) {
     case 0:
         return gemm<F32Large>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
     case 1:
@@ -490,7 +461,7 @@ cudaError_t pb__cuda_gemm_regblock_f32(size_t m, size_t n, size_t k, float alpha
 cudaError_t pb__cuda_gemm_regblock_f64(size_t m, size_t n, size_t k, double alpha, const double *a, size_t lda,
                                        const double *b, size_t ldb, double beta, double *c, size_t ldc, cudaStream_t s)
 {
-    switch (pick_tile(m, n, f64_choices, 2)) {
+    switch (pb__pick_tile(m, n, f64_choices, 2)) {
     case 0:
         return gemm<F64Large>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
     default:
