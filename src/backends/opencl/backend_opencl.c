@@ -171,17 +171,30 @@ static int cl_device_count(void)
 
 /* ---- device and platform properties ----------------------------------------- */
 
+/* clGetDeviceInfo / clGetPlatformInfo behind one signature. */
+typedef cl_int (*info_query)(void *obj, cl_uint what, size_t size, void *value, size_t *size_ret);
+
+static cl_int query_device(void *obj, cl_uint what, size_t size, void *value, size_t *size_ret)
+{
+    return clGetDeviceInfo((cl_device_id)obj, what, size, value, size_ret);
+}
+
+static cl_int query_platform(void *obj, cl_uint what, size_t size, void *value, size_t *size_ret)
+{
+    return clGetPlatformInfo((cl_platform_id)obj, what, size, value, size_ret);
+}
+
 /* A string property into buf (truncated to fit), trailing blanks removed. */
-static cl_int device_str(cl_device_id d, cl_device_info what, char *buf, size_t len)
+static cl_int info_str(info_query query, void *obj, cl_uint what, char *buf, size_t len)
 {
     size_t size = 0;
     buf[0] = '\0';
-    cl_int e = clGetDeviceInfo(d, what, 0, NULL, &size);
+    cl_int e = query(obj, what, 0, NULL, &size);
     char *tmp = e == CL_SUCCESS ? malloc(size + 1) : NULL;
     if (e == CL_SUCCESS && !tmp)
         e = CL_OUT_OF_HOST_MEMORY;
     if (e == CL_SUCCESS)
-        e = clGetDeviceInfo(d, what, size, tmp, NULL);
+        e = query(obj, what, size, tmp, NULL);
     if (e == CL_SUCCESS) {
         tmp[size] = '\0';
         size_t n = strlen(tmp);
@@ -193,25 +206,14 @@ static cl_int device_str(cl_device_id d, cl_device_info what, char *buf, size_t 
     return e;
 }
 
+static cl_int device_str(cl_device_id d, cl_device_info what, char *buf, size_t len)
+{
+    return info_str(query_device, d, what, buf, len);
+}
+
 static cl_int platform_str(cl_platform_id p, cl_platform_info what, char *buf, size_t len)
 {
-    size_t size = 0;
-    buf[0] = '\0';
-    cl_int e = clGetPlatformInfo(p, what, 0, NULL, &size);
-    char *tmp = e == CL_SUCCESS ? malloc(size + 1) : NULL;
-    if (e == CL_SUCCESS && !tmp)
-        e = CL_OUT_OF_HOST_MEMORY;
-    if (e == CL_SUCCESS)
-        e = clGetPlatformInfo(p, what, size, tmp, NULL);
-    if (e == CL_SUCCESS) {
-        tmp[size] = '\0';
-        size_t n = strlen(tmp);
-        while (n && (tmp[n - 1] == ' ' || tmp[n - 1] == '\n'))
-            tmp[--n] = '\0';
-        snprintf(buf, len, "%s", tmp);
-    }
-    free(tmp);
-    return e;
+    return info_str(query_platform, p, what, buf, len);
 }
 
 /* Whether the space-separated extension list of d names ext. */
