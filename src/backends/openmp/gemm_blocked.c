@@ -359,7 +359,7 @@ static pb_status FN(gemm)(size_t m, size_t n, size_t k, T alpha, const T *a, siz
     if (!pack)
         return PB_ERR_NOMEM;
 
-    PB_OMP(omp parallel num_threads(nt))
+    PB_OMP(omp parallel num_threads(nt) if (nt > 1))
     {
 #ifdef _OPENMP
         int tid = omp_get_thread_num(), team = omp_get_num_threads();
