@@ -19,7 +19,15 @@ static bool cuda_available(const char **why)
     if (device_count_cached < 0) {
         int n = 0;
         cudaError_t e = cudaGetDeviceCount(&n);
-        if (e != cudaSuccess) {
+        void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+        if (driver)
+            dlclose(driver);
+        if (e != cudaSuccess && !driver) {
+            // The runtime reports a missing driver as an "insufficient" one.
+            snprintf(unavailable_reason, sizeof unavailable_reason, "no NVIDIA driver (libcuda.so.1 not found)");
+            n = 0;
+            (void)cudaGetLastError();
+        } else if (e != cudaSuccess) {
             snprintf(unavailable_reason, sizeof unavailable_reason, "no usable CUDA driver or device (%s)",
                      cudaGetErrorString(e));
             n = 0;
