@@ -1001,7 +1001,7 @@ static const struct pb_variant cl_variants[] = {
     CL_GEMM(tiled16, "16x16 local-memory tiles"),
     CL_GEMM(tiled32, "32x32 local-memory tiles"),
     CL_GEMM(onerow, "one work-group per row of C, that row of A in local memory (study 001)"),
-    CL_GEMM(regblock, "64x64 local-memory tiles, 4x4 elements of C per work-item in registers"),
+    CL_GEMM(regblock, "the CUDA regblock design: 128x128 tiles, 8x8 per work-item, vector loads, two local-memory stages"),
 };
 
 const struct pb_backend pb__backend_opencl = {

@@ -1,6 +1,7 @@
 /* GEMM on OpenCL, host side: the teaching kernels (naive, local-memory tiles
  * of 8, 16, 32), study 001's one-row work-groups and a register-blocked
- * kernel, all in kernels/gemm.cl. Row-major throughout; beta == 0 never reads
+ * kernel (the twin of CUDA's regblock: 128x128x8 tiles, 256 work-items, 8x8
+ * per work-item), all in kernels/gemm.cl. Row-major throughout; beta == 0 never reads
  * C; k == 0 or alpha == 0 only scales C (A and B are not read). */
 #include <stdio.h>
 
@@ -14,15 +15,36 @@ struct gemm_kind {
     unsigned lx, ly;         /* work-group; lx = 0 for onerow (picked at launch) */
     unsigned tile_x, tile_y; /* columns and rows of C one work-group covers */
     unsigned local_elems;    /* static __local elements (checked before building) */
+    bool regblock;           /* kernel picked by alignment (gemm_regblock_*), takes c_vec */
 };
 
-static const struct gemm_kind k_naive = {"gemm_naive", 16, 16, 16, 16, 0};
-static const struct gemm_kind k_tiled8 = {"gemm_tiled8", 8, 8, 8, 8, 2 * 8 * 8};
-static const struct gemm_kind k_tiled16 = {"gemm_tiled16", 16, 16, 16, 16, 2 * 16 * 16};
-static const struct gemm_kind k_tiled32 = {"gemm_tiled32", 32, 32, 32, 32, 2 * 32 * 32};
-static const struct gemm_kind k_onerow = {"gemm_onerow", 0, 1, 0, 1, 0};
-/* Must match RB_* in gemm.cl: 64x64 tiles, 16 x 16 work-items, k slices of 16. */
-static const struct gemm_kind k_regblock = {"gemm_regblock", 16, 16, 64, 64, 16 * 65 + 16 * 64};
+static const struct gemm_kind k_naive = {"gemm_naive", 16, 16, 16, 16, 0, false};
+static const struct gemm_kind k_tiled8 = {"gemm_tiled8", 8, 8, 8, 8, 2 * 8 * 8, false};
+static const struct gemm_kind k_tiled16 = {"gemm_tiled16", 16, 16, 16, 16, 2 * 16 * 16, false};
+static const struct gemm_kind k_tiled32 = {"gemm_tiled32", 32, 32, 32, 32, 2 * 32 * 32, false};
+static const struct gemm_kind k_onerow = {"gemm_onerow", 0, 1, 0, 1, 0, false};
+/* Must match RB_* in gemm.cl: 128x128 tiles of C, a 1-D work-group of 256
+ * (dimension 1 counts tile rows), two stages of k slices of 8 with A's rows
+ * padded by 4. */
+static const struct gemm_kind k_regblock = {"gemm_regblock_ss", 256, 1, 128, 128, 2 * (8 * 132 + 8 * 128), true};
+
+/* Elements of the 16-byte vectors gemm_regblock loads and stores. */
+static size_t regblock_vec(enum pb_precision prec)
+{
+    return 16 / pb_precision_size(prec);
+}
+
+/* The kernel of kind for these arguments: regblock reads A and B in 16-byte
+ * vectors where the leading dimension allows it (buffer bases are aligned to
+ * CL_DEVICE_MEM_BASE_ADDR_ALIGN, at least 128 bytes). */
+static const char *kernel_name(const struct gemm_kind *kind, const struct pb_gemm_args *g)
+{
+    if (!kind->regblock)
+        return kind->kernel;
+    size_t vec = regblock_vec(g->prec);
+    bool va = g->lda % vec == 0, vb = g->ldb % vec == 0;
+    return va ? (vb ? "gemm_regblock_vv" : "gemm_regblock_vs") : (vb ? "gemm_regblock_sv" : "gemm_regblock_ss");
+}
 
 #define ONEROW_GROUP 256 /* work-items of a one-row work-group, at most */
 
@@ -107,7 +129,7 @@ static bool gemm_supports(const struct gemm_kind *kind, const pb_device *dev, co
      * device maximum a launch limit, and NVIDIA reports 256 for every kernel
      * (even at 14 registers) while launching 1024 work-items works. */
     const struct pb_cl_kernel *k;
-    if (pb__cl_kernel(dev, GEMM_CL, g->prec, kind->kernel, &k) != PB_OK)
+    if (pb__cl_kernel(dev, GEMM_CL, g->prec, kernel_name(kind, g), &k) != PB_OK)
         return true;
     if (!kind->lx && onerow_chunk(impl, k, elt, g->k) < 1) {
         *why = "no local memory left for a row of A";
@@ -174,7 +196,7 @@ static pb_status gemm_run(const struct gemm_kind *kind, pb_device *dev, const vo
         return gemm_scale(dev, g, s);
     struct pb_cl_device *impl = pb__cl(dev);
     const struct pb_cl_kernel *k;
-    pb_status st = pb__cl_kernel(dev, GEMM_CL, g->prec, kind->kernel, &k);
+    pb_status st = pb__cl_kernel(dev, GEMM_CL, g->prec, kernel_name(kind, g), &k);
     if (st != PB_OK)
         return st;
     cl_kernel kk = k->kernel;
@@ -191,6 +213,11 @@ static pb_status gemm_run(const struct gemm_kind *kind, pb_device *dev, const vo
     for (cl_uint i = 0; i < n_args; i++)
         if ((st = set_arg(kk, i, common[i].size, common[i].value)) != PB_OK)
             return st;
+    if (kind->regblock) { /* C may be stored in 16-byte vectors */
+        cl_int c_vec = g->ldc % regblock_vec(g->prec) == 0;
+        if ((st = set_arg(kk, n_args, sizeof c_vec, &c_vec)) != PB_OK)
+            return st;
+    }
     size_t global[2], local[2];
     if (kind->lx) {
         local[0] = kind->lx;

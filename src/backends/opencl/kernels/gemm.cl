@@ -123,78 +123,293 @@ __kernel void gemm_onerow(ulong m, ulong n, ulong k, T alpha, __global const T *
     }
 }
 
-// Register blocking: a work-group of RB_RTSN x RB_RTSM work-items computes an
-// RB_TSM x RB_TSN tile of C; each work-item owns RB_WPTM x RB_WPTN elements,
-// spaced RB_RTSM rows and RB_RTSN columns apart (so neighbouring work-items
-// read neighbouring local and global addresses). k is walked in RB_TSK
-// slices: A's slice is stored transposed (as[p][row], rows padded by one
-// element against bank conflicts on the transposing store) and B's as is;
-// for each p a work-item loads RB_WPTM values of A and RB_WPTN of B into
-// registers and does RB_WPTM * RB_WPTN multiply-adds. Edges load as 0 and
-// stores are guarded. The sizes may be overridden at build time.
-#ifndef RB_TSM
-#define RB_TSM 64
+// Register blocking, the OpenCL twin of the CUDA regblock kernel
+// (src/backends/cuda/gemm_regblock.cu, tiles F32Medium / F64Large): a 1-D
+// work-group of 256 work-items computes a 128 x 128 tile of C, walking k in
+// slices of 8 through two local-memory stages with one barrier per slice.
+//
+//  * A's slice is stored transposed (as[k][row], rows padded by 4 elements so
+//    the scalar transposing stores avoid bank conflicts and rows stay 16-byte
+//    aligned), B's as is; for each k a work-item reads its A and B fragments
+//    with 16-byte local loads (float4 / double2).
+//  * The work-group is 8 "warps" of 32 work-items in a 4 x 2 grid, each warp
+//    covering 32 x 64 of the tile; a warp's 32 work-items form a 4 x 8 grid
+//    and each owns RB_REP_M x RB_REP_N chunks of one vector (4 floats or 2
+//    doubles) per row, spaced one grid apart: an 8 x 8 register tile.
+//  * The global loads of slice t+1 are issued into registers before the
+//    multiply-adds of slice t and written to the other stage just before its
+//    last k-row; register fragments are double-buffered per k-row.
+//  * Global loads are 16 bytes when the leading dimension allows it (buffer
+//    bases are aligned): four kernels gemm_regblock_{v,s}{v,s} for A and B,
+//    the host picks one. C is stored 16 bytes at a time when c_vec is set.
+//  * Edges: A rows past m are clamped to row m-1 (never stored), B columns
+//    past n and the k tail are zero-filled, stores are guarded; full slices
+//    take an unpredicated path and the k % 8 tail is one extra slice.
+//  * Work-groups are walked in groups of RB_GROUP_M tile rows (column-major
+//    inside a group) so that co-resident work-groups share panels in L2.
+//
+// NDRange: dimension 0 is RB_THREADS x (tiles along n), dimension 1 the
+// tiles along m; the tile a work-group computes comes from its linear id.
+#ifdef PB_FP64
+typedef double2 VT;
+#define RB_VEC 2
+#define RB_SPLIT(v, d) ((d)[0] = (v).s0, (d)[1] = (v).s1)
+#define RB_JOIN(s) ((double2)((s)[0], (s)[1]))
+#else
+typedef float4 VT;
+#define RB_VEC 4
+#define RB_SPLIT(v, d) ((d)[0] = (v).s0, (d)[1] = (v).s1, (d)[2] = (v).s2, (d)[3] = (v).s3)
+#define RB_JOIN(s) ((float4)((s)[0], (s)[1], (s)[2], (s)[3]))
 #endif
-#ifndef RB_TSN
-#define RB_TSN 64
-#endif
-#ifndef RB_TSK
-#define RB_TSK 16
-#endif
-#ifndef RB_WPTM
-#define RB_WPTM 4
-#endif
-#ifndef RB_WPTN
-#define RB_WPTN 4
-#endif
-#define RB_RTSM (RB_TSM / RB_WPTM)
-#define RB_RTSN (RB_TSN / RB_WPTN)
-#define RB_THREADS (RB_RTSM * RB_RTSN)
-#define RB_LDA (RB_TSM + 1)
 
-__kernel __attribute__((reqd_work_group_size(RB_RTSN, RB_RTSM, 1))) void
-gemm_regblock(ulong m, ulong n, ulong k, T alpha, __global const T *restrict a, ulong lda,
-              __global const T *restrict b, ulong ldb, T beta, __global T *restrict c, ulong ldc)
+#define RB_BM 128
+#define RB_BN 128
+#define RB_BK 8
+#define RB_WM 32 /* warp tile */
+#define RB_WN 64
+#define RB_WARPS_N (RB_BN / RB_WN)
+#define RB_THREADS ((RB_BM / RB_WM) * RB_WARPS_N * 32)
+#define RB_TWM 4 /* lanes of a warp along m */
+#define RB_TWN (32 / RB_TWM)
+#define RB_REP_M (RB_WM / (RB_TWM * RB_VEC))
+#define RB_REP_N (RB_WN / (RB_TWN * RB_VEC))
+#define RB_TM (RB_REP_M * RB_VEC) /* register tile: 8 x 8 */
+#define RB_TN (RB_REP_N * RB_VEC)
+#define RB_A_CG (RB_BK / (2 * RB_VEC)) /* A loads per work-item and slice (128 rows x 2 vectors each) */
+#define RB_B_VPR (RB_BN / RB_VEC)       /* vectors per row of B's slice */
+#define RB_B_RPI (RB_THREADS / RB_B_VPR) /* rows of B one load covers */
+#define RB_B_LOADS (RB_BK / RB_B_RPI)
+#define RB_A_LD (RB_BM + 4)
+#define RB_B_LD RB_BN
+#define RB_A_STAGE (RB_BK * RB_A_LD)
+#define RB_B_STAGE (RB_BK * RB_B_LD)
+#define RB_GROUP_M 8
+
+#if RB_THREADS != 256 || RB_BM != RB_THREADS / 2 || RB_TM != 8 || RB_TN != 8 || RB_B_LOADS < 1 ||            \
+    RB_BK % (2 * RB_VEC) != 0
+#error "regblock tile configuration"
+#endif
+
+// Loads the next slice of A and B into the staging registers: all RB_BK
+// k-rows when full, else the first krem. Advances the source pointers.
+void rb_load_slice(const bool va, const bool b_vec_ok, const bool full, const int krem, __global const T **a_src,
+                   __global const T **b_src, const int a_c, const int b_r, const long b_col, const long n,
+                   const long b_row_step, const long b_slice_step, T a_st[RB_A_CG][RB_VEC],
+                   T b_st[RB_B_LOADS][RB_VEC])
 {
-    __local T as[RB_TSK * RB_LDA];
-    __local T bs[RB_TSK * RB_TSN];
-    const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * RB_RTSN + tx;
-    const ulong row0 = get_group_id(1) * RB_TSM, col0 = get_group_id(0) * RB_TSN;
-    T acc[RB_WPTM][RB_WPTN];
-    for (int wm = 0; wm < RB_WPTM; wm++)
-        for (int wn = 0; wn < RB_WPTN; wn++)
-            acc[wm][wn] = 0;
-
-    for (ulong t = 0; t < k; t += RB_TSK) {
-        for (int e = tid; e < RB_TSM * RB_TSK; e += RB_THREADS) {
-            const int r = e / RB_TSK, p = e % RB_TSK;
-            const ulong gr = row0 + r, gp = t + p;
-            as[p * RB_LDA + r] = gr < m && gp < k ? a[gr * lda + gp] : (T)0;
+#pragma unroll
+    for (int i = 0; i < RB_A_CG; i++) {
+        const int kc = i * 2 * RB_VEC;
+        __global const T *src = *a_src + kc;
+        if (full && va) {
+            const VT v = *(__global const VT *)src;
+            RB_SPLIT(v, a_st[i]);
+        } else {
+#pragma unroll
+            for (int e = 0; e < RB_VEC; e++)
+                a_st[i][e] = (full || kc + a_c + e < krem) ? src[e] : (T)0;
         }
-        for (int e = tid; e < RB_TSK * RB_TSN; e += RB_THREADS) {
-            const int p = e / RB_TSN, q = e % RB_TSN;
-            const ulong gp = t + p, gc = col0 + q;
-            bs[p * RB_TSN + q] = gp < k && gc < n ? b[gp * ldb + gc] : (T)0;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int p = 0; p < RB_TSK; p++) {
-            T breg[RB_WPTN];
-            for (int wn = 0; wn < RB_WPTN; wn++)
-                breg[wn] = bs[p * RB_TSN + tx + wn * RB_RTSN];
-            for (int wm = 0; wm < RB_WPTM; wm++) {
-                const T areg = as[p * RB_LDA + ty + wm * RB_RTSM];
-                for (int wn = 0; wn < RB_WPTN; wn++)
-                    acc[wm][wn] += areg * breg[wn];
-            }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
     }
-    for (int wm = 0; wm < RB_WPTM; wm++) {
-        const ulong row = row0 + ty + wm * RB_RTSM;
-        for (int wn = 0; wn < RB_WPTN; wn++) {
-            const ulong col = col0 + tx + wn * RB_RTSN;
-            if (row < m && col < n)
-                store_c(&c[row * ldc + col], acc[wm][wn], alpha, beta);
+#pragma unroll
+    for (int i = 0; i < RB_B_LOADS; i++) {
+        __global const T *src = *b_src + i * b_row_step;
+        const bool row_ok = full || i * RB_B_RPI + b_r < krem;
+        if (b_vec_ok) {
+            const VT v = row_ok ? *(__global const VT *)src : (VT)0;
+            RB_SPLIT(v, b_st[i]);
+        } else {
+#pragma unroll
+            for (int e = 0; e < RB_VEC; e++)
+                b_st[i][e] = (row_ok && b_col + e < n) ? src[e] : (T)0;
+        }
+    }
+    *a_src += RB_BK;
+    *b_src += b_slice_step;
+}
+
+// Writes the staged slice into one stage (A transposed).
+void rb_store_slice(__local T *as, __local T *bs, const int a_r, const int a_c, const int b_r, const int b_c,
+                    T a_st[RB_A_CG][RB_VEC], T b_st[RB_B_LOADS][RB_VEC])
+{
+#pragma unroll
+    for (int i = 0; i < RB_A_CG; i++) {
+        const int kc = i * 2 * RB_VEC + a_c;
+#pragma unroll
+        for (int e = 0; e < RB_VEC; e++)
+            as[(kc + e) * RB_A_LD + a_r] = a_st[i][e];
+    }
+#pragma unroll
+    for (int i = 0; i < RB_B_LOADS; i++)
+        *(__local VT *)&bs[(i * RB_B_RPI + b_r) * RB_B_LD + b_c] = RB_JOIN(b_st[i]);
+}
+
+// The work-item's fragments of one k-row: RB_TM values of A, RB_TN of B.
+void rb_load_frags(__local const T *as, __local const T *bs, T fa[RB_TM], T fb[RB_TN])
+{
+#pragma unroll
+    for (int r = 0; r < RB_REP_M; r++) {
+        const VT v = *(__local const VT *)(as + r * RB_TWM * RB_VEC);
+        RB_SPLIT(v, fa + r * RB_VEC);
+    }
+#pragma unroll
+    for (int r = 0; r < RB_REP_N; r++) {
+        const VT v = *(__local const VT *)(bs + r * RB_TWN * RB_VEC);
+        RB_SPLIT(v, fb + r * RB_VEC);
+    }
+}
+
+void rb_outer(T acc[RB_TM][RB_TN], const T fa[RB_TM], const T fb[RB_TN])
+{
+#pragma unroll
+    for (int i = 0; i < RB_TM; i++)
+#pragma unroll
+        for (int j = 0; j < RB_TN; j++)
+            acc[i][j] = fma(fa[i], fb[j], acc[i][j]);
+}
+
+void regblock(const bool va, const bool vb, __local T *As, __local T *Bs, ulong m, ulong n, ulong k, T alpha,
+              __global const T *restrict a, ulong lda, __global const T *restrict b, ulong ldb, T beta,
+              __global T *restrict c, ulong ldc, int c_vec)
+{
+    const int tid = get_local_id(0);
+    const long M = m, N = n, K = k;
+
+    // Grouped tile order: RB_GROUP_M tile rows walked column by column.
+    const long tiles_n = get_num_groups(0), tiles_m = get_num_groups(1);
+    const long pid = (long)get_group_id(1) * tiles_n + get_group_id(0);
+    const long per_group = RB_GROUP_M * tiles_n;
+    const long first_m = pid / per_group * RB_GROUP_M;
+    const long gsize = min((long)RB_GROUP_M, tiles_m - first_m);
+    const long in_group = pid % per_group;
+    const long m0 = (first_m + in_group % gsize) * RB_BM;
+    const long n0 = in_group / gsize * RB_BN;
+
+    // Global load setup.
+    const int a_r = tid >> 1, a_c = (tid & 1) * RB_VEC;
+    const long a_row = min(m0 + a_r, M - 1); // rows >= m are never stored
+    __global const T *a_src = a + a_row * (long)lda + a_c;
+    const int b_r = tid / RB_B_VPR, b_c = (tid % RB_B_VPR) * RB_VEC;
+    const long b_col = n0 + b_c;
+    const bool b_vec_ok = vb && b_col + RB_VEC <= N;
+    __global const T *b_src = b + b_r * (long)ldb + b_col;
+    const long b_row_step = RB_B_RPI * (long)ldb, b_slice_step = RB_BK * (long)ldb;
+    T a_st[RB_A_CG][RB_VEC], b_st[RB_B_LOADS][RB_VEC];
+
+    // Compute setup.
+    const int warp = tid >> 5, lane = tid & 31;
+    const int lane_m = lane / RB_TWN, lane_n = lane % RB_TWN;
+    const int a_off = warp / RB_WARPS_N * RB_WM + lane_m * RB_VEC;
+    const int b_off = warp % RB_WARPS_N * RB_WN + lane_n * RB_VEC;
+
+    T acc[RB_TM][RB_TN];
+#pragma unroll
+    for (int i = 0; i < RB_TM; i++)
+#pragma unroll
+        for (int j = 0; j < RB_TN; j++)
+            acc[i][j] = 0;
+
+    const long nfull = K / RB_BK;
+    const int ktail = (int)(K % RB_BK);
+    T fa[2][RB_TM], fb[2][RB_TN];
+    if (nfull > 0) {
+        rb_load_slice(va, b_vec_ok, true, RB_BK, &a_src, &b_src, a_c, b_r, b_col, N, b_row_step, b_slice_step,
+                      a_st, b_st);
+        rb_store_slice(As, Bs, a_r, a_c, b_r, b_c, a_st, b_st);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        rb_load_frags(As + a_off, Bs + b_off, fa[0], fb[0]);
+    }
+    // Stage buf^1 was last read in slice t-1, before the barrier of that
+    // slice that everyone has passed, so one barrier per slice suffices.
+    for (long t = 0; t < nfull; t++) {
+        const int buf = t & 1;
+        const bool more = t + 1 < nfull;
+        if (more)
+            rb_load_slice(va, b_vec_ok, true, RB_BK, &a_src, &b_src, a_c, b_r, b_col, N, b_row_step,
+                          b_slice_step, a_st, b_st);
+        __local T *as = As + buf * RB_A_STAGE, *bs = Bs + buf * RB_B_STAGE;
+#pragma unroll
+        for (int kk = 0; kk < RB_BK; kk++) {
+            const int cur = kk & 1;
+            if (kk + 1 < RB_BK) {
+                rb_load_frags(as + (kk + 1) * RB_A_LD + a_off, bs + (kk + 1) * RB_B_LD + b_off, fa[cur ^ 1],
+                              fb[cur ^ 1]);
+            } else {
+                __local T *as2 = As + (buf ^ 1) * RB_A_STAGE, *bs2 = Bs + (buf ^ 1) * RB_B_STAGE;
+                if (more)
+                    rb_store_slice(as2, bs2, a_r, a_c, b_r, b_c, a_st, b_st);
+                barrier(CLK_LOCAL_MEM_FENCE); // in every slice: uniform control flow
+                if (more)
+                    rb_load_frags(as2 + a_off, bs2 + b_off, fa[cur ^ 1], fb[cur ^ 1]);
+            }
+            rb_outer(acc, fa[cur], fb[cur]);
+        }
+    }
+    if (ktail > 0) { // zero-filled past k; the barrier above ended all reads of both stages
+        rb_load_slice(va, b_vec_ok, false, ktail, &a_src, &b_src, a_c, b_r, b_col, N, b_row_step, b_slice_step,
+                      a_st, b_st);
+        rb_store_slice(As, Bs, a_r, a_c, b_r, b_c, a_st, b_st);
+        barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+        for (int kk = 0; kk < RB_BK; kk++) {
+            rb_load_frags(As + kk * RB_A_LD + a_off, Bs + kk * RB_B_LD + b_off, fa[0], fb[0]);
+            rb_outer(acc, fa[0], fb[0]);
+        }
+    }
+
+    // Epilogue: C = alpha*acc + beta*C, guarded; beta == 0 never reads C.
+#pragma unroll
+    for (int r = 0; r < RB_REP_M; r++) {
+#pragma unroll
+        for (int i = 0; i < RB_VEC; i++) {
+            const long row = m0 + a_off + r * RB_TWM * RB_VEC + i;
+            if (row >= M)
+                continue;
+            __global T *crow = c + row * (long)ldc;
+#pragma unroll
+            for (int s = 0; s < RB_REP_N; s++) {
+                const long col = n0 + b_off + s * RB_TWN * RB_VEC;
+                const T *res = &acc[r * RB_VEC + i][s * RB_VEC];
+                if (c_vec && col + RB_VEC <= N) {
+                    __global VT *dst = (__global VT *)(crow + col);
+                    T out[RB_VEC];
+                    if (beta == (T)0) {
+#pragma unroll
+                        for (int e = 0; e < RB_VEC; e++)
+                            out[e] = alpha * res[e];
+                    } else {
+                        T old[RB_VEC];
+                        const VT o = *dst;
+                        RB_SPLIT(o, old);
+#pragma unroll
+                        for (int e = 0; e < RB_VEC; e++)
+                            out[e] = fma(alpha, res[e], beta * old[e]);
+                    }
+                    *dst = RB_JOIN(out);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < RB_VEC; e++)
+                        if (col + e < N) {
+                            __global T *dst = crow + col + e;
+                            *dst = beta == (T)0 ? alpha * res[e] : fma(alpha, res[e], beta * *dst);
+                        }
+                }
+            }
         }
     }
 }
+
+// VA / VB: A / B may be read 16 bytes at a time (lda / ldb multiples of a
+// vector; buffer bases are always aligned).
+#define PB_REGBLOCK(NAME, VA, VB)                                                                        \
+    __kernel __attribute__((reqd_work_group_size(RB_THREADS, 1, 1))) void gemm_regblock_##NAME(          \
+        ulong m, ulong n, ulong k, T alpha, __global const T *restrict a, ulong lda,                      \
+        __global const T *restrict b, ulong ldb, T beta, __global T *restrict c, ulong ldc, int c_vec)    \
+    {                                                                                                    \
+        __local VT as[2 * RB_A_STAGE / RB_VEC], bs[2 * RB_B_STAGE / RB_VEC];                             \
+        regblock(VA, VB, (__local T *)as, (__local T *)bs, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,  \
+                 c_vec);                                                                                 \
+    }
+PB_REGBLOCK(vv, true, true)
+PB_REGBLOCK(vs, true, false)
+PB_REGBLOCK(sv, false, true)
+PB_REGBLOCK(ss, false, false)
