@@ -584,15 +584,17 @@ static char *host_at(const pb_buf *b, size_t off) { return b->host ? (char *)b->
 
 static bool on_device(const pb_buf *b) { return b->kind == PB_MEM_DEVICE; }
 
-static pb_status cl_write(pb_buf *dst, size_t off, const void *src, size_t bytes)
+/* Blocking copy between a buffer and host memory, either way, ordered after
+ * the device's queued work like any default-queue command. */
+static pb_status transfer(const pb_buf *buf, size_t off, void *host, size_t bytes, bool to_buf)
 {
-    struct pb_cl_device *impl = pb__cl(dst->dev);
+    struct pb_cl_device *impl = pb__cl(buf->dev);
     if (!bytes)
         return PB_OK;
-    if (!on_device(dst)) {
+    if (!on_device(buf)) {
         pb_status st = finish_all(impl);
         if (st == PB_OK)
-            memcpy(host_at(dst, off), src, bytes);
+            memcpy(to_buf ? host_at(buf, off) : host, to_buf ? host : host_at(buf, off), bytes);
         return st;
     }
     cl_command_queue q = NULL;
@@ -600,32 +602,22 @@ static pb_status cl_write(pb_buf *dst, size_t off, const void *src, size_t bytes
     pb_status st = order_before(impl, NULL, &q, &n);
     if (st != PB_OK)
         return st;
-    cl_int e = clEnqueueWriteBuffer(q, pb__cl_mem(dst), CL_TRUE, off, bytes, src, n, n ? impl->wait : NULL, NULL);
+    const cl_event *wait = n ? impl->wait : NULL;
+    cl_int e = to_buf ? clEnqueueWriteBuffer(q, pb__cl_mem(buf), CL_TRUE, off, bytes, host, n, wait, NULL)
+                      : clEnqueueReadBuffer(q, pb__cl_mem(buf), CL_TRUE, off, bytes, host, n, wait, NULL);
     order_after(impl, NULL, n, e == CL_SUCCESS, true);
-    PB_CL_CHECK_ERR(e, "clEnqueueWriteBuffer");
+    PB_CL_CHECK_ERR(e, to_buf ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer");
     return PB_OK;
+}
+
+static pb_status cl_write(pb_buf *dst, size_t off, const void *src, size_t bytes)
+{
+    return transfer(dst, off, (void *)src, bytes, true);
 }
 
 static pb_status cl_read(const pb_buf *src, size_t off, void *dst, size_t bytes)
 {
-    struct pb_cl_device *impl = pb__cl(src->dev);
-    if (!bytes)
-        return PB_OK;
-    if (!on_device(src)) {
-        pb_status st = finish_all(impl);
-        if (st == PB_OK)
-            memcpy(dst, host_at(src, off), bytes);
-        return st;
-    }
-    cl_command_queue q = NULL;
-    cl_uint n;
-    pb_status st = order_before(impl, NULL, &q, &n);
-    if (st != PB_OK)
-        return st;
-    cl_int e = clEnqueueReadBuffer(q, pb__cl_mem(src), CL_TRUE, off, bytes, dst, n, n ? impl->wait : NULL, NULL);
-    order_after(impl, NULL, n, e == CL_SUCCESS, true);
-    PB_CL_CHECK_ERR(e, "clEnqueueReadBuffer");
-    return PB_OK;
+    return transfer(src, off, dst, bytes, false);
 }
 
 static pb_status cl_fill(pb_buf *buf, unsigned char value)
