@@ -19,22 +19,29 @@
 #define PB_MAX_PARAMS 8
 #define PB_MAX_EXTRAS 8
 
-/* A benchmark-specific option taking a list of integers ("--n 256,512"). */
+/* A benchmark-specific option taking a list of integers ("--n 256,512") or,
+ * when `text` is set, a comma-separated list of words ("--matrix a.mtx,lap2d:64"). */
 struct pb_param_def {
     const char *name;          /* option name without "--", also the CSV column */
     const char *help;
     const char *default_value; /* list syntax; NULL = derived by plan() */
+    bool text;
 };
 
-/* One problem: a precision and one value per parameter, in definition order. */
+/* One problem: a precision and one value per parameter, in definition order.
+ * Text parameters are in s[] (pointing into the run's lists, which outlive
+ * the problems); their v[] is free for the benchmark's own use. */
 struct pb_problem {
     enum pb_precision prec;
     int64_t v[PB_MAX_PARAMS];
+    const char *s[PB_MAX_PARAMS];
 };
 
-/* Parsed parameter lists, indexed like bench->params. */
+/* Parsed parameter lists, indexed like bench->params: values[] for integer
+ * parameters, text[] for text ones. */
 struct pb_param_lists {
     int64_t *values[PB_MAX_PARAMS];
+    char **text[PB_MAX_PARAMS];
     size_t count[PB_MAX_PARAMS]; /* 0 = not given and no default */
 };
 

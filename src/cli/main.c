@@ -401,7 +401,7 @@ static void run_help(FILE *f, const struct pb_bench *bench)
                "16:4096:x4 geometric):\n", bench->name);
     for (size_t i = 0; i < bench->n_params; i++) {
         char left[64], help[256];
-        snprintf(left, sizeof left, "--%s LIST", bench->params[i].name);
+        snprintf(left, sizeof left, "--%s %s", bench->params[i].name, bench->params[i].text ? "NAMES" : "LIST");
         snprintf(help, sizeof help, "%s%s%s%s", bench->params[i].help,
                  bench->params[i].default_value ? " (default " : "",
                  bench->params[i].default_value ? bench->params[i].default_value : "",
@@ -446,8 +446,10 @@ struct run_plan {
 
 static void run_plan_free(struct run_plan *p)
 {
-    for (size_t i = 0; i < PB_MAX_PARAMS; i++)
+    for (size_t i = 0; i < PB_MAX_PARAMS; i++) {
         free(p->lists.values[i]);
+        free(p->lists.text[i]);
+    }
     free(p->backends);
     free(p->variants);
     free(p->precisions);
@@ -463,7 +465,11 @@ static pb_status build_plan(const struct pb_bench *bench, const struct run_args 
         const char *src = a->params[i] ? a->params[i] : bench->params[i].default_value;
         char what[48];
         snprintf(what, sizeof what, "--%s", bench->params[i].name);
-        if (src && (st = pb__parse_int_list(src, what, &p->lists.values[i], &p->lists.count[i])) != PB_OK)
+        if (!src)
+            continue;
+        st = bench->params[i].text ? pb__parse_name_list(src, what, &p->lists.text[i], &p->lists.count[i])
+                                   : pb__parse_int_list(src, what, &p->lists.values[i], &p->lists.count[i]);
+        if (st != PB_OK)
             return st;
     }
     if (a->values[O_BACKEND] &&

@@ -91,8 +91,12 @@ static pb_status csv_row(struct pb_writer *w, const struct pb_result *r)
     field(f, r->device, false);
     field(f, r->bench->typeless ? "" : pb_precision_name(r->problem.prec), false);
     fprintf(f, "%d,", r->threads);
-    for (size_t i = 0; i < r->bench->n_params; i++)
-        fprintf(f, "%lld,", (long long)r->problem.v[i]);
+    for (size_t i = 0; i < r->bench->n_params; i++) {
+        if (r->bench->params[i].text)
+            field(f, r->problem.s[i] ? r->problem.s[i] : "", false);
+        else
+            fprintf(f, "%lld,", (long long)r->problem.v[i]);
+    }
     field(f, r->label, false);
     field(f, pb__result_status_name(r->status), false);
     field(f, r->reason, false);

@@ -110,8 +110,12 @@ static pb_status json_row(struct pb_writer *w, const struct pb_result *r)
         cJSON_AddStringToObject(o, "precision", pb_precision_name(r->problem.prec));
     cJSON_AddNumberToObject(o, "threads", r->threads);
     cJSON *params = cJSON_AddObjectToObject(o, "params");
-    for (size_t i = 0; i < r->bench->n_params; i++)
-        cJSON_AddNumberToObject(params, r->bench->params[i].name, (double)r->problem.v[i]);
+    for (size_t i = 0; i < r->bench->n_params; i++) {
+        if (r->bench->params[i].text)
+            cJSON_AddStringToObject(params, r->bench->params[i].name, r->problem.s[i] ? r->problem.s[i] : "");
+        else
+            cJSON_AddNumberToObject(params, r->bench->params[i].name, (double)r->problem.v[i]);
+    }
     cJSON_AddStringToObject(o, "problem", r->label);
     cJSON_AddStringToObject(o, "status", pb__result_status_name(r->status));
     cJSON_AddStringToObject(o, "reason", r->reason);
