@@ -52,7 +52,7 @@ static int setup(void **state)
     *ok = make_row(f, "openmp", "blocked", PB_RESULT_OK, "");
     pb__stats_compute(f->samples, REPS, f->scratch, &ok->stats);
     ok->samples = f->samples;
-    ok->gflops = f->gemm->flops(&ok->problem, NULL) / ok->stats.median * 1e-9;
+    ok->gflops = f->gemm->flops(&ok->problem, NULL, NULL) / ok->stats.median * 1e-9;
     ok->gbps = 1.25;
     pb__check_begin(&ok->check, 1e-12, "full");
     ok->check.err_norm = 1e-16, ok->check.err_max = 2e-16, ok->check.pass = true;

@@ -81,8 +81,9 @@ static void bw_describe(const struct pb_problem *p, char *buf, size_t len)
 
 /* Device-to-device copies read and write device memory: both count. Both
  * directions at once move the bytes twice. */
-static double bw_bytes(const struct pb_problem *p, const struct pb_variant *v)
+static double bw_bytes(const struct pb_problem *p, const struct pb_variant *v, const void *host)
 {
+    (void)host;
     const struct bw_kind *k = v->data;
     double bytes = (double)chunk_of(p) * (double)p->v[P_BUFFERS];
     return k->dir == D2D || k->dir == BIDIR ? 2 * bytes : bytes;

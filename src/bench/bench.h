@@ -67,9 +67,11 @@ struct pb_bench {
     pb_status (*plan)(const struct pb_param_lists *lists, enum pb_precision prec,
                       struct pb_problem *out, size_t max, size_t *n);
     void (*describe)(const struct pb_problem *p, char *buf, size_t len);
-    /* Counts for the rates of one variant on p; NULL or NAN = not reported. */
-    double (*flops)(const struct pb_problem *p, const struct pb_variant *v);
-    double (*bytes)(const struct pb_problem *p, const struct pb_variant *v);
+    /* Counts for the rates of one variant on p (host: what prepare() made,
+     * for counts only known once the input exists, like a file's non-zeros);
+     * NULL or NAN = not reported. */
+    double (*flops)(const struct pb_problem *p, const struct pb_variant *v, const void *host);
+    double (*bytes)(const struct pb_problem *p, const struct pb_variant *v, const void *host);
 
     /* Host inputs and oracle for one problem. */
     pb_status (*prepare)(const struct pb_problem *p, uint64_t seed, void **host);

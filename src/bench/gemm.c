@@ -90,14 +90,16 @@ static void gemm_describe(const struct pb_problem *p, char *buf, size_t len)
              (long long)p->v[P_K]);
 }
 
-static double gemm_flops(const struct pb_problem *p, const struct pb_variant *v)
+static double gemm_flops(const struct pb_problem *p, const struct pb_variant *v, const void *host)
 {
+    (void)host;
     (void)v;
     return 2.0 * (double)p->v[P_M] * (double)p->v[P_N] * (double)p->v[P_K];
 }
 
-static double gemm_bytes(const struct pb_problem *p, const struct pb_variant *v)
+static double gemm_bytes(const struct pb_problem *p, const struct pb_variant *v, const void *host)
 {
+    (void)host;
     (void)v;
     double m = (double)p->v[P_M], n = (double)p->v[P_N], k = (double)p->v[P_K];
     return (m * k + k * n + m * n) * (double)pb_precision_size(p->prec);

@@ -95,15 +95,17 @@ static void ov_describe(const struct pb_problem *p, char *buf, size_t len)
     snprintf(buf, len, "%lldx%lld %s", (long long)p->v[P_LM], (long long)p->v[P_N], k);
 }
 
-static double ov_flops(const struct pb_problem *p, const struct pb_variant *v)
+static double ov_flops(const struct pb_problem *p, const struct pb_variant *v, const void *host)
 {
+    (void)host;
     (void)v;
     double n = (double)p->v[P_N];
     return 2.0 * n * n * n * (double)p->v[P_LM];
 }
 
-static double ov_bytes(const struct pb_problem *p, const struct pb_variant *v)
+static double ov_bytes(const struct pb_problem *p, const struct pb_variant *v, const void *host)
 {
+    (void)host;
     (void)v;
     double n = (double)p->v[P_N];
     return 3.0 * n * n * (double)pb_precision_size(p->prec) * (double)p->v[P_LM];

@@ -328,8 +328,8 @@ static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
     r->samples = rs->samples;
     r->host_samples = rs->host_samples;
     double t = r->stats.median;
-    r->gflops = t > 0 && b->flops ? b->flops(p, j->variant) / t * 1e-9 : NAN;
-    r->gbps = t > 0 && b->bytes ? b->bytes(p, j->variant) / t * 1e-9 : NAN;
+    r->gflops = t > 0 && b->flops ? b->flops(p, j->variant, host) / t * 1e-9 : NAN;
+    r->gbps = t > 0 && b->bytes ? b->bytes(p, j->variant, host) / t * 1e-9 : NAN;
     if (b->extras)
         b->extras(state, &r->stats, r->extras);
     b->unbind(state);
