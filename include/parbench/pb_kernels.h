@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "parbench/pb.h"
 #include "parbench/pb_backend.h"
@@ -29,6 +30,31 @@ struct pb_gemm_args {
     size_t ldb;
     pb_buf *c;
     size_t ldc;
+};
+
+/* Storage formats of a sparse matrix on a device (32-bit indices):
+ * CSR     ptr[rows + 1] (int32 offsets), idx[nnz] columns, val[nnz];
+ * ELL     every row padded to `width` entries, idx/val[rows * width] row by
+ *         row; padding has column -1 and value 0;
+ * ELLT    ELL stored column by column (entry j of row i at j * rows + i), so
+ *         consecutive rows are consecutive addresses. */
+enum pb_sparse_format { PB_SPARSE_CSR = 0, PB_SPARSE_ELL, PB_SPARSE_ELLT };
+
+/* y = A * x with A rows x cols in `format`; values, x and y are prec-sized.
+ * Variants work on one format (pb_spmv_format() says which) and report
+ * PB_ERR_UNSUPPORTED for another. */
+struct pb_spmv_args {
+    enum pb_precision prec;
+    enum pb_sparse_format format;
+    int32_t rows, cols;
+    int64_t nnz;      /* non-zeros (CSR: ptr[rows]) */
+    int32_t width;    /* ELL, ELLT: entries per row */
+    const pb_buf *ptr, *idx, *val;
+    const pb_buf *x;
+    pb_buf *y;
+    /* Tuning of GPU variants, 0 = the variant's choice: threads cooperating
+     * on one row (a power of two up to 32) and threads per block. */
+    int group, block;
 };
 
 /* Flags of a variant. */
@@ -57,6 +83,10 @@ pb_status pb_kernel_launch(pb_device *dev, const char *bench, const char *varian
 
 /* Convenience: pb_kernel_run(dev, "gemm", variant, args). */
 pb_status pb_gemm(pb_device *dev, const char *variant, const struct pb_gemm_args *args);
+
+/* The format an spmv variant of backend b reads; PB_ERR_NOT_FOUND for an
+ * unknown variant. */
+pb_status pb_spmv_format(const pb_backend *b, const char *variant, enum pb_sparse_format *out);
 
 #ifdef __cplusplus
 }

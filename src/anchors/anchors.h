@@ -12,4 +12,8 @@ bool pb__openblas_gemm_supports(const pb_device *dev, const void *args, const ch
 pb_status pb__openblas_gemm(pb_device *dev, const void *args, pb_stream *s);
 #endif
 
+#ifdef PB_HAVE_LIBRSB
+pb_status pb__rsb_spmv(pb_device *dev, const void *args, pb_stream *s);
+#endif
+
 #endif

@@ -254,7 +254,8 @@ static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
 
     pb__clear_error();
     if ((st = b->bind(dev, p, j->variant, host, &state, &args)) != PB_OK) {
-        set_reason(r, PB_RESULT_ERROR, st);
+        /* e.g. a format the input cannot take (ELLPACK of a matrix with one huge row) */
+        set_reason(r, st == PB_ERR_UNSUPPORTED ? PB_RESULT_UNSUPPORTED : PB_RESULT_ERROR, st);
         return true;
     }
     const char *why = NULL;

@@ -49,6 +49,52 @@ pb_status pb__gemm_args_check(const void *p)
     return PB_OK;
 }
 
+static pb_status check_array(const char *name, const pb_buf *buf, size_t count, size_t elt)
+{
+    size_t need;
+    if (!pb__mul_size(count, elt, &need))
+        return pb__fail(PB_ERR_OVERFLOW, "spmv: size of %s overflows", name);
+    if (need && !buf)
+        return pb__fail(PB_ERR_INVALID, "spmv: %s is NULL", name);
+    if (buf && need > buf->bytes)
+        return pb__fail(PB_ERR_INVALID, "spmv: %s needs %zu bytes, its buffer has %zu", name, need, buf->bytes);
+    return PB_OK;
+}
+
+pb_status pb__spmv_args_check(const void *p)
+{
+    const struct pb_spmv_args *a = p;
+    if (a->prec != PB_FLOAT && a->prec != PB_DOUBLE)
+        return pb__fail(PB_ERR_INVALID, "spmv: unknown precision");
+    if (a->rows < 0 || a->cols < 0 || a->nnz < 0 || a->width < 0)
+        return pb__fail(PB_ERR_INVALID, "spmv: negative size");
+    if (a->group < 0 || a->group > 32 || (a->group & (a->group - 1)) != 0)
+        return pb__fail(PB_ERR_INVALID, "spmv: group %d is not a power of two up to 32", a->group);
+    if (a->block < 0 || a->block > 1024)
+        return pb__fail(PB_ERR_INVALID, "spmv: block %d is not between 1 and 1024", a->block);
+    size_t elt = pb_precision_size(a->prec), rows = (size_t)a->rows, entries;
+    switch (a->format) {
+    case PB_SPARSE_CSR:
+        entries = (size_t)a->nnz;
+        break;
+    case PB_SPARSE_ELL:
+    case PB_SPARSE_ELLT:
+        if (!pb__mul_size(rows, (size_t)a->width, &entries))
+            return pb__fail(PB_ERR_OVERFLOW, "spmv: ELL size overflows");
+        break;
+    default:
+        return pb__fail(PB_ERR_INVALID, "spmv: unknown format");
+    }
+    pb_status st;
+    if ((a->format == PB_SPARSE_CSR && (st = check_array("ptr", a->ptr, rows + 1, sizeof(int32_t))) != PB_OK) ||
+        (st = check_array("idx", a->idx, entries, sizeof(int32_t))) != PB_OK ||
+        (st = check_array("val", a->val, entries, elt)) != PB_OK ||
+        (st = check_array("x", a->x, (size_t)a->cols, elt)) != PB_OK ||
+        (st = check_array("y", a->y, rows, elt)) != PB_OK)
+        return st;
+    return PB_OK;
+}
+
 pb_status pb__kernel_args_check(const char *bench, const void *args)
 {
     static const struct {
@@ -56,6 +102,7 @@ pb_status pb__kernel_args_check(const char *bench, const void *args)
         pb_status (*check)(const void *);
     } checks[] = {
         {"gemm", pb__gemm_args_check},
+        {"spmv", pb__spmv_args_check},
     };
     if (!args)
         return pb__fail(PB_ERR_INVALID, "%s: NULL arguments", bench);

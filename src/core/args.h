@@ -8,5 +8,6 @@
  * every buffer is large enough); families without a checker pass. */
 pb_status pb__kernel_args_check(const char *bench, const void *args);
 pb_status pb__gemm_args_check(const void *args);
+pb_status pb__spmv_args_check(const void *args);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "parbench/pb_backend.h"
 #include "parbench/pb_kernels.h"
@@ -77,7 +78,13 @@ struct pb_buf {
     void *host;   /* host-addressable memory, or NULL */
     void *handle; /* backend's native handle (device pointer, cl_mem) */
     bool owned;   /* false for pb_buf_wrap_host */
+    /* Unique in the process, renewed by every write, fill or copy into the
+     * buffer: variants that cache what they derive from an input (an
+     * anchor's own matrix format) compare stamps to know it is unchanged. */
+    uint64_t stamp;
 };
+
+uint64_t pb__new_stamp(void);
 
 struct pb_stream {
     pb_device *dev;
@@ -92,6 +99,11 @@ struct pb_timer {
 
 /* Host pointer of a buffer as a typed pointer; for host-memory backends. */
 #define PB__HOST(buf, type) ((type *)(buf)->host)
+
+/* spmv variants name the format they read through `data` (a const enum
+ * pb_sparse_format *; NULL = CSR). These are the shared constants. */
+extern const enum pb_sparse_format pb__spmv_csr, pb__spmv_ell, pb__spmv_ellt;
+enum pb_sparse_format pb__spmv_variant_format(const struct pb_variant *v);
 
 const struct pb_variant *pb__variant_find(const struct pb_backend *b, const char *bench,
                                           const char *name);

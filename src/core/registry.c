@@ -113,6 +113,12 @@ pb_status pb_device_sync(pb_device *dev)
 
 /* ---- buffers: host memory unless the backend provides its own ---------- */
 
+uint64_t pb__new_stamp(void)
+{
+    static _Atomic uint64_t next = 1;
+    return next++;
+}
+
 pb_status pb_buf_alloc(pb_device *dev, enum pb_mem kind, size_t bytes, pb_buf **out)
 {
     *out = NULL;
@@ -123,6 +129,7 @@ pb_status pb_buf_alloc(pb_device *dev, enum pb_mem kind, size_t bytes, pb_buf **
     buf->kind = kind;
     buf->bytes = bytes;
     buf->owned = true;
+    buf->stamp = pb__new_stamp();
     pb_status st = dev->backend->alloc ? dev->backend->alloc(dev, buf)
                                        : pb__host_alloc(bytes, "a buffer", &buf->host);
     if (st != PB_OK) {
@@ -144,7 +151,8 @@ pb_status pb_buf_wrap_host(pb_device *dev, void *ptr, size_t bytes, pb_buf **out
     pb_buf *buf = calloc(1, sizeof *buf);
     if (!buf)
         return pb__fail(PB_ERR_NOMEM, "cannot allocate a buffer handle");
-    *buf = (pb_buf){.dev = dev, .kind = PB_MEM_PAGEABLE, .bytes = bytes, .host = ptr, .owned = false};
+    *buf = (pb_buf){.dev = dev, .kind = PB_MEM_PAGEABLE, .bytes = bytes, .host = ptr, .owned = false,
+                    .stamp = pb__new_stamp()};
     *out = buf;
     return PB_OK;
 }
@@ -179,6 +187,7 @@ pb_status pb_buf_write(pb_buf *dst, size_t dst_off, const void *src, size_t byte
     pb_status st = check_range(dst, dst_off, bytes);
     if (st != PB_OK)
         return st;
+    dst->stamp = pb__new_stamp();
     if (dst->dev->backend->write)
         return dst->dev->backend->write(dst, dst_off, src, bytes);
     if (bytes)
@@ -200,6 +209,7 @@ pb_status pb_buf_read(const pb_buf *src, size_t src_off, void *dst, size_t bytes
 
 pb_status pb_buf_fill_bytes(pb_buf *buf, unsigned char value)
 {
+    buf->stamp = pb__new_stamp();
     if (buf->dev->backend->fill)
         return buf->dev->backend->fill(buf, value);
     if (buf->bytes)
@@ -215,6 +225,7 @@ pb_status pb_buf_copy(pb_buf *dst, size_t dst_off, const pb_buf *src, size_t src
         return pb__fail(PB_ERR_INVALID, "copy between buffers of different devices");
     if ((st = check_range(dst, dst_off, bytes)) != PB_OK || (st = check_range(src, src_off, bytes)) != PB_OK)
         return st;
+    dst->stamp = pb__new_stamp();
     if (dst->dev->backend->copy)
         return dst->dev->backend->copy(dst, dst_off, src, src_off, bytes, stream);
     if (bytes)
@@ -348,6 +359,8 @@ pb_status pb_kernel_launch(pb_device *dev, const char *bench, const char *varian
     pb_status st = pb__kernel_args_check(bench, args);
     if (st != PB_OK)
         return st;
+    if (strcmp(bench, "spmv") == 0 && ((const struct pb_spmv_args *)args)->format != pb__spmv_variant_format(v))
+        return pb__fail(PB_ERR_UNSUPPORTED, "%s/%s: reads another sparse format", dev->backend->name, variant);
     const char *why = NULL;
     if (v->supports && !v->supports(dev, args, &why))
         return pb__fail(PB_ERR_UNSUPPORTED, "%s/%s: %s", dev->backend->name, variant,
@@ -359,3 +372,20 @@ pb_status pb_gemm(pb_device *dev, const char *variant, const struct pb_gemm_args
 {
     return pb_kernel_run(dev, "gemm", variant, args);
 }
+
+enum pb_sparse_format pb__spmv_variant_format(const struct pb_variant *v)
+{
+    return v->data ? *(const enum pb_sparse_format *)v->data : PB_SPARSE_CSR;
+}
+
+pb_status pb_spmv_format(const pb_backend *b, const char *variant, enum pb_sparse_format *out)
+{
+    const struct pb_variant *v = b ? pb__variant_find(b, "spmv", variant) : NULL;
+    if (!v)
+        return pb__fail(PB_ERR_NOT_FOUND, "no spmv variant '%s'", variant);
+    *out = pb__spmv_variant_format(v);
+    return PB_OK;
+}
+
+const enum pb_sparse_format pb__spmv_csr = PB_SPARSE_CSR, pb__spmv_ell = PB_SPARSE_ELL,
+                            pb__spmv_ellt = PB_SPARSE_ELLT;

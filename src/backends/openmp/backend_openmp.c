@@ -4,6 +4,7 @@
 
 #include "anchors/anchors.h"
 #include "backends/openmp/gemm_blocked.h"
+#include "backends/openmp/spmv_openmp.h"
 #include "core/backend_impl.h"
 #include "core/cpuinfo.h"
 
@@ -83,6 +84,19 @@ static const struct pb_variant omp_variants[] = {
     {.desc = {"gemm", "blocked", "packed, cache-blocked, register-tiled SIMD kernel, threaded", 0}, .supports = NULL, .run = omp_gemm_blocked},
 #ifdef PB_HAVE_OPENBLAS
     {.desc = {"gemm", "openblas", "OpenBLAS cblas_sgemm/dgemm", PB_VARIANT_ANCHOR}, .supports = pb__openblas_gemm_supports, .run = pb__openblas_gemm},
+#endif
+    {.desc = {"spmv", "csr", "CSR, rows split by rows + non-zeros over threads", 0}, .run = pb__omp_spmv_csr, .data = &pb__spmv_csr},
+    {.desc = {"spmv", "csr-h2", "CSR, horizontal unrolling x2 (2 partial sums per row)", 0}, .run = pb__omp_spmv_h2, .data = &pb__spmv_csr},
+    {.desc = {"spmv", "csr-h4", "CSR, horizontal unrolling x4", 0}, .run = pb__omp_spmv_h4, .data = &pb__spmv_csr},
+    {.desc = {"spmv", "csr-h8", "CSR, horizontal unrolling x8", 0}, .run = pb__omp_spmv_h8, .data = &pb__spmv_csr},
+    {.desc = {"spmv", "csr-h16", "CSR, horizontal unrolling x16", 0}, .run = pb__omp_spmv_h16, .data = &pb__spmv_csr},
+    {.desc = {"spmv", "csr-v2", "CSR, vertical unrolling x2 (2 rows at once)", 0}, .run = pb__omp_spmv_v2, .data = &pb__spmv_csr},
+    {.desc = {"spmv", "csr-v4", "CSR, vertical unrolling x4", 0}, .run = pb__omp_spmv_v4, .data = &pb__spmv_csr},
+    {.desc = {"spmv", "csr-v8", "CSR, vertical unrolling x8", 0}, .run = pb__omp_spmv_v8, .data = &pb__spmv_csr},
+    {.desc = {"spmv", "csr-v16", "CSR, vertical unrolling x16", 0}, .run = pb__omp_spmv_v16, .data = &pb__spmv_csr},
+    {.desc = {"spmv", "ell", "ELLPACK (row-major), rows split over threads", 0}, .run = pb__omp_spmv_ell, .data = &pb__spmv_ell},
+#ifdef PB_HAVE_LIBRSB
+    {.desc = {"spmv", "librsb", "librsb rsb_spmv (recursive sparse blocks)", PB_VARIANT_ANCHOR}, .run = pb__rsb_spmv, .data = &pb__spmv_csr},
 #endif
 };
 

@@ -26,6 +26,8 @@ static pb_status ref_info(pb_device *dev, struct pb_device_info *out)
 static const struct pb_variant ref_variants[] = {
     {.desc = {"gemm", "ijk", "naive triple loop, dot-product order", 0}, .supports = NULL, .run = pb__ref_gemm_ijk},
     {.desc = {"gemm", "ikj", "row-streaming loop order (the studies' CPU baseline)", 0}, .supports = NULL, .run = pb__ref_gemm_ikj},
+    {.desc = {"spmv", "csr", "CSR, one row at a time", 0}, .run = pb__ref_spmv_csr, .data = &pb__spmv_csr},
+    {.desc = {"spmv", "ell", "ELLPACK (row-major, padded), one row at a time", 0}, .run = pb__ref_spmv_ell, .data = &pb__spmv_ell},
 };
 
 const struct pb_backend pb__backend_ref = {

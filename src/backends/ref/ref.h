@@ -6,5 +6,7 @@
 
 pb_status pb__ref_gemm_ijk(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__ref_gemm_ikj(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__ref_spmv_csr(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__ref_spmv_ell(pb_device *dev, const void *args, pb_stream *s);
 
 #endif

@@ -1,0 +1,18 @@
+/* SpMV variants of the OpenMP backend (spmv_openmp.c). */
+#ifndef PARBENCH_SPMV_OPENMP_H
+#define PARBENCH_SPMV_OPENMP_H
+
+#include "parbench/pb_backend.h"
+
+pb_status pb__omp_spmv_csr(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__omp_spmv_h2(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__omp_spmv_h4(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__omp_spmv_h8(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__omp_spmv_h16(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__omp_spmv_v2(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__omp_spmv_v4(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__omp_spmv_v8(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__omp_spmv_v16(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__omp_spmv_ell(pb_device *dev, const void *args, pb_stream *s);
+
+#endif

@@ -1,0 +1,352 @@
+/* spmv: y = A * x for sparse A from Matrix Market files or generated (the
+ * sparse study: CSR vs ELLPACK, OpenMP vs CUDA).
+ *
+ * Each variant reads one format (CSR, ELL or ELL transposed); the formats are
+ * built from the same COO on the host, ELLPACK only when a variant needs it
+ * and only while its padding stays under --ell-max-fill times the non-zeros.
+ * The oracle sums in double over the values and x rounded to the precision
+ * the kernels see. Rates: GFLOP/s = 2 * NZ / time (the study's); GB/s counts
+ * what CSR must move at least, for every variant alike, so GB/s compares
+ * formats by time. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench/bench.h"
+#include "core/core.h"
+#include "core/rng.h"
+#include "io/mmio.h"
+#include "parbench/pb_kernels.h"
+#include "sparse/sparse.h"
+
+enum { P_MATRIX, P_GROUP, P_BLOCK, P_FILL };
+
+static const struct pb_param_def spmv_params[] = {
+    [P_MATRIX] = {"matrix",
+                  "Matrix Market files (.mtx, .mtx.gz) or generated: lap2d:N, lap3d:N, random:ROWS[:K], "
+                  "powerlaw:ROWS[:K] (K non-zeros per row on average)",
+                  "lap2d:512,lap3d:48,random:64k:16,powerlaw:64k:16", true},
+    [P_GROUP] = {"group", "GPU vector kernels: threads per row (power of two up to 32), 0 = from the mean row length", "0",
+                 false},
+    [P_BLOCK] = {"block", "GPU kernels: threads per block, 0 = the variant's choice", "0", false},
+    [P_FILL] = {"ell-max-fill", "refuse ELLPACK when it would store more than this many times the non-zeros",
+                "8", false},
+};
+
+struct spmv_host {
+    struct pb_problem p;
+    struct pb_coo m;
+    int32_t *ptr, max_row;
+    void *x;     /* cols elements, prec */
+    double *ref; /* oracle y */
+    double tol;
+    /* ELLPACK row-major [0] and transposed [1], built on first use. */
+    struct pb_ell ell[2];
+    pb_status ell_status[2];
+    char ell_error[2][256];
+};
+
+struct spmv_state {
+    struct pb_spmv_args args;
+    const struct spmv_host *h;
+    pb_buf *ptr, *idx, *val, *x, *y;
+    void *download;
+};
+
+static const char *const spmv_extra_names[] = {"rows", "nnz", "max_row"};
+
+static pb_status spmv_plan(const struct pb_param_lists *l, enum pb_precision prec, struct pb_problem *out,
+                           size_t max, size_t *n_out)
+{
+    size_t count = 0;
+    for (size_t im = 0; im < l->count[P_MATRIX]; im++) {
+        const char *spec = l->text[P_MATRIX][im];
+        if (!pb__sparse_is_generated(spec) && access(spec, R_OK) != 0)
+            return pb__fail(PB_ERR_IO, "spmv: cannot read matrix file '%s'", spec);
+        for (size_t ig = 0; ig < l->count[P_GROUP]; ig++)
+            for (size_t ib = 0; ib < l->count[P_BLOCK]; ib++)
+                for (size_t iff = 0; iff < l->count[P_FILL]; iff++) {
+                    int64_t g = l->values[P_GROUP][ig], b = l->values[P_BLOCK][ib], f = l->values[P_FILL][iff];
+                    if (g < 0 || g > 32 || (g & (g - 1)) != 0)
+                        return pb__fail(PB_ERR_INVALID, "spmv: --group %lld is not 0 or a power of two up to 32",
+                                        (long long)g);
+                    if (b < 0 || b > 1024 || (b && b < 32) || b % 32 != 0)
+                        return pb__fail(PB_ERR_INVALID, "spmv: --block %lld is not 0 or a multiple of 32 up to 1024",
+                                        (long long)b);
+                    if (f < 1)
+                        return pb__fail(PB_ERR_INVALID, "spmv: --ell-max-fill must be at least 1");
+                    if (count >= max)
+                        return pb__fail(PB_ERR_INVALID, "spmv: more than %zu problems", max);
+                    out[count++] = (struct pb_problem){
+                        .prec = prec, .v = {[P_GROUP] = g, [P_BLOCK] = b, [P_FILL] = f}, .s = {[P_MATRIX] = spec}};
+                }
+    }
+    *n_out = count;
+    return PB_OK;
+}
+
+static void spmv_describe(const struct pb_problem *p, char *buf, size_t len)
+{
+    if (pb__sparse_is_generated(p->s[P_MATRIX]))
+        snprintf(buf, len, "%s", p->s[P_MATRIX]);
+    else
+        pb__matinfo_name(p->s[P_MATRIX], buf, len);
+}
+
+static double spmv_flops(const struct pb_problem *p, const struct pb_variant *v, const void *host)
+{
+    (void)p, (void)v;
+    const struct spmv_host *h = host;
+    return h ? 2.0 * (double)h->m.nnz : NAN;
+}
+
+static double spmv_bytes(const struct pb_problem *p, const struct pb_variant *v, const void *host)
+{
+    (void)v;
+    const struct spmv_host *h = host;
+    if (!h)
+        return NAN;
+    double elt = (double)pb_precision_size(p->prec);
+    return (double)h->m.nnz * (elt + 4) + ((double)h->m.n_rows + 1) * 4 +
+           ((double)h->m.n_cols + (double)h->m.n_rows) * elt;
+}
+
+static void spmv_release(void *host)
+{
+    struct spmv_host *h = host;
+    if (!h)
+        return;
+    pb_coo_free(&h->m);
+    free(h->ptr);
+    pb__host_free(h->x);
+    pb__host_free(h->ref);
+    pb__ell_free(&h->ell[0]);
+    pb__ell_free(&h->ell[1]);
+    free(h);
+}
+
+static double as_prec(double v, enum pb_precision prec) { return prec == PB_DOUBLE ? v : (double)(float)v; }
+
+/* Oracle y = A x in double from the rounded values, and the tolerance: a
+ * row's rounding error grows like sqrt(len) * eps * sum |a x| for random data,
+ * measured here against max |y| as pb_check does. */
+static void compute_oracle(struct spmv_host *h)
+{
+    enum pb_precision prec = h->p.prec;
+    double max_abs_sum = 0, max_ref = 0;
+    for (int32_t i = 0; i < h->m.n_rows; i++) {
+        double sum = 0, abs_sum = 0;
+        for (int32_t k = h->ptr[i]; k < h->ptr[i + 1]; k++) {
+            double x = prec == PB_DOUBLE ? ((const double *)h->x)[h->m.cols[k]]
+                                         : (double)((const float *)h->x)[h->m.cols[k]];
+            double t = as_prec(h->m.values[k], prec) * x;
+            sum += t;
+            abs_sum += fabs(t);
+        }
+        h->ref[i] = sum;
+        max_abs_sum = fmax(max_abs_sum, abs_sum);
+        max_ref = fmax(max_ref, fabs(sum));
+    }
+    double scale = max_ref > 0 ? fmax(1.0, max_abs_sum / max_ref) : 1.0;
+    h->tol = 16.0 * pb__epsilon(prec) * sqrt((double)h->max_row + 1.0) * scale;
+}
+
+static pb_status spmv_prepare(const struct pb_problem *p, uint64_t seed, void **out)
+{
+    *out = NULL;
+    struct spmv_host *h = calloc(1, sizeof *h);
+    if (!h)
+        return pb__fail(PB_ERR_NOMEM, "spmv: out of host memory");
+    h->p = *p;
+    const char *spec = p->s[P_MATRIX];
+    pb_status st = pb__sparse_is_generated(spec) ? pb__sparse_generate(spec, seed, &h->m) : pb_coo_read(spec, NULL, &h->m);
+    if (st == PB_OK)
+        st = pb__csr_offsets(&h->m, &h->ptr);
+    size_t elt = pb_precision_size(p->prec);
+    if (st == PB_OK)
+        st = pb__host_alloc((size_t)h->m.n_cols * elt, "spmv input x", &h->x);
+    if (st == PB_OK)
+        st = pb__host_alloc((size_t)h->m.n_rows * sizeof(double), "spmv reference y", (void **)&h->ref);
+    if (st != PB_OK) {
+        spmv_release(h);
+        return st;
+    }
+    h->max_row = pb__coo_max_row(&h->m);
+    struct pb_rng rng;
+    pb__rng_init(&rng, seed, 1);
+    pb__rng_fill(&rng, h->x, p->prec, (size_t)h->m.n_cols);
+    compute_oracle(h);
+    *out = h;
+    return PB_OK;
+}
+
+static void spmv_unbind(void *state)
+{
+    struct spmv_state *s = state;
+    if (!s)
+        return;
+    pb_buf_free(s->ptr);
+    pb_buf_free(s->idx);
+    pb_buf_free(s->val);
+    pb_buf_free(s->x);
+    pb_buf_free(s->y);
+    pb__host_free(s->download);
+    free(s);
+}
+
+/* Uploads n values converted to prec (through a temporary when float). */
+static pb_status upload_values(pb_device *dev, const double *v, size_t n, enum pb_precision prec, pb_buf **out)
+{
+    size_t elt = pb_precision_size(prec);
+    pb_status st = pb_buf_alloc(dev, PB_MEM_DEVICE, n * elt, out);
+    if (st != PB_OK || n == 0)
+        return st;
+    if (prec == PB_DOUBLE)
+        return pb_buf_write(*out, 0, v, n * elt);
+    float *tmp;
+    if ((st = pb__host_alloc(n * sizeof *tmp, "spmv float values", (void **)&tmp)) != PB_OK)
+        return st;
+    for (size_t i = 0; i < n; i++)
+        tmp[i] = (float)v[i];
+    st = pb_buf_write(*out, 0, tmp, n * sizeof *tmp);
+    pb__host_free(tmp);
+    return st;
+}
+
+static pb_status upload(pb_device *dev, const void *src, size_t bytes, pb_buf **out)
+{
+    pb_status st = pb_buf_alloc(dev, PB_MEM_DEVICE, bytes, out);
+    return st == PB_OK && bytes ? pb_buf_write(*out, 0, src, bytes) : st;
+}
+
+/* The ELLPACK layout of h, built once; its refusal is remembered too. */
+static pb_status ell_of(struct spmv_host *h, bool transposed, const struct pb_ell **out)
+{
+    struct pb_ell *e = &h->ell[transposed];
+    if (!e->idx && h->ell_status[transposed] == PB_OK) {
+        h->ell_status[transposed] = pb__ell_build(&h->m, transposed, (double)h->p.v[P_FILL], e);
+        if (h->ell_status[transposed] != PB_OK)
+            snprintf(h->ell_error[transposed], sizeof h->ell_error[transposed], "%s", pb_last_error());
+    }
+    if (h->ell_status[transposed] != PB_OK)
+        return pb__fail(h->ell_status[transposed], "%s", h->ell_error[transposed]);
+    *out = e;
+    return PB_OK;
+}
+
+static pb_status spmv_bind(pb_device *dev, const struct pb_problem *p, const struct pb_variant *v, void *host,
+                           void **state, const void **args)
+{
+    struct spmv_host *h = host;
+    *state = NULL;
+    struct spmv_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return pb__fail(PB_ERR_NOMEM, "spmv: out of host memory");
+    s->h = h;
+    enum pb_sparse_format format = pb__spmv_variant_format(v);
+    size_t elt = pb_precision_size(p->prec), rows = (size_t)h->m.n_rows;
+    s->args = (struct pb_spmv_args){.prec = p->prec, .format = format, .rows = h->m.n_rows, .cols = h->m.n_cols,
+                                    .nnz = (int64_t)h->m.nnz, .group = (int)p->v[P_GROUP],
+                                    .block = (int)p->v[P_BLOCK]};
+    pb_status st = PB_OK;
+    if (format == PB_SPARSE_CSR) {
+        st = upload(dev, h->ptr, (rows + 1) * sizeof *h->ptr, &s->ptr);
+        if (st == PB_OK)
+            st = upload(dev, h->m.cols, h->m.nnz * sizeof *h->m.cols, &s->idx);
+        if (st == PB_OK)
+            st = upload_values(dev, h->m.values, h->m.nnz, p->prec, &s->val);
+    } else {
+        const struct pb_ell *e = NULL;
+        st = ell_of(h, format == PB_SPARSE_ELLT, &e);
+        size_t n = e ? rows * (size_t)e->width : 0;
+        if (st == PB_OK) {
+            s->args.width = e->width;
+            st = upload(dev, e->idx, n * sizeof *e->idx, &s->idx);
+        }
+        if (st == PB_OK)
+            st = upload_values(dev, e->val, n, p->prec, &s->val);
+    }
+    if (st == PB_OK)
+        st = upload(dev, h->x, (size_t)h->m.n_cols * elt, &s->x);
+    if (st == PB_OK)
+        st = pb_buf_alloc(dev, PB_MEM_DEVICE, rows * elt, &s->y);
+    if (st == PB_OK && !pb_buf_host_ptr(s->y))
+        st = pb__host_alloc(rows * elt, "spmv result download", &s->download);
+    if (st != PB_OK) {
+        spmv_unbind(s);
+        return st;
+    }
+    s->args.ptr = s->ptr;
+    s->args.idx = s->idx;
+    s->args.val = s->val;
+    s->args.x = s->x;
+    s->args.y = s->y;
+    *state = s;
+    *args = &s->args;
+    return PB_OK;
+}
+
+static pb_status spmv_poison(void *state)
+{
+    struct spmv_state *s = state;
+    return pb_buf_fill_bytes(s->y, 0xFF);
+}
+
+static pb_status spmv_check(void *state, const void *host, bool corrupt, struct pb_check *out)
+{
+    struct spmv_state *s = state;
+    const struct spmv_host *h = host;
+    size_t rows = (size_t)h->m.n_rows;
+    void *y = pb_buf_host_ptr(s->y);
+    if (!y) {
+        pb_status st = pb_buf_read(s->y, 0, s->download, rows * pb_precision_size(h->p.prec));
+        if (st != PB_OK)
+            return st;
+        y = s->download;
+    }
+    if (corrupt && rows) {
+        if (h->p.prec == PB_DOUBLE)
+            ((double *)y)[rows / 2] += 1.0;
+        else
+            ((float *)y)[rows / 2] += 1.0f;
+    }
+    pb__check_begin(out, h->tol, "full");
+    pb__check_add(out, y, h->p.prec, h->ref, rows, 0);
+    pb__check_end(out);
+    return PB_OK;
+}
+
+static void spmv_extras(void *state, const struct pb_stats *time, double *out)
+{
+    (void)time;
+    const struct spmv_state *s = state;
+    out[0] = s->h->m.n_rows;
+    out[1] = (double)s->h->m.nnz;
+    out[2] = s->h->max_row;
+}
+
+const struct pb_bench pb__bench_spmv = {
+    .name = "spmv",
+    .summary = "sparse matrix-vector product y = A*x (CSR, ELLPACK)",
+    .flop_model = "2*nnz",
+    .byte_model = "nnz*(element size + 4) + (rows+1)*4 + (cols + rows)*element size (CSR's minimum, for every format)",
+    .params = spmv_params,
+    .n_params = sizeof spmv_params / sizeof spmv_params[0],
+    .baseline_backend = "ref",
+    .baseline_variant = "csr",
+    .extra_names = spmv_extra_names,
+    .n_extras = sizeof spmv_extra_names / sizeof spmv_extra_names[0],
+    .extras = spmv_extras,
+    .plan = spmv_plan,
+    .describe = spmv_describe,
+    .flops = spmv_flops,
+    .bytes = spmv_bytes,
+    .prepare = spmv_prepare,
+    .release = spmv_release,
+    .bind = spmv_bind,
+    .poison = spmv_poison,
+    .check = spmv_check,
+    .unbind = spmv_unbind,
+};

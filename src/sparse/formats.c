@@ -1,0 +1,78 @@
+/* CSR offsets and ELLPACK from COO (which is sorted by row, then column). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "sparse/sparse.h"
+
+pb_status pb__csr_offsets(const struct pb_coo *m, int32_t **ptr)
+{
+    *ptr = NULL;
+    if (m->nnz > INT32_MAX)
+        return pb__fail(PB_ERR_UNSUPPORTED, "%zu non-zeros do not fit 32-bit CSR offsets", m->nnz);
+    int32_t *p = malloc(((size_t)m->n_rows + 1) * sizeof *p);
+    if (!p)
+        return pb__fail(PB_ERR_NOMEM, "out of host memory for CSR offsets");
+    size_t k = 0;
+    for (int32_t i = 0; i <= m->n_rows; i++) {
+        p[i] = (int32_t)k;
+        while (k < m->nnz && m->rows[k] == i)
+            k++;
+    }
+    *ptr = p;
+    return PB_OK;
+}
+
+int32_t pb__coo_max_row(const struct pb_coo *m)
+{
+    int32_t best = 0;
+    for (size_t k = 0; k < m->nnz;) {
+        size_t start = k;
+        while (k < m->nnz && m->rows[k] == m->rows[start])
+            k++;
+        if ((int32_t)(k - start) > best)
+            best = (int32_t)(k - start);
+    }
+    return best;
+}
+
+pb_status pb__ell_build(const struct pb_coo *m, bool transposed, double max_fill, struct pb_ell *out)
+{
+    memset(out, 0, sizeof *out);
+    int32_t width = pb__coo_max_row(m);
+    double stored = (double)m->n_rows * (double)width;
+    if (m->nnz && stored > max_fill * (double)m->nnz)
+        return pb__fail(PB_ERR_UNSUPPORTED,
+                        "ELLPACK would store %.0f entries for %zu non-zeros (fill %.1f > limit %.1f: longest row %d)",
+                        stored, m->nnz, stored / (double)m->nnz, max_fill, width);
+    size_t n;
+    if (!pb__mul_size((size_t)m->n_rows, (size_t)width, &n))
+        return pb__fail(PB_ERR_OVERFLOW, "ELLPACK size overflows");
+    pb_status st = pb__host_alloc(n * sizeof *out->idx, "ELLPACK columns", (void **)&out->idx);
+    if (st == PB_OK)
+        st = pb__host_alloc(n * sizeof *out->val, "ELLPACK values", (void **)&out->val);
+    if (st != PB_OK) {
+        pb__ell_free(out);
+        return st;
+    }
+    out->rows = m->n_rows;
+    out->width = width;
+    out->transposed = transposed;
+    size_t k = 0;
+    for (int32_t i = 0; i < m->n_rows; i++)
+        for (int32_t j = 0; j < width; j++) {
+            size_t at = transposed ? (size_t)j * (size_t)m->n_rows + (size_t)i : (size_t)i * (size_t)width + (size_t)j;
+            bool real = k < m->nnz && m->rows[k] == i;
+            out->idx[at] = real ? m->cols[k] : -1;
+            out->val[at] = real ? m->values[k] : 0.0;
+            k += real;
+        }
+    return PB_OK;
+}
+
+void pb__ell_free(struct pb_ell *e)
+{
+    pb__host_free(e->idx);
+    pb__host_free(e->val);
+    memset(e, 0, sizeof *e);
+}

@@ -1,0 +1,45 @@
+/* Sparse matrices on the host: the formats the spmv kernels read, built from
+ * COO, and generated test matrices. */
+#ifndef PARBENCH_SPARSE_H
+#define PARBENCH_SPARSE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "parbench/pb_kernels.h"
+#include "parbench/pb_matrix.h"
+
+/* CSR row offsets of m (its cols/values arrays are CSR's idx/val as they
+ * are). PB_ERR_UNSUPPORTED when nnz does not fit int32 offsets. */
+pb_status pb__csr_offsets(const struct pb_coo *m, int32_t **ptr);
+
+/* Longest row of m. */
+int32_t pb__coo_max_row(const struct pb_coo *m);
+
+/* ELLPACK of m: width = longest row, idx/val[rows * width] row by row, or
+ * column by column when transposed; padding has column -1 and value 0.
+ * Refused (PB_ERR_UNSUPPORTED, with the numbers) when the stored entries
+ * would exceed max_fill times the non-zeros: one long row (dc1: 114190 in a
+ * matrix averaging 6.6) would otherwise cost gigabytes. */
+struct pb_ell {
+    int32_t rows, width;
+    bool transposed;
+    int32_t *idx;
+    double *val;
+};
+pb_status pb__ell_build(const struct pb_coo *m, bool transposed, double max_fill, struct pb_ell *out);
+void pb__ell_free(struct pb_ell *e);
+
+/* Generated matrices, for sizes beyond the files (all square, values in
+ * (-1, 1) unless said, columns sorted):
+ *   lap2d:N          5-point Laplacian on an N x N grid (N^2 rows, 4 on the diagonal, -1 around)
+ *   lap3d:N          7-point Laplacian on an N x N x N grid
+ *   random:ROWS[:K]  K (default 16) uniformly random columns per row, duplicates merged
+ *   powerlaw:ROWS[:K] row lengths Pareto-distributed (alpha 2) with mean about K (default 16),
+ *                    capped at ROWS; uniformly random columns
+ * Sizes take k/M/G suffixes. True when spec names a generator (whether or
+ * not it parses: pb__sparse_generate says what is wrong). */
+bool pb__sparse_is_generated(const char *spec);
+pb_status pb__sparse_generate(const char *spec, uint64_t seed, struct pb_coo *out);
+
+#endif

@@ -1,0 +1,285 @@
+/* The cross-backend SpMV test: every available backend, every spmv variant in
+ * the format it reads, float and double, through the public API, on matrices
+ * chosen to break kernels: empty rows (first, last, runs of them), one row
+ * far longer than a warp, rows shorter and longer than every group size,
+ * rectangular shapes, a 1x1, a matrix with no non-zeros, generated Laplacians
+ * and power-law rows; GPU group and block sizes swept. y is poisoned with
+ * NaN before each run, so an unwritten row fails. */
+#include <float.h>
+
+#include "test_util.h"
+
+#include "core/rng.h"
+#include "parbench/pb_backend.h"
+#include "parbench/pb_kernels.h"
+#include "sparse/sparse.h"
+
+/* A random matrix with the given row lengths (capped at cols). */
+static void make_rows(struct pb_coo *m, int32_t rows, int32_t cols, const int32_t *len, uint64_t seed)
+{
+    size_t cap = 0;
+    for (int32_t i = 0; i < rows; i++)
+        cap += (size_t)(len[i] < cols ? len[i] : cols);
+    memset(m, 0, sizeof *m);
+    m->n_rows = rows, m->n_cols = cols;
+    m->rows = malloc((cap + 1) * sizeof *m->rows);
+    m->cols = malloc((cap + 1) * sizeof *m->cols);
+    m->values = malloc((cap + 1) * sizeof *m->values);
+    assert_true(m->rows && m->cols && m->values);
+    struct pb_rng rng;
+    pb__rng_init(&rng, seed, 1);
+    for (int32_t i = 0; i < rows; i++) {
+        int32_t l = len[i] < cols ? len[i] : cols;
+        /* l distinct sorted columns: a random start, then steps that fit */
+        int32_t c = (int32_t)(pb__rng_next(&rng) % (uint64_t)(cols - l + 1));
+        for (int32_t k = 0; k < l; k++) {
+            m->rows[m->nnz] = i;
+            m->cols[m->nnz] = c + k;
+            m->values[m->nnz++] = pb__rng_uniform(&rng);
+        }
+    }
+}
+
+struct matrix_case {
+    const char *name;
+    struct pb_coo m;
+};
+
+#define N_CASES 9
+static struct matrix_case cases[N_CASES];
+
+static int setup(void **state)
+{
+    (void)state;
+    int32_t len[300];
+    size_t n = 0;
+    /* empty first/last rows and a run of empty rows */
+    for (int i = 0; i < 70; i++)
+        len[i] = (i == 0 || i == 69 || (i > 20 && i < 30)) ? 0 : 1 + i % 7;
+    cases[n].name = "empty-rows";
+    make_rows(&cases[n++].m, 70, 90, len, 1);
+    /* one row of 1000 among short ones (past any group, several blocks' worth) */
+    for (int i = 0; i < 300; i++)
+        len[i] = i == 150 ? 1000 : i % 3;
+    cases[n].name = "one-long-row";
+    make_rows(&cases[n++].m, 300, 1200, len, 2);
+    /* every length from 0 to 65 */
+    for (int i = 0; i < 66; i++)
+        len[i] = i;
+    cases[n].name = "lengths-0-65";
+    make_rows(&cases[n++].m, 66, 66, len, 3);
+    /* rectangular, wide and tall */
+    for (int i = 0; i < 300; i++)
+        len[i] = 3 + i % 40;
+    cases[n].name = "wide";
+    make_rows(&cases[n++].m, 5, 257, len, 4);
+    cases[n].name = "tall";
+    make_rows(&cases[n++].m, 300, 3, len, 5);
+    len[0] = 1;
+    cases[n].name = "1x1";
+    make_rows(&cases[n++].m, 1, 1, len, 6);
+    len[0] = len[1] = len[2] = 0;
+    cases[n].name = "no-nonzeros";
+    make_rows(&cases[n++].m, 3, 4, len, 7);
+    cases[n].name = "lap2d:23";
+    assert_int_equal(pb__sparse_generate("lap2d:23", 8, &cases[n++].m), PB_OK);
+    cases[n].name = "powerlaw:2000:6";
+    assert_int_equal(pb__sparse_generate("powerlaw:2000:6", 9, &cases[n++].m), PB_OK);
+    assert_int_equal(n, N_CASES);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < N_CASES; i++)
+        pb_coo_free(&cases[i].m);
+    return 0;
+}
+
+static double rounded(double v, enum pb_precision prec) { return prec == PB_DOUBLE ? v : (double)(float)v; }
+
+static pb_buf *upload(pb_device *dev, const void *src, size_t bytes)
+{
+    pb_buf *b = NULL;
+    assert_int_equal(pb_buf_alloc(dev, PB_MEM_DEVICE, bytes ? bytes : 1, &b), PB_OK);
+    if (bytes)
+        assert_int_equal(pb_buf_write(b, 0, src, bytes), PB_OK);
+    return b;
+}
+
+/* The values of n doubles in prec. */
+static void *narrow(const double *v, size_t n, enum pb_precision prec)
+{
+    void *out = malloc((n ? n : 1) * pb_precision_size(prec));
+    assert_non_null(out);
+    for (size_t i = 0; i < n; i++)
+        if (prec == PB_DOUBLE)
+            ((double *)out)[i] = v[i];
+        else
+            ((float *)out)[i] = (float)v[i];
+    return out;
+}
+
+/* Runs one variant on one matrix; returns 1 and prints why on failure. */
+static int run_case(pb_device *dev, const char *backend, const char *variant, enum pb_sparse_format format,
+                    const struct matrix_case *mc, enum pb_precision prec, int group, int block)
+{
+    const struct pb_coo *m = &mc->m;
+    size_t elt = pb_precision_size(prec), rows = (size_t)m->n_rows;
+    struct pb_ell ell = {0};
+    int32_t *ptr = NULL;
+    assert_int_equal(pb__csr_offsets(m, &ptr), PB_OK);
+    const int32_t *idx = m->cols;
+    const double *val = m->values;
+    size_t entries = m->nnz;
+    if (format != PB_SPARSE_CSR) {
+        assert_int_equal(pb__ell_build(m, format == PB_SPARSE_ELLT, 1e9, &ell), PB_OK);
+        idx = ell.idx, val = ell.val, entries = rows * (size_t)ell.width;
+    }
+    struct pb_rng rng;
+    pb__rng_init(&rng, 42, 2);
+    double *xd = malloc(((size_t)m->n_cols + 1) * sizeof *xd);
+    assert_non_null(xd);
+    for (int32_t j = 0; j < m->n_cols; j++)
+        xd[j] = rounded(pb__rng_uniform(&rng), prec);
+    void *x = narrow(xd, (size_t)m->n_cols, prec), *v = narrow(val, entries, prec);
+    pb_buf *bptr = upload(dev, ptr, (rows + 1) * sizeof *ptr), *bidx = upload(dev, idx, entries * sizeof *idx),
+           *bval = upload(dev, v, entries * elt), *bx = upload(dev, x, (size_t)m->n_cols * elt), *by = NULL;
+    assert_int_equal(pb_buf_alloc(dev, PB_MEM_DEVICE, rows * elt + 1, &by), PB_OK);
+    assert_int_equal(pb_buf_fill_bytes(by, 0xFF), PB_OK);
+    struct pb_spmv_args a = {.prec = prec, .format = format, .rows = m->n_rows, .cols = m->n_cols,
+                             .nnz = (int64_t)m->nnz, .width = ell.width, .ptr = bptr, .idx = bidx, .val = bval,
+                             .x = bx, .y = by, .group = group, .block = block};
+    pb_status st = pb_kernel_run(dev, "spmv", variant, &a);
+    int failed = 0;
+    char why[200] = "";
+    if (st == PB_ERR_UNSUPPORTED) {
+        /* allowed: the variant says why */
+    } else if (st != PB_OK) {
+        snprintf(why, sizeof why, "status %s: %s", pb_status_name(st), pb_last_error());
+    } else {
+        void *y = malloc(rows * elt + 1);
+        assert_non_null(y);
+        assert_int_equal(pb_buf_read(by, 0, y, rows * elt), PB_OK);
+        for (size_t i = 0; i < rows && !why[0]; i++) {
+            double ref = 0, abs_sum = 0;
+            for (int32_t k = ptr[i]; k < ptr[i + 1]; k++) {
+                double t = rounded(m->values[k], prec) * xd[m->cols[k]];
+                ref += t, abs_sum += fabs(t);
+            }
+            double got = prec == PB_DOUBLE ? ((double *)y)[i] : (double)((float *)y)[i];
+            double tol = 4 * (prec == PB_DOUBLE ? DBL_EPSILON : FLT_EPSILON) * (ptr[i + 1] - ptr[i] + 1) * abs_sum;
+            if (!(fabs(got - ref) <= tol))
+                snprintf(why, sizeof why, "y[%zu] = %.9g, expected %.9g", i, got, ref);
+        }
+        free(y);
+    }
+    if (why[0]) {
+        print_message("FAIL %s/%s %s %s group=%d block=%d: %s\n", backend, variant, mc->name,
+                      pb_precision_name(prec), group, block, why);
+        failed = 1;
+    }
+    pb_buf_free(bptr), pb_buf_free(bidx), pb_buf_free(bval), pb_buf_free(bx), pb_buf_free(by);
+    free(x), free(v), free(xd), free(ptr);
+    pb__ell_free(&ell);
+    return failed;
+}
+
+static void test_every_variant(void **state)
+{
+    (void)state;
+    static const enum pb_precision precs[] = {PB_FLOAT, PB_DOUBLE};
+    static const int groups[] = {0, 1, 4, 32}, blocks[] = {0, 64};
+    int failed = 0;
+    size_t runs = 0;
+    for (size_t bi = 0; bi < pb_backend_count(); bi++) {
+        const pb_backend *b = pb_backend_at(bi);
+        const char *why = NULL;
+        if (!pb_backend_available(b, &why)) {
+            print_message("note: backend %s not available here: %s\n", pb_backend_name(b), why);
+            continue;
+        }
+        pb_device *dev = NULL;
+        assert_int_equal(pb_device_open(b, 0, &dev), PB_OK);
+        pb_device_set_threads(dev, 3); /* an uneven split on 2 cores */
+        struct pb_variant_desc variants[32];
+        size_t nv = pb_kernel_variants(b, "spmv", variants, PB_ARRAY_LEN(variants));
+        assert_true(nv <= PB_ARRAY_LEN(variants));
+        for (size_t v = 0; v < nv; v++) {
+            enum pb_sparse_format format;
+            assert_int_equal(pb_spmv_format(b, variants[v].name, &format), PB_OK);
+            for (size_t c = 0; c < N_CASES; c++)
+                for (size_t p = 0; p < PB_ARRAY_LEN(precs); p++)
+                    for (size_t g = 0; g < PB_ARRAY_LEN(groups); g++)
+                        for (size_t k = 0; k < PB_ARRAY_LEN(blocks); k++, runs++)
+                            failed += run_case(dev, pb_backend_name(b), variants[v].name, format, &cases[c],
+                                               precs[p], groups[g], blocks[k]);
+        }
+        pb_device_close(dev);
+    }
+    assert_true(runs > 0);
+    assert_int_equal(failed, 0);
+}
+
+/* A variant given another format than its own is refused, not misread. */
+static void test_wrong_format(void **state)
+{
+    (void)state;
+    pb_device *dev = NULL;
+    assert_int_equal(pb_device_open(pb_backend_find("ref"), 0, &dev), PB_OK);
+    const struct pb_coo *m = &cases[0].m;
+    int32_t *ptr = NULL;
+    assert_int_equal(pb__csr_offsets(m, &ptr), PB_OK);
+    pb_buf *bptr = upload(dev, ptr, ((size_t)m->n_rows + 1) * sizeof *ptr),
+           *bidx = upload(dev, m->cols, m->nnz * sizeof *m->cols),
+           *bval = upload(dev, m->values, m->nnz * sizeof *m->values), *bx = NULL, *by = NULL;
+    assert_int_equal(pb_buf_alloc(dev, PB_MEM_DEVICE, (size_t)m->n_cols * 8, &bx), PB_OK);
+    assert_int_equal(pb_buf_alloc(dev, PB_MEM_DEVICE, (size_t)m->n_rows * 8, &by), PB_OK);
+    struct pb_spmv_args a = {.prec = PB_DOUBLE, .format = PB_SPARSE_CSR, .rows = m->n_rows, .cols = m->n_cols,
+                             .nnz = (int64_t)m->nnz, .ptr = bptr, .idx = bidx, .val = bval, .x = bx, .y = by};
+    assert_int_equal(pb_kernel_run(dev, "spmv", "ell", &a), PB_ERR_UNSUPPORTED);
+    a.group = 3;
+    assert_int_equal(pb_kernel_run(dev, "spmv", "csr", &a), PB_ERR_INVALID);
+    a.group = 0, a.nnz = (int64_t)m->nnz + 1000; /* more entries than the buffers hold */
+    assert_int_equal(pb_kernel_run(dev, "spmv", "csr", &a), PB_ERR_INVALID);
+    pb_buf_free(bptr), pb_buf_free(bidx), pb_buf_free(bval), pb_buf_free(bx), pb_buf_free(by);
+    free(ptr);
+    pb_device_close(dev);
+}
+
+/* ELLPACK is refused past its fill limit; CSR offsets and generators. */
+static void test_formats(void **state)
+{
+    (void)state;
+    struct pb_ell e;
+    assert_int_equal(pb__ell_build(&cases[1].m, false, 8, &e), PB_ERR_UNSUPPORTED);
+    assert_contains(pb_last_error(), "longest row 1000");
+    assert_int_equal(pb__ell_build(&cases[0].m, true, 8, &e), PB_OK);
+    assert_int_equal(e.width, 7);
+    /* row 0 is empty: its entries are padding in the transposed layout */
+    assert_int_equal(e.idx[0], -1);
+    assert_int_equal(e.idx[(size_t)e.rows], -1);
+    pb__ell_free(&e);
+    struct pb_coo m;
+    assert_int_equal(pb__sparse_generate("lap3d:4", 1, &m), PB_OK);
+    assert_int_equal(m.n_rows, 64);
+    assert_int_equal(m.nnz, 64 * 7 - 6 * 16); /* 7 per row minus the missing neighbours on 6 faces */
+    pb_coo_free(&m);
+    assert_int_equal(pb__sparse_generate("lap2d", 1, &m), PB_ERR_INVALID);
+    assert_int_equal(pb__sparse_generate("lap2d:0", 1, &m), PB_ERR_INVALID);
+    assert_int_equal(pb__sparse_generate("lap2d:4:5", 1, &m), PB_ERR_INVALID);
+    assert_int_equal(pb__sparse_generate("random:100k:1G", 1, &m), PB_ERR_INVALID);
+    assert_int_equal(pb__sparse_generate("random:10:x", 1, &m), PB_ERR_PARSE);
+    assert_false(pb__sparse_is_generated("lap2dx:3"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_variant),
+        cmocka_unit_test(test_wrong_format),
+        cmocka_unit_test(test_formats),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
