@@ -73,6 +73,7 @@ static void cuda_close(pb_device *dev)
         return;
     if (impl->blas)
         cublasDestroy(impl->blas);
+    pb__cuda_sparse_release(impl);
     free(impl);
 }
 
@@ -328,6 +329,12 @@ static const struct pb_variant cuda_variants[] = {
     {.desc = {"gemm", "regblock", "register-blocked tiles, vector loads, double-buffered shared memory", 0}, .supports = pb__cuda_gemm_supports, .run = pb__cuda_gemm_regblock},
     {.desc = {"gemm", "dmma", "FP64 tensor cores (mma.sync), cp.async pipeline; double only", 0}, .supports = pb__cuda_gemm_dmma_supports, .run = pb__cuda_gemm_dmma},
     {.desc = {"gemm", "cublas", "cuBLAS sgemm/dgemm (TF32 off)", PB_VARIANT_ANCHOR}, .supports = pb__cuda_gemm_cublas_supports, .run = pb__cuda_gemm_cublas},
+    {.desc = {"spmv", "csr-scalar", "CSR, one thread per row (the study's 1D blocks)", 0}, .supports = pb__cuda_spmv_supports, .run = pb__cuda_spmv_scalar, .data = &pb__spmv_csr},
+    {.desc = {"spmv", "csr-vector", "CSR, --group threads per row reduced by shuffles (the study's 2D blocks)", 0}, .supports = pb__cuda_spmv_supports, .run = pb__cuda_spmv_vector, .data = &pb__spmv_csr},
+    {.desc = {"spmv", "csr-merge", "CSR, merge-path split of rows + non-zeros (irregular matrices)", 0}, .supports = pb__cuda_spmv_supports, .run = pb__cuda_spmv_merge, .data = &pb__spmv_csr},
+    {.desc = {"spmv", "ell", "ELLPACK row-major, one thread per row", 0}, .supports = pb__cuda_spmv_supports, .run = pb__cuda_spmv_ell, .data = &pb__spmv_ell},
+    {.desc = {"spmv", "ellt", "ELLPACK transposed (column-major), one thread per row, coalesced", 0}, .supports = pb__cuda_spmv_supports, .run = pb__cuda_spmv_ellt, .data = &pb__spmv_ellt},
+    {.desc = {"spmv", "cusparse", "cuSPARSE cusparseSpMV (CSR, default algorithm, preprocessed)", PB_VARIANT_ANCHOR}, .supports = pb__cuda_spmv_cusparse_supports, .run = pb__cuda_spmv_cusparse, .data = &pb__spmv_csr},
 };
 
 extern "C" const struct pb_backend pb__backend_cuda = {

@@ -7,9 +7,12 @@
 
 #include "core/backend_impl.h"
 
+struct pb_cuda_sparse; // the cuSPARSE anchor's handle and cached matrix (spmv.cu)
+
 struct pb_cuda_device {
     cudaDeviceProp prop;
-    cublasHandle_t blas; // created on first use
+    cublasHandle_t blas;    // created on first use
+    pb_cuda_sparse *sparse; // created on first use
 };
 
 static inline pb_cuda_device *pb__cuda(pb_device *dev) { return static_cast<pb_cuda_device *>(dev->impl); }
@@ -40,5 +43,16 @@ pb_status pb__cuda_gemm_cublas(pb_device *dev, const void *args, pb_stream *s);
 bool pb__cuda_gemm_dmma_supports(const pb_device *dev, const void *args, const char **why);
 bool pb__cuda_gemm_supports(const pb_device *dev, const void *args, const char **why);
 bool pb__cuda_gemm_cublas_supports(const pb_device *dev, const void *args, const char **why);
+
+// SpMV variants (spmv.cu).
+bool pb__cuda_spmv_supports(const pb_device *dev, const void *args, const char **why);
+bool pb__cuda_spmv_cusparse_supports(const pb_device *dev, const void *args, const char **why);
+pb_status pb__cuda_spmv_scalar(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cuda_spmv_vector(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cuda_spmv_ell(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cuda_spmv_ellt(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cuda_spmv_merge(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cuda_spmv_cusparse(pb_device *dev, const void *args, pb_stream *s);
+void pb__cuda_sparse_release(pb_cuda_device *impl);
 
 #endif

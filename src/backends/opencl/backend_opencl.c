@@ -981,6 +981,15 @@ pb_status pb__cl_kernel(const pb_device *dev, const char *file, enum pb_precisio
     return PB_OK;
 }
 
+pb_status pb__cl_set_arg(cl_kernel k, cl_uint i, size_t size, const void *value)
+{
+    cl_int e = clSetKernelArg(k, i, size, value);
+    if (e != CL_SUCCESS)
+        return pb__fail(PB_ERR_DEVICE, "clSetKernelArg(%u) failed: %s (%d)", (unsigned)i, pb__cl_error_name(e),
+                        (int)e);
+    return PB_OK;
+}
+
 /* ---- registration ------------------------------------------------------------------- */
 
 #define CL_GEMM(NAME, SUMMARY)                                                                  \
@@ -994,6 +1003,9 @@ static const struct pb_variant cl_variants[] = {
     CL_GEMM(tiled32, "32x32 local-memory tiles"),
     CL_GEMM(onerow, "one work-group per row of C, that row of A in local memory (study 001)"),
     CL_GEMM(regblock, "the CUDA regblock design: 128x128 tiles, 8x8 per work-item, vector loads, two local-memory stages"),
+    {.desc = {"spmv", "csr-scalar", "CSR, one work-item per row", 0}, .supports = pb__cl_spmv_supports, .run = pb__cl_spmv_scalar, .data = &pb__spmv_csr},
+    {.desc = {"spmv", "csr-vector", "CSR, --group work-items per row reduced in local memory", 0}, .supports = pb__cl_spmv_supports, .run = pb__cl_spmv_vector, .data = &pb__spmv_csr},
+    {.desc = {"spmv", "ellt", "ELLPACK transposed (column-major), one work-item per row", 0}, .supports = pb__cl_spmv_supports, .run = pb__cl_spmv_ellt, .data = &pb__spmv_ellt},
 };
 
 const struct pb_backend pb__backend_opencl = {

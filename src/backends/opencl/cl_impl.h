@@ -106,6 +106,15 @@ pb_status pb__cl_kernel(const pb_device *dev, const char *file, enum pb_precisio
 pb_status pb__cl_launch(pb_device *dev, pb_stream *s, cl_kernel k, cl_uint dims, const size_t *global,
                         const size_t *local);
 
+/* clSetKernelArg, checked: "clSetKernelArg(i) failed: CL_NAME (code)". */
+pb_status pb__cl_set_arg(cl_kernel k, cl_uint i, size_t size, const void *value);
+
+/* SpMV variants (spmv.c). */
+bool pb__cl_spmv_supports(const pb_device *dev, const void *args, const char **why);
+pb_status pb__cl_spmv_scalar(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cl_spmv_vector(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cl_spmv_ellt(pb_device *dev, const void *args, pb_stream *s);
+
 /* GEMM variants (gemm.c). */
 #define PB__CL_GEMM_DECL(name)                                                        \
     pb_status pb__cl_gemm_##name(pb_device *dev, const void *args, pb_stream *s);     \

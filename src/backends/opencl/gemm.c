@@ -138,15 +138,6 @@ static bool gemm_supports(const struct gemm_kind *kind, const pb_device *dev, co
     return true;
 }
 
-static pb_status set_arg(cl_kernel k, cl_uint i, size_t size, const void *value)
-{
-    cl_int e = clSetKernelArg(k, i, size, value);
-    if (e != CL_SUCCESS)
-        return pb__fail(PB_ERR_DEVICE, "clSetKernelArg(%u) failed at %s:%d: %s (%d)", (unsigned)i, __FILE__,
-                        __LINE__, pb__cl_error_name(e), (int)e);
-    return PB_OK;
-}
-
 /* alpha or beta in the precision of the kernel. */
 struct scalar {
     size_t size;
@@ -179,9 +170,9 @@ static pb_status gemm_scale(pb_device *dev, const struct pb_gemm_args *g, pb_str
     cl_ulong m = g->m, n = g->n, ldc = g->ldc;
     struct scalar beta = scalar_of(g->prec, g->beta);
     cl_mem c = pb__cl_mem(g->c);
-    if ((st = set_arg(k->kernel, 0, sizeof m, &m)) != PB_OK || (st = set_arg(k->kernel, 1, sizeof n, &n)) != PB_OK ||
-        (st = set_arg(k->kernel, 2, beta.size, &beta.v)) != PB_OK ||
-        (st = set_arg(k->kernel, 3, sizeof c, &c)) != PB_OK || (st = set_arg(k->kernel, 4, sizeof ldc, &ldc)) != PB_OK)
+    if ((st = pb__cl_set_arg(k->kernel, 0, sizeof m, &m)) != PB_OK || (st = pb__cl_set_arg(k->kernel, 1, sizeof n, &n)) != PB_OK ||
+        (st = pb__cl_set_arg(k->kernel, 2, beta.size, &beta.v)) != PB_OK ||
+        (st = pb__cl_set_arg(k->kernel, 3, sizeof c, &c)) != PB_OK || (st = pb__cl_set_arg(k->kernel, 4, sizeof ldc, &ldc)) != PB_OK)
         return st;
     size_t global[2] = {g->n, g->m};
     return pb__cl_launch(dev, s, k->kernel, 2, global, NULL);
@@ -211,11 +202,11 @@ static pb_status gemm_run(const struct gemm_kind *kind, pb_device *dev, const vo
                   {beta.size, &beta.v}, {sizeof c, &c},  {sizeof ldc, &ldc}};
     cl_uint n_args = (cl_uint)(sizeof common / sizeof common[0]);
     for (cl_uint i = 0; i < n_args; i++)
-        if ((st = set_arg(kk, i, common[i].size, common[i].value)) != PB_OK)
+        if ((st = pb__cl_set_arg(kk, i, common[i].size, common[i].value)) != PB_OK)
             return st;
     if (kind->regblock) { /* C may be stored in 16-byte vectors */
         cl_int c_vec = g->ldc % regblock_vec(g->prec) == 0;
-        if ((st = set_arg(kk, n_args, sizeof c_vec, &c_vec)) != PB_OK)
+        if ((st = pb__cl_set_arg(kk, n_args, sizeof c_vec, &c_vec)) != PB_OK)
             return st;
     }
     size_t global[2], local[2];
@@ -227,8 +218,8 @@ static pb_status gemm_run(const struct gemm_kind *kind, pb_device *dev, const vo
     } else { /* one row per work-group */
         size_t elt = pb_precision_size(g->prec);
         cl_ulong chunk = onerow_chunk(impl, k, elt, g->k);
-        if ((st = set_arg(kk, n_args, (size_t)chunk * elt, NULL)) != PB_OK ||
-            (st = set_arg(kk, n_args + 1, sizeof chunk, &chunk)) != PB_OK)
+        if ((st = pb__cl_set_arg(kk, n_args, (size_t)chunk * elt, NULL)) != PB_OK ||
+            (st = pb__cl_set_arg(kk, n_args + 1, sizeof chunk, &chunk)) != PB_OK)
             return st;
         local[0] = global[0] = onerow_group(impl, k);
         local[1] = 1;

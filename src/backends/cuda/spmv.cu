@@ -1,0 +1,367 @@
+// SpMV on CUDA: the sparse study's kernels (CSR one thread per row, CSR with a
+// group of threads per row -- the study's "2D blocks" --, ELLPACK row-major
+// and transposed), a merge-path CSR kernel for irregular matrices, and
+// cuSPARSE as the anchor.
+//
+// Why merge-path for the irregular case: it splits rows + non-zeros evenly
+// over threads whatever the row lengths, so dc1's row of 114190 entries costs
+// what its entries cost, with no padding (SELL-C-sigma still pads the slice
+// that holds such a row to its length) and no preprocessing beyond a binary
+// search per thread.
+#include <limits.h>
+
+#include <new>
+
+#include <cusparse.h>
+
+#include "backends/cuda/check.cuh"
+#include "backends/cuda/cuda_impl.cuh"
+
+namespace {
+
+constexpr int default_block = 256;
+constexpr int merge_items = 8; // rows + non-zeros per thread of the merge kernel
+
+const pb_spmv_args *spmv_args(const void *args) { return static_cast<const pb_spmv_args *>(args); }
+
+int block_of(const pb_spmv_args *a) { return a->block ? a->block : default_block; }
+
+// Threads per row when the caller leaves it open: the mean row length rounded
+// up to a power of two, so most rows take one pass of the group.
+int group_of(const pb_spmv_args *a)
+{
+    if (a->group)
+        return a->group;
+    double mean = a->rows ? (double)a->nnz / a->rows : 1;
+    int g = 1;
+    while (g < 32 && g < mean)
+        g *= 2;
+    return g;
+}
+
+// G threads per row (G = 1: one thread per row), sums reduced by shuffles
+// within the group.
+template <typename T, int G>
+__global__ void csr_vector(int32_t rows, const int32_t *__restrict__ ptr, const int32_t *__restrict__ idx,
+                           const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y)
+{
+    int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    int64_t row = t / G;
+    int lane = (int)(t % G);
+    unsigned active = __ballot_sync(0xffffffffu, row < rows);
+    if (row >= rows)
+        return;
+    T sum = 0;
+    for (int32_t k = ptr[row] + lane, end = ptr[row + 1]; k < end; k += G)
+        sum += val[k] * x[idx[k]];
+#pragma unroll
+    for (int off = G / 2; off > 0; off /= 2)
+        sum += __shfl_down_sync(active, sum, off, G);
+    if (lane == 0)
+        y[row] = sum;
+}
+
+// One thread per row of an ELLPACK matrix; `transposed` = column-major, so a
+// warp reads 32 consecutive entries per step.
+template <typename T, bool transposed>
+__global__ void ell_rows(int32_t rows, int32_t width, const int32_t *__restrict__ idx, const T *__restrict__ val,
+                         const T *__restrict__ x, T *__restrict__ y)
+{
+    int64_t row = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (row >= rows)
+        return;
+    T sum = 0;
+    for (int32_t j = 0; j < width; j++) {
+        size_t at = transposed ? (size_t)j * (size_t)rows + (size_t)row : (size_t)row * (size_t)width + (size_t)j;
+        int32_t c = idx[at];
+        if (c >= 0)
+            sum += val[at] * x[c];
+    }
+    y[row] = sum;
+}
+
+// Where diagonal `diag` of the merge of row ends (ptr[1..rows]) and entry
+// indices 0..nnz-1 crosses: the first row whose end is not yet consumed.
+__device__ int32_t merge_search(int64_t diag, const int32_t *__restrict__ ptr, int32_t rows, int64_t nnz)
+{
+    int64_t lo = diag > nnz ? diag - nnz : 0, hi = diag < rows ? diag : rows;
+    while (lo < hi) {
+        int64_t mid = (lo + hi) / 2;
+        if (ptr[mid + 1] <= diag - mid - 1)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (int32_t)lo;
+}
+
+// Each thread consumes merge_items of the merged sequence: an entry adds to
+// the running sum, a row end stores it. The unfinished row at the end of a
+// thread's share goes to carry_*, added by merge_fixup once all rows are
+// stored.
+template <typename T>
+__global__ void csr_merge(int32_t rows, int64_t nnz, const int32_t *__restrict__ ptr, const int32_t *__restrict__ idx,
+                          const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y,
+                          int32_t *__restrict__ carry_row, T *__restrict__ carry_val, int64_t threads)
+{
+    int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (t >= threads)
+        return;
+    int64_t total = rows + nnz, diag = t * merge_items, end = diag + merge_items < total ? diag + merge_items : total;
+    int32_t row = merge_search(diag, ptr, rows, nnz);
+    int64_t k = diag - row;
+    T sum = 0;
+    int32_t row_end = row < rows ? ptr[row + 1] : 0;
+    for (int64_t item = diag; item < end; item++) {
+        if (k < row_end) {
+            sum += val[k] * x[idx[k]];
+            k++;
+        } else {
+            y[row] = sum;
+            sum = 0;
+            row++;
+            row_end = row < rows ? ptr[row + 1] : 0;
+        }
+    }
+    carry_row[t] = row < rows ? row : -1;
+    carry_val[t] = sum;
+}
+
+template <typename T>
+__global__ void merge_fixup(const int32_t *__restrict__ carry_row, const T *__restrict__ carry_val, T *y, int64_t threads)
+{
+    int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (t < threads && carry_row[t] >= 0)
+        atomicAdd(&y[carry_row[t]], carry_val[t]);
+}
+
+unsigned blocks_for(int64_t threads, int block) { return (unsigned)((threads + block - 1) / block); }
+
+template <typename T, int G> pb_status launch_vector(const pb_spmv_args *a, cudaStream_t s)
+{
+    int block = block_of(a);
+    csr_vector<T, G><<<blocks_for((int64_t)a->rows * G, block), block, 0, s>>>(
+        a->rows, pb__cuda_ptr<const int32_t>(a->ptr), pb__cuda_ptr<const int32_t>(a->idx),
+        pb__cuda_ptr<const T>(a->val), pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y));
+    PB_CUDA_CHECK_LAUNCH();
+    return PB_OK;
+}
+
+template <typename T> pb_status dispatch_vector(const pb_spmv_args *a, int group, cudaStream_t s)
+{
+    switch (group) {
+    case 1: return launch_vector<T, 1>(a, s);
+    case 2: return launch_vector<T, 2>(a, s);
+    case 4: return launch_vector<T, 4>(a, s);
+    case 8: return launch_vector<T, 8>(a, s);
+    case 16: return launch_vector<T, 16>(a, s);
+    default: return launch_vector<T, 32>(a, s);
+    }
+}
+
+template <typename T, bool transposed> pb_status launch_ell(const pb_spmv_args *a, cudaStream_t s)
+{
+    int block = block_of(a);
+    ell_rows<T, transposed><<<blocks_for(a->rows, block), block, 0, s>>>(
+        a->rows, a->width, pb__cuda_ptr<const int32_t>(a->idx), pb__cuda_ptr<const T>(a->val),
+        pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y));
+    PB_CUDA_CHECK_LAUNCH();
+    return PB_OK;
+}
+
+template <typename T> pb_status launch_merge(const pb_spmv_args *a, cudaStream_t s)
+{
+    int block = block_of(a);
+    int64_t threads = ((int64_t)a->rows + a->nnz + merge_items - 1) / merge_items;
+    void *carry = nullptr;
+    size_t rows_bytes = ((size_t)threads * sizeof(int32_t) + 15) / 16 * 16;
+    PB_CUDA_CHECK(cudaMallocAsync(&carry, rows_bytes + (size_t)threads * sizeof(T), s));
+    int32_t *carry_row = static_cast<int32_t *>(carry);
+    T *carry_val = reinterpret_cast<T *>(static_cast<char *>(carry) + rows_bytes);
+    csr_merge<T><<<blocks_for(threads, block), block, 0, s>>>(
+        a->rows, a->nnz, pb__cuda_ptr<const int32_t>(a->ptr), pb__cuda_ptr<const int32_t>(a->idx),
+        pb__cuda_ptr<const T>(a->val), pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y), carry_row, carry_val,
+        threads);
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess) {
+        merge_fixup<T><<<blocks_for(threads, block), block, 0, s>>>(carry_row, carry_val, pb__cuda_ptr<T>(a->y),
+                                                                     threads);
+        e = cudaGetLastError();
+    }
+    cudaError_t freed = cudaFreeAsync(carry, s);
+    PB_CUDA_CHECK(e);
+    PB_CUDA_CHECK(freed);
+    return PB_OK;
+}
+
+// Empty matrices launch nothing; the grid must fit the hardware's limit.
+bool fits(const pb_spmv_args *a, int64_t threads, const char **why)
+{
+    if ((threads + block_of(a) - 1) / block_of(a) > INT_MAX) {
+        *why = "matrix too large for the grid";
+        return false;
+    }
+    return true;
+}
+
+} // namespace
+
+#define PB_SPMV_DISPATCH(call_f32, call_f64)                                                   \
+    const pb_spmv_args *a = spmv_args(args);                                                  \
+    (void)dev;                                                                                 \
+    if (a->rows == 0)                                                                          \
+        return PB_OK;                                                                          \
+    cudaStream_t stream = pb__cuda_stream(s);                                                  \
+    return a->prec == PB_DOUBLE ? call_f64 : call_f32
+
+bool pb__cuda_spmv_supports(const pb_device *dev, const void *args, const char **why)
+{
+    (void)dev;
+    const pb_spmv_args *a = spmv_args(args);
+    return fits(a, (int64_t)a->rows * 32, why) && fits(a, ((int64_t)a->rows + a->nnz) / merge_items + 1, why);
+}
+
+pb_status pb__cuda_spmv_scalar(pb_device *dev, const void *args, pb_stream *s)
+{
+    PB_SPMV_DISPATCH((launch_vector<float, 1>(a, stream)), (launch_vector<double, 1>(a, stream)));
+}
+
+pb_status pb__cuda_spmv_vector(pb_device *dev, const void *args, pb_stream *s)
+{
+    PB_SPMV_DISPATCH(dispatch_vector<float>(a, group_of(a), stream), dispatch_vector<double>(a, group_of(a), stream));
+}
+
+pb_status pb__cuda_spmv_ell(pb_device *dev, const void *args, pb_stream *s)
+{
+    PB_SPMV_DISPATCH((launch_ell<float, false>(a, stream)), (launch_ell<double, false>(a, stream)));
+}
+
+pb_status pb__cuda_spmv_ellt(pb_device *dev, const void *args, pb_stream *s)
+{
+    PB_SPMV_DISPATCH((launch_ell<float, true>(a, stream)), (launch_ell<double, true>(a, stream)));
+}
+
+pb_status pb__cuda_spmv_merge(pb_device *dev, const void *args, pb_stream *s)
+{
+    PB_SPMV_DISPATCH(launch_merge<float>(a, stream), launch_merge<double>(a, stream));
+}
+
+// ---- cuSPARSE --------------------------------------------------------------
+
+static pb_status cusparse_status(cusparseStatus_t e, const char *expr, const char *file, int line)
+{
+    pb_status st = e == CUSPARSE_STATUS_ALLOC_FAILED ? PB_ERR_NOMEM : PB_ERR_DEVICE;
+    return pb__fail(st, "%s failed at %s:%d: %s", expr, file, line, cusparseGetErrorString(e));
+}
+
+#define PB_CUSPARSE_CHECK(expr)                                                    \
+    do {                                                                           \
+        cusparseStatus_t pb__e = (expr);                                           \
+        if (pb__e != CUSPARSE_STATUS_SUCCESS)                                      \
+            return cusparse_status(pb__e, #expr, __FILE__, __LINE__);              \
+    } while (0)
+
+// The anchor as a user multiplying many times would call it: descriptors,
+// workspace and cusparseSpMV_preprocess once per matrix (buffer stamps say
+// when the CSR arrays changed) and per x/y, then cusparseSpMV alone.
+struct pb_cuda_sparse {
+    cusparseHandle_t handle;
+    cusparseSpMatDescr_t mat;
+    cusparseDnVecDescr_t x, y;
+    void *buffer;
+    uint64_t ptr, idx, val; // stamps of the arrays mat was made from
+    const void *x_ptr, *y_ptr;
+    enum pb_precision prec;
+};
+
+static void sparse_drop_matrix(pb_cuda_sparse *sp)
+{
+    if (sp->mat)
+        cusparseDestroySpMat(sp->mat);
+    if (sp->x)
+        cusparseDestroyDnVec(sp->x);
+    if (sp->y)
+        cusparseDestroyDnVec(sp->y);
+    cudaFree(sp->buffer);
+    sp->mat = nullptr, sp->x = sp->y = nullptr, sp->buffer = nullptr;
+}
+
+void pb__cuda_sparse_release(pb_cuda_device *impl)
+{
+    pb_cuda_sparse *sp = impl->sparse;
+    if (!sp)
+        return;
+    sparse_drop_matrix(sp);
+    if (sp->handle)
+        cusparseDestroy(sp->handle);
+    delete sp;
+    impl->sparse = nullptr;
+}
+
+static pb_status sparse_prepare(pb_cuda_sparse *sp, const pb_spmv_args *a, const void *alpha, const void *beta,
+                                cudaDataType type)
+{
+    sparse_drop_matrix(sp);
+    PB_CUSPARSE_CHECK(cusparseCreateCsr(&sp->mat, a->rows, a->cols, a->nnz, a->ptr->handle, a->idx->handle,
+                                        a->val->handle, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                        CUSPARSE_INDEX_BASE_ZERO, type));
+    PB_CUSPARSE_CHECK(cusparseCreateDnVec(&sp->x, a->cols, a->x->handle, type));
+    PB_CUSPARSE_CHECK(cusparseCreateDnVec(&sp->y, a->rows, a->y->handle, type));
+    size_t bytes = 0;
+    PB_CUSPARSE_CHECK(cusparseSpMV_bufferSize(sp->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, sp->mat, sp->x,
+                                              beta, sp->y, type, CUSPARSE_SPMV_ALG_DEFAULT, &bytes));
+    PB_CUDA_CHECK(cudaMalloc(&sp->buffer, bytes ? bytes : 1));
+    PB_CUSPARSE_CHECK(cusparseSpMV_preprocess(sp->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, sp->mat, sp->x,
+                                              beta, sp->y, type, CUSPARSE_SPMV_ALG_DEFAULT, sp->buffer));
+    sp->ptr = a->ptr->stamp, sp->idx = a->idx->stamp, sp->val = a->val->stamp;
+    sp->x_ptr = a->x->handle, sp->y_ptr = a->y->handle, sp->prec = a->prec;
+    return PB_OK;
+}
+
+bool pb__cuda_spmv_cusparse_supports(const pb_device *dev, const void *args, const char **why)
+{
+    (void)dev;
+    const pb_spmv_args *a = spmv_args(args);
+    if (!a->ptr->handle || !a->x->handle || !a->y->handle) {
+        *why = "cuSPARSE is given device memory only here";
+        return false;
+    }
+    return true;
+}
+
+pb_status pb__cuda_spmv_cusparse(pb_device *dev, const void *args, pb_stream *s)
+{
+    const pb_spmv_args *a = spmv_args(args);
+    if (a->rows == 0)
+        return PB_OK;
+    pb_cuda_device *impl = pb__cuda(dev);
+    if (!impl->sparse) {
+        impl->sparse = new (std::nothrow) pb_cuda_sparse{};
+        if (!impl->sparse)
+            return pb__fail(PB_ERR_NOMEM, "out of host memory");
+        cusparseStatus_t e = cusparseCreate(&impl->sparse->handle);
+        if (e != CUSPARSE_STATUS_SUCCESS) {
+            pb_status st = cusparse_status(e, "cusparseCreate", __FILE__, __LINE__);
+            pb__cuda_sparse_release(impl);
+            return st;
+        }
+    }
+    pb_cuda_sparse *sp = impl->sparse;
+    PB_CUSPARSE_CHECK(cusparseSetStream(sp->handle, pb__cuda_stream(s)));
+    const double one = 1, zero = 0;
+    const float one_f = 1, zero_f = 0;
+    bool dbl = a->prec == PB_DOUBLE;
+    const void *alpha = dbl ? (const void *)&one : &one_f, *beta = dbl ? (const void *)&zero : &zero_f;
+    cudaDataType type = dbl ? CUDA_R_64F : CUDA_R_32F;
+    if (!sp->mat || sp->ptr != a->ptr->stamp || sp->idx != a->idx->stamp || sp->val != a->val->stamp ||
+        sp->x_ptr != a->x->handle || sp->y_ptr != a->y->handle || sp->prec != a->prec) {
+        pb_status st = sparse_prepare(sp, a, alpha, beta, type);
+        if (st != PB_OK) {
+            sparse_drop_matrix(sp);
+            return st;
+        }
+    }
+    PB_CUSPARSE_CHECK(cusparseSpMV(sp->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, sp->mat, sp->x, beta, sp->y,
+                                   type, CUSPARSE_SPMV_ALG_DEFAULT, sp->buffer));
+    return PB_OK;
+}
