@@ -4,7 +4,9 @@
 # racecheck), then the benchmarks. Results and logs go to $OUT (default
 # bench/results/<date>-<gpu>/).
 #
-# usage: scripts/gpu-check.sh [quick|full]   (quick: tests and sanitizers only)
+# usage: scripts/gpu-check.sh [quick|full|spmv]
+#   quick: tests and sanitizers only; spmv: build, then only the sparse section
+#   (matrices from $PB_MATRICES, default ../shared/data/matrices or .data/matrices)
 # Missing cJSON/cmocka development files are taken from .deps/*.deb when present
 # (apt-get download libcjson1 libcjson-dev libcmocka0 libcmocka-dev).
 set -uo pipefail
@@ -32,6 +34,36 @@ run cmake --build build-gpu -j "$(nproc)"
 pb=build-gpu/parbench
 [ -x "$pb" ] || { echo "build failed; see $log"; tail -30 "$log"; exit 1; }
 
+spmv_section() {
+    local dir=${PB_MATRICES:-}
+    [ -z "$dir" ] && for d in ../shared/data/matrices .data/matrices; do [ -d "$d" ] && dir=$d && break; done
+    local big="lap2d:2048,lap3d:160,random:1M:16,powerlaw:1M:16" files="" all=""
+    if [ -n "$dir" ]; then
+        for m in af23560 bcsstk33 luxembourg_osm mhd4800a; do files+="$dir/$m.mtx,"; done
+        all=$(ls "$dir"/*.mtx | paste -sd,)
+    fi
+    step "spmv: compute-sanitizer"
+    run compute-sanitizer --tool memcheck --error-exitcode 9 \
+        $pb run spmv --backend cuda --matrix lap2d:30,powerlaw:3000:8,random:2000:5 --group 0,4,32 --precision float,double --reps 1 --warmup 0 --quiet
+    step "spmv: every CUDA variant, the shared matrices with NZ >= 100k and generated ones of >= 10M NZ"
+    run $pb run spmv --backend cuda --matrix "$files$big" --precision double,float --reps 20 --quiet --out "$out/spmv-cuda.csv"
+    step "spmv: group and block sweep of csr-vector"
+    run $pb run spmv --backend cuda --variant csr-vector --matrix "$files$big" --group 1,2,4,8,16,32 --block 64,256 --precision double --reps 10 --quiet --out "$out/spmv-vector-sweep.csv"
+    step "spmv: OpenCL twins on the NVIDIA platform"
+    run $pb run spmv --backend cuda,opencl --device nvidia --variant csr-scalar,csr-vector,ellt --matrix "$files$big" --precision double,float --reps 20 --quiet --out "$out/spmv-twins.csv"
+    if [ -n "$all" ]; then
+        step "spmv: OpenMP vs CUDA over every shared matrix (the study's crossover)"
+        run $pb run spmv --backend openmp,cuda --variant csr,csr-h2,librsb,csr-scalar,csr-vector,ellt,csr-merge,cusparse --matrix "$all,$big" --precision double --reps 10 --quiet --out "$out/spmv-crossover.csv"
+    fi
+}
+
+if [ "$mode" = spmv ]; then
+    spmv_section
+    tail -n 30 "$log"
+    echo "status $status"
+    exit $status
+fi
+
 step "devices"
 $pb devices | tee -a "$log"
 $pb devices --format json >"$out/devices.json"
@@ -57,6 +89,7 @@ run $pb run bandwidth --backend cuda --size 256M --buffers 1,16,256,4096 --reps 
 run $pb run gemm $twins --n 1024,4096,8192 --precision float,double --reps 10 --quiet --out "$out/gemm.csv"
 run $pb run overlap $twins --n 864,1728,4096 --lm 5,10 --bs 16,0 --reps 5 --quiet --out "$out/overlap.csv"
 run $pb run overlap --backend cuda --n 8192 --lm 5,10 --bs 0,16 --reps 3 --quiet --out "$out/overlap.csv" --append
+spmv_section
 python3 scripts/twins.py "$out"/bandwidth.csv "$out"/gemm.csv "$out"/overlap.csv >"$out/twins.md" 2>>"$log"
 tail -n 60 "$log"
 echo "status $status"
