@@ -48,12 +48,14 @@ spmv_section() {
     step "spmv: every CUDA variant, the shared matrices with NZ >= 100k and generated ones of >= 10M NZ"
     run $pb run spmv --backend cuda --matrix "$files$big" --precision double,float --reps 20 --quiet --out "$out/spmv-cuda.csv"
     step "spmv: group and block sweep of csr-vector"
-    run $pb run spmv --backend cuda --variant csr-vector --matrix "$files$big" --group 1,2,4,8,16,32 --block 64,256 --precision double --reps 10 --quiet --out "$out/spmv-vector-sweep.csv"
+    run $pb run spmv --backend cuda --variant csr-vector,csr-adaptive --matrix "$files$big" --group 1,2,4,8,16,32 --block 64,256 --precision double --reps 10 --quiet --out "$out/spmv-vector-sweep.csv"
     step "spmv: OpenCL twins on the NVIDIA platform"
     run $pb run spmv --backend cuda,opencl --device nvidia --variant csr-scalar,csr-vector,ellt --matrix "$files$big" --precision double,float --reps 20 --quiet --out "$out/spmv-twins.csv"
     if [ -n "$all" ]; then
         step "spmv: OpenMP vs CUDA over every shared matrix (the study's crossover)"
-        run $pb run spmv --backend openmp,cuda --variant csr,csr-h2,librsb,csr-scalar,csr-vector,ellt,csr-merge,cusparse --matrix "$all,$big" --precision double --reps 10 --quiet --out "$out/spmv-crossover.csv"
+        local variants=csr,csr-h2,csr-scalar,csr-vector,csr-adaptive,ell,ellt,cusparse
+        $pb list | grep -q 'openmp/librsb' && variants+=,librsb
+        run $pb run spmv --backend openmp,cuda --variant "$variants" --matrix "$all,$big" --precision double --reps 10 --quiet --out "$out/spmv-crossover.csv"
     fi
 }
 

@@ -53,7 +53,8 @@ struct pb_spmv_args {
     const pb_buf *x;
     pb_buf *y;
     /* Tuning of GPU variants, 0 = the variant's choice: threads cooperating
-     * on one row (a power of two up to 32) and threads per block. */
+     * on one row (a power of two up to 32) and threads per block (a multiple
+     * of 32 up to 1024). */
     int group, block;
 };
 

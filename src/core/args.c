@@ -70,8 +70,8 @@ pb_status pb__spmv_args_check(const void *p)
         return pb__fail(PB_ERR_INVALID, "spmv: negative size");
     if (a->group < 0 || a->group > 32 || (a->group & (a->group - 1)) != 0)
         return pb__fail(PB_ERR_INVALID, "spmv: group %d is not a power of two up to 32", a->group);
-    if (a->block < 0 || a->block > 1024)
-        return pb__fail(PB_ERR_INVALID, "spmv: block %d is not between 1 and 1024", a->block);
+    if (a->block < 0 || a->block > 1024 || a->block % 32 != 0)
+        return pb__fail(PB_ERR_INVALID, "spmv: block %d is not a multiple of 32 up to 1024", a->block);
     size_t elt = pb_precision_size(a->prec), rows = (size_t)a->rows, entries;
     switch (a->format) {
     case PB_SPARSE_CSR:

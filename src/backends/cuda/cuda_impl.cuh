@@ -51,6 +51,7 @@ pb_status pb__cuda_spmv_scalar(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__cuda_spmv_vector(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__cuda_spmv_ell(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__cuda_spmv_ellt(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cuda_spmv_adaptive(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__cuda_spmv_merge(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__cuda_spmv_cusparse(pb_device *dev, const void *args, pb_stream *s);
 void pb__cuda_sparse_release(pb_cuda_device *impl);

@@ -1,13 +1,15 @@
 // SpMV on CUDA: the sparse study's kernels (CSR one thread per row, CSR with a
 // group of threads per row -- the study's "2D blocks" --, ELLPACK row-major
-// and transposed), a merge-path CSR kernel for irregular matrices, and
+// and transposed), two load-balanced CSR kernels for irregular matrices, and
 // cuSPARSE as the anchor.
 //
-// Why merge-path for the irregular case: it splits rows + non-zeros evenly
-// over threads whatever the row lengths, so dc1's row of 114190 entries costs
-// what its entries cost, with no padding (SELL-C-sigma still pads the slice
-// that holds such a row to its length) and no preprocessing beyond a binary
-// search per thread.
+// Why load-balanced CSR rather than SELL-C-sigma for the irregular case:
+// SELL-C-sigma still pads the slice that holds a row like dc1's 114190
+// entries to that length, and needs a reordered copy of the matrix. CSR as it
+// is can be balanced at run time: csr-adaptive gives rows past a length a
+// whole block each (one extra kernel, no preprocessing), csr-merge splits
+// rows + non-zeros evenly over threads (merge path: one binary search per
+// thread, then a fix-up of rows that span threads).
 #include <limits.h>
 
 #include <new>
@@ -26,24 +28,28 @@ const pb_spmv_args *spmv_args(const void *args) { return static_cast<const pb_sp
 
 int block_of(const pb_spmv_args *a) { return a->block ? a->block : default_block; }
 
-// Threads per row when the caller leaves it open: the mean row length rounded
-// up to a power of two, so most rows take one pass of the group.
+// Threads per row when the caller leaves it open: the largest power of two
+// up to a third of the mean row length (measured on an H100: one thread per
+// row wins for Laplacians, 4-16 for rows of 16-70).
 int group_of(const pb_spmv_args *a)
 {
     if (a->group)
         return a->group;
     double mean = a->rows ? (double)a->nnz / a->rows : 1;
     int g = 1;
-    while (g < 32 && g < mean)
+    while (g < 32 && 2 * g <= mean / 3)
         g *= 2;
     return g;
 }
 
 // G threads per row (G = 1: one thread per row), sums reduced by shuffles
-// within the group.
+// within the group. Rows longer than long_row are not done here but listed
+// in long_rows for csr_long_rows (csr-adaptive); plain csr-vector passes
+// INT_MAX.
 template <typename T, int G>
 __global__ void csr_vector(int32_t rows, const int32_t *__restrict__ ptr, const int32_t *__restrict__ idx,
-                           const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y)
+                           const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y, int32_t long_row,
+                           int32_t *__restrict__ long_rows, int32_t *__restrict__ n_long)
 {
     int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     int64_t row = t / G;
@@ -51,14 +57,51 @@ __global__ void csr_vector(int32_t rows, const int32_t *__restrict__ ptr, const 
     unsigned active = __ballot_sync(0xffffffffu, row < rows);
     if (row >= rows)
         return;
+    int32_t begin = ptr[row], end = ptr[row + 1];
+    bool is_long = end - begin > long_row; // the same for the whole group
+    if (is_long && lane == 0)
+        long_rows[atomicAdd(n_long, 1)] = (int32_t)row;
     T sum = 0;
-    for (int32_t k = ptr[row] + lane, end = ptr[row + 1]; k < end; k += G)
-        sum += val[k] * x[idx[k]];
+    if (!is_long)
+        for (int32_t k = begin + lane; k < end; k += G)
+            sum += val[k] * x[idx[k]];
 #pragma unroll
     for (int off = G / 2; off > 0; off /= 2)
         sum += __shfl_down_sync(active, sum, off, G);
-    if (lane == 0)
+    if (lane == 0 && !is_long)
         y[row] = sum;
+}
+
+constexpr int long_block = 256;
+
+// The long rows csr_vector listed, one block per row.
+template <typename T>
+__global__ void __launch_bounds__(long_block)
+    csr_long_rows(const int32_t *__restrict__ ptr, const int32_t *__restrict__ idx, const T *__restrict__ val,
+                  const T *__restrict__ x, T *__restrict__ y, const int32_t *__restrict__ long_rows,
+                  const int32_t *__restrict__ n_long)
+{
+    __shared__ T warp_sum[long_block / 32];
+    const int n = *n_long, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (int i = blockIdx.x; i < n; i += gridDim.x) {
+        int32_t row = long_rows[i];
+        T sum = 0;
+        for (int32_t k = ptr[row] + threadIdx.x, end = ptr[row + 1]; k < end; k += long_block)
+            sum += val[k] * x[idx[k]];
+#pragma unroll
+        for (int off = 16; off > 0; off /= 2)
+            sum += __shfl_down_sync(0xffffffffu, sum, off);
+        if (lane == 0)
+            warp_sum[warp] = sum;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            T total = 0;
+            for (int w = 0; w < long_block / 32; w++)
+                total += warp_sum[w];
+            y[row] = total;
+        }
+        __syncthreads();
+    }
 }
 
 // One thread per row of an ELLPACK matrix; `transposed` = column-major, so a
@@ -137,26 +180,58 @@ __global__ void merge_fixup(const int32_t *__restrict__ carry_row, const T *__re
 
 unsigned blocks_for(int64_t threads, int block) { return (unsigned)((threads + block - 1) / block); }
 
-template <typename T, int G> pb_status launch_vector(const pb_spmv_args *a, cudaStream_t s)
+// Rows of more entries than this go to csr_long_rows in csr-adaptive.
+constexpr int32_t long_row = 256;
+
+template <typename T, int G>
+pb_status launch_vector(const pb_spmv_args *a, cudaStream_t s, int32_t split = INT_MAX, int32_t *long_rows = nullptr,
+                        int32_t *n_long = nullptr)
 {
     int block = block_of(a);
     csr_vector<T, G><<<blocks_for((int64_t)a->rows * G, block), block, 0, s>>>(
         a->rows, pb__cuda_ptr<const int32_t>(a->ptr), pb__cuda_ptr<const int32_t>(a->idx),
-        pb__cuda_ptr<const T>(a->val), pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y));
+        pb__cuda_ptr<const T>(a->val), pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y), split, long_rows, n_long);
     PB_CUDA_CHECK_LAUNCH();
     return PB_OK;
 }
 
-template <typename T> pb_status dispatch_vector(const pb_spmv_args *a, int group, cudaStream_t s)
+template <typename T>
+pb_status dispatch_vector(const pb_spmv_args *a, int group, cudaStream_t s, int32_t split = INT_MAX,
+                          int32_t *long_rows = nullptr, int32_t *n_long = nullptr)
 {
     switch (group) {
-    case 1: return launch_vector<T, 1>(a, s);
-    case 2: return launch_vector<T, 2>(a, s);
-    case 4: return launch_vector<T, 4>(a, s);
-    case 8: return launch_vector<T, 8>(a, s);
-    case 16: return launch_vector<T, 16>(a, s);
-    default: return launch_vector<T, 32>(a, s);
+    case 1: return launch_vector<T, 1>(a, s, split, long_rows, n_long);
+    case 2: return launch_vector<T, 2>(a, s, split, long_rows, n_long);
+    case 4: return launch_vector<T, 4>(a, s, split, long_rows, n_long);
+    case 8: return launch_vector<T, 8>(a, s, split, long_rows, n_long);
+    case 16: return launch_vector<T, 16>(a, s, split, long_rows, n_long);
+    default: return launch_vector<T, 32>(a, s, split, long_rows, n_long);
     }
+}
+
+// csr-vector for the rows up to long_row entries, one block per longer row:
+// the rows of a power-law matrix no longer wait for its longest one.
+template <typename T> pb_status launch_adaptive(pb_device *dev, const pb_spmv_args *a, cudaStream_t s)
+{
+    void *work = nullptr;
+    PB_CUDA_CHECK(cudaMallocAsync(&work, ((size_t)a->rows + 1) * sizeof(int32_t), s));
+    int32_t *n_long = static_cast<int32_t *>(work), *long_rows = n_long + 1;
+    cudaError_t e = cudaMemsetAsync(n_long, 0, sizeof *n_long, s);
+    pb_status st = PB_OK;
+    if (e == cudaSuccess)
+        st = dispatch_vector<T>(a, group_of(a), s, long_row, long_rows, n_long);
+    if (e == cudaSuccess && st == PB_OK) {
+        csr_long_rows<T><<<pb__cuda(dev)->prop.multiProcessorCount * 4, long_block, 0, s>>>(
+            pb__cuda_ptr<const int32_t>(a->ptr), pb__cuda_ptr<const int32_t>(a->idx), pb__cuda_ptr<const T>(a->val),
+            pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y), long_rows, n_long);
+        e = cudaGetLastError();
+    }
+    cudaError_t freed = cudaFreeAsync(work, s);
+    PB_CUDA_CHECK(e);
+    if (st != PB_OK)
+        return st;
+    PB_CUDA_CHECK(freed);
+    return PB_OK;
 }
 
 template <typename T, bool transposed> pb_status launch_ell(const pb_spmv_args *a, cudaStream_t s)
@@ -229,6 +304,15 @@ pb_status pb__cuda_spmv_scalar(pb_device *dev, const void *args, pb_stream *s)
 pb_status pb__cuda_spmv_vector(pb_device *dev, const void *args, pb_stream *s)
 {
     PB_SPMV_DISPATCH(dispatch_vector<float>(a, group_of(a), stream), dispatch_vector<double>(a, group_of(a), stream));
+}
+
+pb_status pb__cuda_spmv_adaptive(pb_device *dev, const void *args, pb_stream *s)
+{
+    const pb_spmv_args *a = spmv_args(args);
+    if (a->rows == 0)
+        return PB_OK;
+    cudaStream_t stream = pb__cuda_stream(s);
+    return a->prec == PB_DOUBLE ? launch_adaptive<double>(dev, a, stream) : launch_adaptive<float>(dev, a, stream);
 }
 
 pb_status pb__cuda_spmv_ell(pb_device *dev, const void *args, pb_stream *s)
