@@ -110,6 +110,23 @@ lines "$tmp/out" 3
 lines "$tmp/err" 1
 contains "$tmp/err" "bad.mtx:4:"
 
+# spmv: a file and a generated matrix, every CPU row verified; a malformed
+# file is an ERROR row naming the line (exit 3); a missing file or a bad
+# generator stops before measuring (exit 3 / 2); ELLPACK past its fill limit
+# is UNSUPPORTED with the numbers.
+expect 0 "$pb" run spmv --matrix "$tmp/good.mtx",lap2d:20 --variant ref/csr,ref/ell,openmp/csr,openmp/csr-h4,openmp/csr-v4,openmp/ell --precision float,double --reps 2 --format csv --out "$tmp/spmv.csv"
+lines "$tmp/spmv.csv" 25
+if grep -v '^date' "$tmp/spmv.csv" | grep -vq ',OK,'; then bad "an spmv row is not OK"; else ok; fi
+contains "$tmp/spmv.csv" ",lap2d:20,"
+expect 3 "$pb" run spmv --matrix "$tmp/bad.mtx" --backend ref --reps 1
+contains "$tmp/out" "bad.mtx:4:"
+expect 3 "$pb" run spmv --matrix "$tmp/missing.mtx"
+contains "$tmp/err" "cannot read matrix file"
+expect 2 "$pb" run spmv --matrix lap2d:0
+expect 2 "$pb" run spmv --matrix lap2d:8 --group 3
+expect 0 "$pb" run spmv --matrix powerlaw:2000:8 --variant ref/ell --reps 1
+contains "$tmp/out" "UNSUPPORTED: ELLPACK would store"
+
 # A wrong result is FAILED with no speed, exit 1.
 expect 1 "$pb" run gemm --n 16 --reps 1 --inject-fault --format csv --out "$tmp/f.csv"
 contains "$tmp/out" "FAILED"

@@ -63,6 +63,9 @@ static pb_status spmv_plan(const struct pb_param_lists *l, enum pb_precision pre
     size_t count = 0;
     for (size_t im = 0; im < l->count[P_MATRIX]; im++) {
         const char *spec = l->text[P_MATRIX][im];
+        pb_status st = pb__sparse_is_generated(spec) ? pb__sparse_check(spec) : PB_OK;
+        if (st != PB_OK)
+            return st;
         if (!pb__sparse_is_generated(spec) && access(spec, R_OK) != 0)
             return pb__fail(PB_ERR_IO, "spmv: cannot read matrix file '%s'", spec);
         for (size_t ig = 0; ig < l->count[P_GROUP]; ig++)

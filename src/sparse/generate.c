@@ -85,9 +85,16 @@ static void random_rows(struct pb_coo *m, const int32_t *len, struct pb_rng *rng
     }
 }
 
-pb_status pb__sparse_generate(const char *spec, uint64_t seed, struct pb_coo *out)
+/* Kind and sizes of spec; rows and an upper bound of the non-zeros (0 when
+ * only known once row lengths are drawn). */
+struct spec {
+    int kind, dims;
+    int64_t n, k;
+    double rows, nnz_cap;
+};
+
+static pb_status parse_spec(const char *spec, struct spec *out)
 {
-    memset(out, 0, sizeof *out);
     int kind = kind_of(spec);
     if (kind < 0)
         return pb__fail(PB_ERR_INVALID, "'%s' is not a generated matrix (lap2d:N, lap3d:N, random:ROWS[:K], powerlaw:ROWS[:K])", spec);
@@ -113,7 +120,29 @@ pb_status pb__sparse_generate(const char *spec, uint64_t seed, struct pb_coo *ou
     if (n < 1 || k < 1 || rows > INT32_MAX)
         return pb__fail(PB_ERR_INVALID, "%s: sizes must be at least 1 and give at most %d rows", spec, INT32_MAX);
     if (kind == POWERLAW)
-        nnz_cap = 0; /* known once the lengths are drawn */
+        nnz_cap = 0;
+    if (nnz_cap > (double)INT32_MAX)
+        return pb__fail(PB_ERR_INVALID, "%s: %.0f non-zeros exceed the 32-bit limit", spec, nnz_cap);
+    *out = (struct spec){kind, dims, n, k, rows, nnz_cap};
+    return PB_OK;
+}
+
+pb_status pb__sparse_check(const char *spec)
+{
+    struct spec sp;
+    return parse_spec(spec, &sp);
+}
+
+pb_status pb__sparse_generate(const char *spec, uint64_t seed, struct pb_coo *out)
+{
+    memset(out, 0, sizeof *out);
+    struct spec sp;
+    pb_status st = parse_spec(spec, &sp);
+    if (st != PB_OK)
+        return st;
+    int kind = sp.kind, dims = sp.dims;
+    int64_t n = sp.n, k = sp.k;
+    double rows = sp.rows, nnz_cap = sp.nnz_cap;
     int32_t *len = NULL;
     struct pb_rng rng;
     pb__rng_init(&rng, seed, 7);

@@ -40,6 +40,8 @@ void pb__ell_free(struct pb_ell *e);
  * Sizes take k/M/G suffixes. True when spec names a generator (whether or
  * not it parses: pb__sparse_generate says what is wrong). */
 bool pb__sparse_is_generated(const char *spec);
+/* Whether spec parses (PB_ERR_INVALID / PB_ERR_PARSE with a message), without generating. */
+pb_status pb__sparse_check(const char *spec);
 pb_status pb__sparse_generate(const char *spec, uint64_t seed, struct pb_coo *out);
 
 #endif
