@@ -55,7 +55,7 @@ spmv_section() {
         step "spmv: OpenMP vs CUDA over every shared matrix (the study's crossover)"
         local variants=csr,csr-h2,csr-scalar,csr-vector,csr-adaptive,ell,ellt,cusparse
         $pb list | grep -q 'openmp/librsb' && variants+=,librsb
-        run $pb run spmv --backend openmp,cuda --variant "$variants" --matrix "$all,$big" --precision double --reps 10 --quiet --out "$out/spmv-crossover.csv"
+        run $pb run spmv --backend openmp,cuda --variant "$variants" --matrix "$all,$big" --complex-real 1 --precision double --reps 10 --quiet --out "$out/spmv-crossover.csv"
     fi
 }
 

@@ -21,7 +21,7 @@
 #include "parbench/pb_kernels.h"
 #include "sparse/sparse.h"
 
-enum { P_MATRIX, P_GROUP, P_BLOCK, P_FILL };
+enum { P_MATRIX, P_GROUP, P_BLOCK, P_FILL, P_COMPLEX };
 
 static const struct pb_param_def spmv_params[] = {
     [P_MATRIX] = {"matrix",
@@ -33,6 +33,7 @@ static const struct pb_param_def spmv_params[] = {
     [P_BLOCK] = {"block", "GPU kernels: threads per block, 0 = the variant's choice", "0", false},
     [P_FILL] = {"ell-max-fill", "refuse ELLPACK when it would store more than this many times the non-zeros",
                 "8", false},
+    [P_COMPLEX] = {"complex-real", "complex files: 1 = load the real part of each entry, 0 = refuse them", "0", false},
 };
 
 struct spmv_host {
@@ -72,6 +73,7 @@ static pb_status spmv_plan(const struct pb_param_lists *l, enum pb_precision pre
             for (size_t ib = 0; ib < l->count[P_BLOCK]; ib++)
                 for (size_t iff = 0; iff < l->count[P_FILL]; iff++) {
                     int64_t g = l->values[P_GROUP][ig], b = l->values[P_BLOCK][ib], f = l->values[P_FILL][iff];
+                    int64_t c = l->values[P_COMPLEX][l->count[P_COMPLEX] - 1];
                     if (g < 0 || g > 32 || (g & (g - 1)) != 0)
                         return pb__fail(PB_ERR_INVALID, "spmv: --group %lld is not 0 or a power of two up to 32",
                                         (long long)g);
@@ -80,10 +82,12 @@ static pb_status spmv_plan(const struct pb_param_lists *l, enum pb_precision pre
                                         (long long)b);
                     if (f < 1)
                         return pb__fail(PB_ERR_INVALID, "spmv: --ell-max-fill must be at least 1");
+                    if (l->count[P_COMPLEX] != 1 || (c != 0 && c != 1))
+                        return pb__fail(PB_ERR_INVALID, "spmv: --complex-real takes one value, 0 or 1");
                     if (count >= max)
                         return pb__fail(PB_ERR_INVALID, "spmv: more than %zu problems", max);
                     out[count++] = (struct pb_problem){
-                        .prec = prec, .v = {[P_GROUP] = g, [P_BLOCK] = b, [P_FILL] = f}, .s = {[P_MATRIX] = spec}};
+                        .prec = prec, .v = {[P_GROUP] = g, [P_BLOCK] = b, [P_FILL] = f, [P_COMPLEX] = c}, .s = {[P_MATRIX] = spec}};
                 }
     }
     *n_out = count;
@@ -164,7 +168,8 @@ static pb_status spmv_prepare(const struct pb_problem *p, uint64_t seed, void **
         return pb__fail(PB_ERR_NOMEM, "spmv: out of host memory");
     h->p = *p;
     const char *spec = p->s[P_MATRIX];
-    pb_status st = pb__sparse_is_generated(spec) ? pb__sparse_generate(spec, seed, &h->m) : pb_coo_read(spec, NULL, &h->m);
+    struct pb_mm_options opt = {.complex_real_part = p->v[P_COMPLEX] != 0};
+    pb_status st = pb__sparse_is_generated(spec) ? pb__sparse_generate(spec, seed, &h->m) : pb_coo_read(spec, &opt, &h->m);
     if (st == PB_OK)
         st = pb__csr_offsets(&h->m, &h->ptr);
     size_t elt = pb_precision_size(p->prec);

@@ -42,14 +42,21 @@ int group_of(const pb_spmv_args *a)
     return g;
 }
 
+// Rows csr_vector leaves to csr_long_rows (csr-adaptive): more than `split`
+// entries. list[0..counts[0]) are medium rows (a warp each), list from the
+// end backwards counts[1] huge ones (more than `huge` entries, a block each).
+struct long_rows {
+    int32_t split, huge;
+    int32_t *list, *counts;
+    int32_t rows;
+};
+
 // G threads per row (G = 1: one thread per row), sums reduced by shuffles
-// within the group. Rows longer than long_row are not done here but listed
-// in long_rows for csr_long_rows (csr-adaptive); plain csr-vector passes
-// INT_MAX.
+// within the group; rows past lr.split are listed instead (plain csr-vector
+// passes INT_MAX).
 template <typename T, int G>
 __global__ void csr_vector(int32_t rows, const int32_t *__restrict__ ptr, const int32_t *__restrict__ idx,
-                           const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y, int32_t long_row,
-                           int32_t *__restrict__ long_rows, int32_t *__restrict__ n_long)
+                           const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y, long_rows lr)
 {
     int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     int64_t row = t / G;
@@ -58,13 +65,19 @@ __global__ void csr_vector(int32_t rows, const int32_t *__restrict__ ptr, const 
     if (row >= rows)
         return;
     int32_t begin = ptr[row], end = ptr[row + 1];
-    bool is_long = end - begin > long_row; // the same for the whole group
-    if (is_long && lane == 0)
-        long_rows[atomicAdd(n_long, 1)] = (int32_t)row;
+    bool is_long = end - begin > lr.split; // the same for the whole group
+    if (is_long && lane == 0) {
+        if (end - begin > lr.huge)
+            lr.list[lr.rows - 1 - atomicAdd(&lr.counts[1], 1)] = (int32_t)row;
+        else
+            lr.list[atomicAdd(&lr.counts[0], 1)] = (int32_t)row;
+    }
     T sum = 0;
-    if (!is_long)
+    if (!is_long) {
+#pragma unroll 4
         for (int32_t k = begin + lane; k < end; k += G)
             sum += val[k] * x[idx[k]];
+    }
 #pragma unroll
     for (int off = G / 2; off > 0; off /= 2)
         sum += __shfl_down_sync(active, sum, off, G);
@@ -72,20 +85,21 @@ __global__ void csr_vector(int32_t rows, const int32_t *__restrict__ ptr, const 
         y[row] = sum;
 }
 
-constexpr int long_block = 256;
+constexpr int long_block = 1024;
 
-// The long rows csr_vector listed, one block per row.
+// The rows csr_vector listed: first each block takes a huge row at a time,
+// then each warp a medium one. Loops unrolled so several loads are in flight.
 template <typename T>
 __global__ void __launch_bounds__(long_block)
     csr_long_rows(const int32_t *__restrict__ ptr, const int32_t *__restrict__ idx, const T *__restrict__ val,
-                  const T *__restrict__ x, T *__restrict__ y, const int32_t *__restrict__ long_rows,
-                  const int32_t *__restrict__ n_long)
+                  const T *__restrict__ x, T *__restrict__ y, long_rows lr)
 {
     __shared__ T warp_sum[long_block / 32];
-    const int n = *n_long, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    for (int i = blockIdx.x; i < n; i += gridDim.x) {
-        int32_t row = long_rows[i];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, n_medium = lr.counts[0], n_huge = lr.counts[1];
+    for (int i = blockIdx.x; i < n_huge; i += gridDim.x) {
+        int32_t row = lr.list[lr.rows - 1 - i];
         T sum = 0;
+#pragma unroll 4
         for (int32_t k = ptr[row] + threadIdx.x, end = ptr[row + 1]; k < end; k += long_block)
             sum += val[k] * x[idx[k]];
 #pragma unroll
@@ -94,13 +108,27 @@ __global__ void __launch_bounds__(long_block)
         if (lane == 0)
             warp_sum[warp] = sum;
         __syncthreads();
-        if (threadIdx.x == 0) {
-            T total = 0;
-            for (int w = 0; w < long_block / 32; w++)
-                total += warp_sum[w];
-            y[row] = total;
+        if (warp == 0) {
+            sum = warp_sum[lane];
+#pragma unroll
+            for (int off = 16; off > 0; off /= 2)
+                sum += __shfl_down_sync(0xffffffffu, sum, off);
+            if (lane == 0)
+                y[row] = sum;
         }
         __syncthreads();
+    }
+    for (int i = blockIdx.x * (long_block / 32) + warp; i < n_medium; i += gridDim.x * (long_block / 32)) {
+        int32_t row = lr.list[i];
+        T sum = 0;
+#pragma unroll 4
+        for (int32_t k = ptr[row] + lane, end = ptr[row + 1]; k < end; k += 32)
+            sum += val[k] * x[idx[k]];
+#pragma unroll
+        for (int off = 16; off > 0; off /= 2)
+            sum += __shfl_down_sync(0xffffffffu, sum, off);
+        if (lane == 0)
+            y[row] = sum;
     }
 }
 
@@ -180,50 +208,47 @@ __global__ void merge_fixup(const int32_t *__restrict__ carry_row, const T *__re
 
 unsigned blocks_for(int64_t threads, int block) { return (unsigned)((threads + block - 1) / block); }
 
-// Rows of more entries than this go to csr_long_rows in csr-adaptive.
-constexpr int32_t long_row = 256;
-
-template <typename T, int G>
-pb_status launch_vector(const pb_spmv_args *a, cudaStream_t s, int32_t split = INT_MAX, int32_t *long_rows = nullptr,
-                        int32_t *n_long = nullptr)
+template <typename T, int G> pb_status launch_vector(const pb_spmv_args *a, cudaStream_t s, long_rows lr)
 {
     int block = block_of(a);
     csr_vector<T, G><<<blocks_for((int64_t)a->rows * G, block), block, 0, s>>>(
         a->rows, pb__cuda_ptr<const int32_t>(a->ptr), pb__cuda_ptr<const int32_t>(a->idx),
-        pb__cuda_ptr<const T>(a->val), pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y), split, long_rows, n_long);
+        pb__cuda_ptr<const T>(a->val), pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y), lr);
     PB_CUDA_CHECK_LAUNCH();
     return PB_OK;
 }
 
 template <typename T>
-pb_status dispatch_vector(const pb_spmv_args *a, int group, cudaStream_t s, int32_t split = INT_MAX,
-                          int32_t *long_rows = nullptr, int32_t *n_long = nullptr)
+pb_status dispatch_vector(const pb_spmv_args *a, int group, cudaStream_t s,
+                          long_rows lr = {INT_MAX, INT_MAX, nullptr, nullptr, 0})
 {
     switch (group) {
-    case 1: return launch_vector<T, 1>(a, s, split, long_rows, n_long);
-    case 2: return launch_vector<T, 2>(a, s, split, long_rows, n_long);
-    case 4: return launch_vector<T, 4>(a, s, split, long_rows, n_long);
-    case 8: return launch_vector<T, 8>(a, s, split, long_rows, n_long);
-    case 16: return launch_vector<T, 16>(a, s, split, long_rows, n_long);
-    default: return launch_vector<T, 32>(a, s, split, long_rows, n_long);
+    case 1: return launch_vector<T, 1>(a, s, lr);
+    case 2: return launch_vector<T, 2>(a, s, lr);
+    case 4: return launch_vector<T, 4>(a, s, lr);
+    case 8: return launch_vector<T, 8>(a, s, lr);
+    case 16: return launch_vector<T, 16>(a, s, lr);
+    default: return launch_vector<T, 32>(a, s, lr);
     }
 }
 
-// csr-vector for the rows up to long_row entries, one block per longer row:
-// the rows of a power-law matrix no longer wait for its longest one.
+// csr-vector for rows of up to 8 passes of the group, a warp per longer row,
+// a block per row of more than 1024 entries: the rows of a power-law matrix
+// no longer wait for its longest ones.
 template <typename T> pb_status launch_adaptive(pb_device *dev, const pb_spmv_args *a, cudaStream_t s)
 {
+    int group = group_of(a);
     void *work = nullptr;
-    PB_CUDA_CHECK(cudaMallocAsync(&work, ((size_t)a->rows + 1) * sizeof(int32_t), s));
-    int32_t *n_long = static_cast<int32_t *>(work), *long_rows = n_long + 1;
-    cudaError_t e = cudaMemsetAsync(n_long, 0, sizeof *n_long, s);
+    PB_CUDA_CHECK(cudaMallocAsync(&work, ((size_t)a->rows + 2) * sizeof(int32_t), s));
+    long_rows lr = {8 * group, long_block, static_cast<int32_t *>(work) + 2, static_cast<int32_t *>(work), a->rows};
+    cudaError_t e = cudaMemsetAsync(lr.counts, 0, 2 * sizeof(int32_t), s);
     pb_status st = PB_OK;
     if (e == cudaSuccess)
-        st = dispatch_vector<T>(a, group_of(a), s, long_row, long_rows, n_long);
+        st = dispatch_vector<T>(a, group, s, lr);
     if (e == cudaSuccess && st == PB_OK) {
-        csr_long_rows<T><<<pb__cuda(dev)->prop.multiProcessorCount * 4, long_block, 0, s>>>(
+        csr_long_rows<T><<<pb__cuda(dev)->prop.multiProcessorCount * 2, long_block, 0, s>>>(
             pb__cuda_ptr<const int32_t>(a->ptr), pb__cuda_ptr<const int32_t>(a->idx), pb__cuda_ptr<const T>(a->val),
-            pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y), long_rows, n_long);
+            pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y), lr);
         e = cudaGetLastError();
     }
     cudaError_t freed = cudaFreeAsync(work, s);
@@ -298,7 +323,7 @@ bool pb__cuda_spmv_supports(const pb_device *dev, const void *args, const char *
 
 pb_status pb__cuda_spmv_scalar(pb_device *dev, const void *args, pb_stream *s)
 {
-    PB_SPMV_DISPATCH((launch_vector<float, 1>(a, stream)), (launch_vector<double, 1>(a, stream)));
+    PB_SPMV_DISPATCH(dispatch_vector<float>(a, 1, stream), dispatch_vector<double>(a, 1, stream));
 }
 
 pb_status pb__cuda_spmv_vector(pb_device *dev, const void *args, pb_stream *s)
