@@ -764,7 +764,7 @@ static pb_status parse_banner(struct mm_reader *r, const struct pb_mm_options *o
         return mm_fail(r, "a pattern matrix cannot be skew-symmetric");
     if (h->field == PB_MM_COMPLEX && !(opt && opt->complex_real_part))
         return mm_fail(r, "complex matrices are not supported (the real part can be loaded: "
-                          "option complex_real_part)");
+                          "--complex-real 1, or complex_real_part in the library)");
     skip_line(r, p);
     return PB_OK;
 }
