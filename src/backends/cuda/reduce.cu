@@ -15,7 +15,7 @@
 namespace {
 
 constexpr unsigned BS = 256;          // threads per block of every kernel here
-constexpr unsigned BLOCKS_PER_SM = 4; // grid of the grid-stride kernels, per SM
+constexpr unsigned BLOCKS_PER_SM = 4; // grid of the grid-stride kernels, per SM (all resident: one wave)
 
 const pb_reduce_args *rargs(const void *args) { return static_cast<const pb_reduce_args *>(args); }
 
@@ -150,7 +150,7 @@ __global__ void __launch_bounds__(B) unroll_all(const In *in, size_t n, A *out)
 }
 
 // 7: many elements per thread: a fixed grid strides over the input.
-template <typename In, typename A> __global__ void __launch_bounds__(BS) multiple_per_thread(const In *in, size_t n, A *out)
+template <typename In, typename A> __global__ void __launch_bounds__(BS, BLOCKS_PER_SM) multiple_per_thread(const In *in, size_t n, A *out)
 {
     __shared__ A s[BS];
     unsigned tid = threadIdx.x;
@@ -195,7 +195,7 @@ template <typename A> __device__ __forceinline__ A block_sum(A x)
 }
 
 // Grid-stride scalar loads, shuffle reduction.
-template <typename In, typename A> __global__ void __launch_bounds__(BS) shuffle(const In *in, size_t n, A *out)
+template <typename In, typename A> __global__ void __launch_bounds__(BS, BLOCKS_PER_SM) shuffle(const In *in, size_t n, A *out)
 {
     A x = 0;
     for (size_t i = blockIdx.x * (size_t)BS + threadIdx.x; i < n; i += (size_t)BS * gridDim.x)
@@ -242,7 +242,7 @@ template <typename In, typename A> __device__ __forceinline__ A thread_sum_vec(c
     return x;
 }
 
-template <typename In, typename A> __global__ void __launch_bounds__(BS) vectorised(const In *in, size_t n, A *out)
+template <typename In, typename A> __global__ void __launch_bounds__(BS, BLOCKS_PER_SM) vectorised(const In *in, size_t n, A *out)
 {
     A x = block_sum(thread_sum_vec<In, A>(in, n));
     if (threadIdx.x == 0)
@@ -252,7 +252,7 @@ template <typename In, typename A> __global__ void __launch_bounds__(BS) vectori
 // One pass: blocks write partial sums; the last block to finish (counted in
 // *done) adds them and resets the counter for the next call.
 template <typename In, typename A>
-__global__ void __launch_bounds__(BS) last_block(const In *in, size_t n, A *partial, unsigned *done, A *out)
+__global__ void __launch_bounds__(BS, BLOCKS_PER_SM) last_block(const In *in, size_t n, A *partial, unsigned *done, A *out)
 {
     __shared__ bool last;
     A x = block_sum(thread_sum_vec<In, A>(in, n));
@@ -277,7 +277,7 @@ __global__ void __launch_bounds__(BS) last_block(const In *in, size_t n, A *part
 
 // One pass: every block adds its sum to *out atomically (the order of the
 // additions, and so a float result's rounding, varies from run to run).
-template <typename In, typename A> __global__ void __launch_bounds__(BS) atomic(const In *in, size_t n, A *out)
+template <typename In, typename A> __global__ void __launch_bounds__(BS, BLOCKS_PER_SM) atomic(const In *in, size_t n, A *out)
 {
     A x = block_sum(thread_sum_vec<In, A>(in, n));
     if (threadIdx.x == 0)
