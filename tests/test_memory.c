@@ -334,6 +334,34 @@ static void test_access_stride_zero(void **state)
     pb_device_close(dev);
 }
 
+/* The family checks run before any variant: short buffers and bad leading
+ * dimensions are PB_ERR_INVALID with a message. */
+static void test_bad_arguments(void **state)
+{
+    (void)state;
+    pb_device *dev = NULL;
+    assert_int_equal(pb_device_open(pb_backend_find("ref"), 0, &dev), PB_OK);
+    pb_buf *small = poisoned(dev, 8 - TAIL + 4), *big = poisoned(dev, 4096);
+    struct pb_transpose_args t = {.prec = PB_FLOAT, .rows = 4, .cols = 4, .in = big, .ld_in = 3, .out = big, .ld_out = 4};
+    assert_int_equal(pb_kernel_run(dev, "transpose", "loops", &t), PB_ERR_INVALID);
+    assert_contains(pb_last_error(), "ld_in");
+    t.ld_in = 4;
+    t.out = small;
+    assert_int_equal(pb_kernel_run(dev, "transpose", "loops", &t), PB_ERR_INVALID);
+    assert_contains(pb_last_error(), "out needs 64 bytes");
+    struct pb_reduce_args r = {.type = PB_REDUCE_FLOAT_DOUBLE, .n = 4, .in = small, .out = big};
+    assert_int_equal(pb_kernel_run(dev, "reduce", "pairwise", &r), PB_ERR_INVALID);
+    assert_contains(pb_last_error(), "in needs 16 bytes");
+    r.n = 2;
+    r.type = (enum pb_reduce_type)7;
+    assert_int_equal(pb_kernel_run(dev, "reduce", "pairwise", &r), PB_ERR_INVALID);
+    struct pb_access_args a = {.prec = PB_DOUBLE, .n = 2, .step = 1, .in = big, .out = small};
+    assert_int_equal(pb_kernel_run(dev, "access", "global-offset", &a), PB_ERR_INVALID);
+    pb_buf_free(small);
+    pb_buf_free(big);
+    pb_device_close(dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -341,6 +369,7 @@ int main(void)
         cmocka_unit_test(test_reduce),
         cmocka_unit_test(test_access),
         cmocka_unit_test(test_access_stride_zero),
+        cmocka_unit_test(test_bad_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

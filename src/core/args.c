@@ -56,6 +56,9 @@ pb_status pb__kernel_args_check(const char *bench, const void *args)
         pb_status (*check)(const void *);
     } checks[] = {
         {"gemm", pb__gemm_args_check},
+        {"transpose", pb__transpose_args_check},
+        {"reduce", pb__reduce_args_check},
+        {"access", pb__access_args_check},
     };
     if (!args)
         return pb__fail(PB_ERR_INVALID, "%s: NULL arguments", bench);
