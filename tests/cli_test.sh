@@ -155,5 +155,29 @@ rc=$?
 if [ "$rc" -eq 130 ]; then ok; else bad "interrupted run exited $rc (want 130)"; fi
 contains "$tmp/int.csv" "8x8x8,OK"
 
+# Memory benchmarks: bad sizes and types are usage errors with one clear
+# line; awkward shapes verify on the CPU backends; a fault is caught.
+expect 2 "$pb" run transpose --n 0
+contains "$tmp/err" "at least 1"
+lines "$tmp/err" 1
+expect 2 "$pb" run reduce --type 3
+contains "$tmp/err" "--type 3 is not 0, 1 or 2"
+expect 2 "$pb" run reduce --precision double
+contains "$tmp/err" "--precision does not apply"
+expect 2 "$pb" run access --step -1
+contains "$tmp/err" "--step must be between 0 and"
+expect 0 "$pb" run transpose --m 1,33 --n 1,65 --precision float,double --reps 1 --quiet --format csv --out "$tmp/t.csv"
+if grep -qE ',(FAILED|ERROR),' "$tmp/t.csv"; then bad "a transpose row failed"; else ok; fi
+contains "$tmp/t.csv" ",33x65,OK,"
+expect 0 "$pb" run reduce --n 1,257,1000 --reps 1 --quiet --format csv --out "$tmp/r.csv"
+contains "$tmp/r.csv" ",257 float+double-sum,OK,"
+contains "$tmp/r.csv" ",1 int32,OK,"
+expect 1 "$pb" run reduce --n 1000 --type 2 --reps 1 --inject-fault --quiet
+contains "$tmp/out" "FAILED"
+expect 0 "$pb" run access --n 100 --step 0,3 --reps 1 --quiet --format csv --out "$tmp/a.csv"
+contains "$tmp/a.csv" "global-stride"
+contains "$tmp/a.csv" "UNSUPPORTED"
+contains "$tmp/a.csv" ",100 step 3,OK,"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

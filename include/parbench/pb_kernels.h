@@ -60,6 +60,74 @@ struct pb_spmv_args {
 
 /* Flags of a variant. */
 #define PB_VARIANT_ANCHOR 1u /* a vendor library, shown for comparison */
+#define PB_VARIANT_BOUND 2u  /* a speed bound that does not compute the family's result (transpose's
+                                `copy` moves the same bytes without transposing: out = in) */
+#define PB_VARIANT_WORKSPACE 4u /* needs scratch memory (see pb_kernel_workspace) */
+
+/* out = in^T: in is rows x cols (ld_in >= cols), out is cols x rows (ld_out >=
+ * rows), both row-major, prec-sized elements. Variants flagged
+ * PB_VARIANT_BOUND copy instead: out is then rows x cols (ld_out >= cols). */
+struct pb_transpose_args {
+    enum pb_precision prec;
+    size_t rows, cols;
+    const pb_buf *in;
+    size_t ld_in;
+    pb_buf *out;
+    size_t ld_out;
+};
+
+/* Element and accumulator types of a sum. Integers are summed modulo 2^32 (the
+ * wrap-around of two's-complement int32 addition), which is exact and the same
+ * in every order. */
+enum pb_reduce_type {
+    PB_REDUCE_FLOAT = 0,        /* float elements, float accumulators, float result */
+    PB_REDUCE_FLOAT_DOUBLE = 1, /* float elements, double accumulators, double result */
+    PB_REDUCE_INT = 2,          /* int32 elements, int32 result modulo 2^32 */
+};
+
+/* *out = in[0] + ... + in[n-1]. out holds one scalar of the result type at
+ * offset 0 (n == 0 gives 0). work is scratch of at least
+ * pb_kernel_workspace() bytes (NULL when that is 0), zero-filled once by the
+ * caller before its first use; variants leave any counters they keep there at
+ * zero, so it can be reused without refilling. */
+struct pb_reduce_args {
+    enum pb_reduce_type type;
+    size_t n;
+    const pb_buf *in;
+    pb_buf *out;
+    pb_buf *work;
+    size_t work_bytes;
+};
+
+/* Bytes of an element and of the result of a reduce type; "float",
+ * "float+double-sum", "int32". */
+size_t pb_reduce_elem_size(enum pb_reduce_type t);
+size_t pb_reduce_result_size(enum pb_reduce_type t);
+const char *pb_reduce_type_name(enum pb_reduce_type t);
+
+/* Memory-access microbenchmarks (the coalescing and bank-conflict curves),
+ * one variant per pattern:
+ *   global-offset  out[i + step] = in[i + step] for i < n (misaligned start);
+ *                  in and out hold n + step elements;
+ *   global-stride  out[i * step] = in[i * step] for i < n (step >= 1);
+ *                  (n - 1) * step + 1 elements;
+ *   shared-stride  each block stages in[0..PB_ACCESS_SHARED_ELEMS) in shared
+ *                  memory, then out[i] = sum over k < PB_ACCESS_SHARED_LOADS of
+ *                  s[(t * step + k) mod PB_ACCESS_SHARED_ELEMS], t = i mod
+ *                  PB_ACCESS_BLOCK (the thread in its block), summed in order
+ *                  in the element type; step 0 = one address for all threads
+ *                  (a broadcast); in holds PB_ACCESS_SHARED_ELEMS elements,
+ *                  out n.
+ * Elements not named are neither read nor written. */
+#define PB_ACCESS_SHARED_ELEMS 4096
+#define PB_ACCESS_SHARED_LOADS 256
+#define PB_ACCESS_BLOCK 256
+struct pb_access_args {
+    enum pb_precision prec;
+    size_t n, step;
+    const pb_buf *in;
+    pb_buf *out;
+};
 
 struct pb_variant_desc {
     const char *bench;   /* "gemm" */
@@ -81,6 +149,11 @@ pb_status pb_kernel_run(pb_device *dev, const char *bench, const char *variant, 
 /* The same, queued on stream s (NULL = the default stream) without waiting. */
 pb_status pb_kernel_launch(pb_device *dev, const char *bench, const char *variant, const void *args,
                            pb_stream *s);
+
+/* Scratch bytes variant `variant` of `bench` needs for these arguments (the
+ * `work` member of the family's struct); 0 for variants that need none. */
+pb_status pb_kernel_workspace(pb_device *dev, const char *bench, const char *variant, const void *args,
+                              size_t *bytes);
 
 /* Convenience: pb_kernel_run(dev, "gemm", variant, args). */
 pb_status pb_gemm(pb_device *dev, const char *variant, const struct pb_gemm_args *args);

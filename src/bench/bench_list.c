@@ -4,12 +4,16 @@
 #include "bench/bench.h"
 
 extern const struct pb_bench pb__bench_gemm, pb__bench_bandwidth, pb__bench_overlap, pb__bench_spmv;
+extern const struct pb_bench pb__bench_transpose, pb__bench_reduce, pb__bench_access;
 
 static const struct pb_bench *const benches[] = {
     &pb__bench_bandwidth,
     &pb__bench_gemm,
     &pb__bench_overlap,
     &pb__bench_spmv,
+    &pb__bench_transpose,
+    &pb__bench_reduce,
+    &pb__bench_access,
 };
 
 size_t pb__bench_count(void) { return sizeof benches / sizeof benches[0]; }

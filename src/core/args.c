@@ -103,6 +103,9 @@ pb_status pb__kernel_args_check(const char *bench, const void *args)
     } checks[] = {
         {"gemm", pb__gemm_args_check},
         {"spmv", pb__spmv_args_check},
+        {"transpose", pb__transpose_args_check},
+        {"reduce", pb__reduce_args_check},
+        {"access", pb__access_args_check},
     };
     if (!args)
         return pb__fail(PB_ERR_INVALID, "%s: NULL arguments", bench);

@@ -9,5 +9,9 @@
 pb_status pb__kernel_args_check(const char *bench, const void *args);
 pb_status pb__gemm_args_check(const void *args);
 pb_status pb__spmv_args_check(const void *args);
+/* The memory families' checks (kernel_data.c). */
+pb_status pb__transpose_args_check(const void *args);
+pb_status pb__reduce_args_check(const void *args);
+pb_status pb__access_args_check(const void *args);
 
 #endif

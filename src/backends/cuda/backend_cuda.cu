@@ -10,6 +10,7 @@
 #include "backends/cuda/check.cuh"
 #include "backends/cuda/cuda_impl.cuh"
 #include "core/cpuinfo.h"
+#include "core/kernel_data.h"
 
 static int device_count_cached = -1;
 static char unavailable_reason[256];
@@ -344,6 +345,28 @@ static const struct pb_variant cuda_variants[] = {
     {.desc = {"spmv", "ell", "ELLPACK row-major, one thread per row", 0}, .supports = pb__cuda_spmv_supports, .run = pb__cuda_spmv_ell, .data = &pb__spmv_ell},
     {.desc = {"spmv", "ellt", "ELLPACK transposed (column-major), one thread per row, coalesced", 0}, .supports = pb__cuda_spmv_supports, .run = pb__cuda_spmv_ellt, .data = &pb__spmv_ellt},
     {.desc = {"spmv", "cusparse", "cuSPARSE cusparseSpMV (CSR, default algorithm, preprocessed)", PB_VARIANT_ANCHOR}, .supports = pb__cuda_spmv_cusparse_supports, .run = pb__cuda_spmv_cusparse, .data = &pb__spmv_csr},
+    {.desc = {"transpose", "copy", "vec64's 16-byte loads and stores without transposing: the bound", PB_VARIANT_BOUND}, .supports = pb__cuda_transpose_supports, .run = pb__cuda_transpose_copy},
+    {.desc = {"transpose", "naive", "coalesced reads, strided writes", 0}, .supports = pb__cuda_transpose_supports, .run = pb__cuda_transpose_naive},
+    {.desc = {"transpose", "coalesced", "32x32 tile through shared memory (bank conflicts on its columns)", 0}, .supports = pb__cuda_transpose_supports, .run = pb__cuda_transpose_coalesced},
+    {.desc = {"transpose", "padded", "the tile padded by a column: no bank conflicts", 0}, .supports = pb__cuda_transpose_supports, .run = pb__cuda_transpose_padded},
+    {.desc = {"transpose", "diagonal", "padded, blocks walked along diagonals (partition camping)", 0}, .supports = pb__cuda_transpose_supports, .run = pb__cuda_transpose_diagonal},
+    {.desc = {"transpose", "vec32", "32x32 tiles, 16-byte loads and stores, 4 floats per thread", 0}, .supports = pb__cuda_transpose_supports, .run = pb__cuda_transpose_vec32},
+    {.desc = {"transpose", "vec64", "64x64 tiles, 16-byte loads and stores, 16 floats per thread", 0}, .supports = pb__cuda_transpose_supports, .run = pb__cuda_transpose_vec64},
+    {.desc = {"reduce", "interleaved-divergent", "1: interleaved addressing, divergent branch", PB_VARIANT_WORKSPACE}, .run = pb__cuda_reduce_interleaved_divergent, .data = &pb__cuda_reduce_interleaved_divergent_work},
+    {.desc = {"reduce", "interleaved", "2: interleaved addressing, strided index (bank conflicts)", PB_VARIANT_WORKSPACE}, .run = pb__cuda_reduce_interleaved, .data = &pb__cuda_reduce_interleaved_work},
+    {.desc = {"reduce", "sequential", "3: sequential addressing", PB_VARIANT_WORKSPACE}, .run = pb__cuda_reduce_sequential, .data = &pb__cuda_reduce_sequential_work},
+    {.desc = {"reduce", "first-add-on-load", "4: first add during the load", PB_VARIANT_WORKSPACE}, .run = pb__cuda_reduce_first_add, .data = &pb__cuda_reduce_first_add_work},
+    {.desc = {"reduce", "unroll-last-warp", "5: the last warp unrolled", PB_VARIANT_WORKSPACE}, .run = pb__cuda_reduce_unroll_last_warp, .data = &pb__cuda_reduce_unroll_last_warp_work},
+    {.desc = {"reduce", "unroll-all", "6: completely unrolled, block size a template parameter", PB_VARIANT_WORKSPACE}, .run = pb__cuda_reduce_unroll_all, .data = &pb__cuda_reduce_unroll_all_work},
+    {.desc = {"reduce", "multiple-per-thread", "7: many elements per thread (grid-stride)", PB_VARIANT_WORKSPACE}, .run = pb__cuda_reduce_multiple_per_thread, .data = &pb__cuda_reduce_multiple_per_thread_work},
+    {.desc = {"reduce", "warp-shuffle", "grid-stride, warp shuffles instead of shared-memory steps", PB_VARIANT_WORKSPACE}, .run = pb__cuda_reduce_shuffle, .data = &pb__cuda_reduce_shuffle_work},
+    {.desc = {"reduce", "vectorised", "warp-shuffle with 16-byte loads, 4 in flight per thread", PB_VARIANT_WORKSPACE}, .run = pb__cuda_reduce_vectorised, .data = &pb__cuda_reduce_vectorised_work},
+    {.desc = {"reduce", "last-block", "vectorised in one pass: the last block adds the partial sums", PB_VARIANT_WORKSPACE}, .run = pb__cuda_reduce_last_block, .data = &pb__cuda_reduce_last_block_work},
+    {.desc = {"reduce", "atomic", "vectorised in one pass: blocks add atomically into the result", 0}, .run = pb__cuda_reduce_atomic},
+    {.desc = {"reduce", "cub", "CUB DeviceReduce::Sum", PB_VARIANT_ANCHOR | PB_VARIANT_WORKSPACE}, .supports = pb__cuda_reduce_cub_supports, .run = pb__cuda_reduce_cub, .data = &pb__cuda_reduce_cub_work},
+    {.desc = {"access", "global-offset", "copy starting step elements past an aligned address", 0}, .supports = pb__cuda_access_supports, .run = pb__cuda_access_offset, .data = &pb__access_offset},
+    {.desc = {"access", "global-stride", "copy of every step-th element", 0}, .supports = pb__cuda_access_stride_supports, .run = pb__cuda_access_stride, .data = &pb__access_stride},
+    {.desc = {"access", "shared-stride", "shared-memory loads step elements apart (0 = broadcast)", 0}, .supports = pb__cuda_access_supports, .run = pb__cuda_access_shared, .data = &pb__access_shared},
 };
 
 extern "C" const struct pb_backend pb__backend_cuda = {

@@ -56,4 +56,41 @@ pb_status pb__cuda_spmv_merge(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__cuda_spmv_cusparse(pb_device *dev, const void *args, pb_stream *s);
 void pb__cuda_sparse_release(pb_cuda_device *impl);
 
+// Transpose variants (transpose.cu).
+bool pb__cuda_transpose_supports(const pb_device *dev, const void *args, const char **why);
+pb_status pb__cuda_transpose_naive(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cuda_transpose_coalesced(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cuda_transpose_padded(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cuda_transpose_diagonal(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cuda_transpose_vec32(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cuda_transpose_vec64(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cuda_transpose_copy(pb_device *dev, const void *args, pb_stream *s);
+
+// Reduce variants (reduce.cu) and their workspace sizes (variant data).
+struct pb__workspace;
+#define PB__CUDA_REDUCE_DECL(NAME)                                                    \
+    pb_status pb__cuda_reduce_##NAME(pb_device *dev, const void *args, pb_stream *s); \
+    extern const pb__workspace pb__cuda_reduce_##NAME##_work;
+PB__CUDA_REDUCE_DECL(interleaved_divergent)
+PB__CUDA_REDUCE_DECL(interleaved)
+PB__CUDA_REDUCE_DECL(sequential)
+PB__CUDA_REDUCE_DECL(first_add)
+PB__CUDA_REDUCE_DECL(unroll_last_warp)
+PB__CUDA_REDUCE_DECL(unroll_all)
+PB__CUDA_REDUCE_DECL(multiple_per_thread)
+PB__CUDA_REDUCE_DECL(shuffle)
+PB__CUDA_REDUCE_DECL(vectorised)
+PB__CUDA_REDUCE_DECL(last_block)
+PB__CUDA_REDUCE_DECL(cub)
+#undef PB__CUDA_REDUCE_DECL
+pb_status pb__cuda_reduce_atomic(pb_device *dev, const void *args, pb_stream *s);
+bool pb__cuda_reduce_cub_supports(const pb_device *dev, const void *args, const char **why);
+
+// Access patterns (access.cu).
+bool pb__cuda_access_supports(const pb_device *dev, const void *args, const char **why);
+bool pb__cuda_access_stride_supports(const pb_device *dev, const void *args, const char **why);
+pb_status pb__cuda_access_offset(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cuda_access_stride(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cuda_access_shared(pb_device *dev, const void *args, pb_stream *s);
+
 #endif

@@ -21,6 +21,7 @@
 #include "backends/opencl/cl_impl.h"
 #include "backends/opencl/cl_sources.h"
 #include "core/cpuinfo.h"
+#include "core/kernel_data.h"
 
 /* ---- errors ---------------------------------------------------------------- */
 
@@ -996,6 +997,10 @@ pb_status pb__cl_set_arg(cl_kernel k, cl_uint i, size_t size, const void *value)
     {.desc = {"gemm", #NAME, SUMMARY, 0}, .supports = pb__cl_gemm_##NAME##_supports,            \
      .run = pb__cl_gemm_##NAME}
 
+#define CL_REDUCE(NAME, FN, SUMMARY)                                                            \
+    {.desc = {"reduce", #NAME, SUMMARY, PB_VARIANT_WORKSPACE}, .supports = pb__cl_reduce_supports,   \
+     .run = pb__cl_reduce_##FN, .data = &pb__cl_reduce_##FN##_work}
+
 static const struct pb_variant cl_variants[] = {
     CL_GEMM(naive, "one work-item per element of C, operands from global memory"),
     CL_GEMM(tiled8, "8x8 local-memory tiles"),
@@ -1006,6 +1011,17 @@ static const struct pb_variant cl_variants[] = {
     {.desc = {"spmv", "csr-scalar", "CSR, one work-item per row", 0}, .supports = pb__cl_spmv_supports, .run = pb__cl_spmv_scalar, .data = &pb__spmv_csr},
     {.desc = {"spmv", "csr-vector", "CSR, --group work-items per row reduced in local memory", 0}, .supports = pb__cl_spmv_supports, .run = pb__cl_spmv_vector, .data = &pb__spmv_csr},
     {.desc = {"spmv", "ellt", "ELLPACK transposed (column-major), one work-item per row", 0}, .supports = pb__cl_spmv_supports, .run = pb__cl_spmv_ellt, .data = &pb__spmv_ellt},
+    {.desc = {"transpose", "copy", "the tiles copied, not transposed: the bound", PB_VARIANT_BOUND}, .supports = pb__cl_transpose_supports, .run = pb__cl_transpose_copy},
+    {.desc = {"transpose", "naive", "coalesced reads, strided writes", 0}, .supports = pb__cl_transpose_supports, .run = pb__cl_transpose_naive},
+    {.desc = {"transpose", "coalesced", "32x32 tile through local memory", 0}, .supports = pb__cl_transpose_supports, .run = pb__cl_transpose_coalesced},
+    {.desc = {"transpose", "padded", "the tile padded by a column: no bank conflicts", 0}, .supports = pb__cl_transpose_supports, .run = pb__cl_transpose_padded},
+    CL_REDUCE(interleaved-divergent, interleaved_divergent, "1: interleaved addressing, divergent branch"),
+    CL_REDUCE(interleaved, interleaved, "2: interleaved addressing, strided index (bank conflicts)"),
+    CL_REDUCE(sequential, sequential, "3: sequential addressing"),
+    CL_REDUCE(first-add-on-load, first_add, "4: first add during the load"),
+    CL_REDUCE(unroll-last-warp, unroll_last_warp, "5: the last six steps unrolled (barriers kept: OpenCL has no warps)"),
+    CL_REDUCE(unroll-all, unroll_all, "6: completely unrolled, work-group size a compile-time constant"),
+    CL_REDUCE(multiple-per-thread, multiple_per_thread, "7: many elements per work-item"),
 };
 
 const struct pb_backend pb__backend_opencl = {

@@ -127,4 +127,25 @@ PB__CL_GEMM_DECL(onerow)
 PB__CL_GEMM_DECL(regblock)
 #undef PB__CL_GEMM_DECL
 
+/* Transpose and reduce variants (memory.c); reduce's workspace sizes are
+ * their variant data. */
+bool pb__cl_transpose_supports(const pb_device *dev, const void *args, const char **why);
+pb_status pb__cl_transpose_copy(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cl_transpose_naive(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cl_transpose_coalesced(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cl_transpose_padded(pb_device *dev, const void *args, pb_stream *s);
+bool pb__cl_reduce_supports(const pb_device *dev, const void *args, const char **why);
+struct pb__workspace;
+#define PB__CL_REDUCE_DECL(NAME)                                                      \
+    pb_status pb__cl_reduce_##NAME(pb_device *dev, const void *args, pb_stream *s);   \
+    extern const struct pb__workspace pb__cl_reduce_##NAME##_work;
+PB__CL_REDUCE_DECL(interleaved_divergent)
+PB__CL_REDUCE_DECL(interleaved)
+PB__CL_REDUCE_DECL(sequential)
+PB__CL_REDUCE_DECL(first_add)
+PB__CL_REDUCE_DECL(unroll_last_warp)
+PB__CL_REDUCE_DECL(unroll_all)
+PB__CL_REDUCE_DECL(multiple_per_thread)
+#undef PB__CL_REDUCE_DECL
+
 #endif

@@ -5,6 +5,7 @@
 #include "anchors/anchors.h"
 #include "backends/openmp/gemm_blocked.h"
 #include "backends/openmp/spmv_openmp.h"
+#include "backends/openmp/memory_omp.h"
 #include "core/backend_impl.h"
 #include "core/cpuinfo.h"
 
@@ -82,6 +83,9 @@ static pb_status omp_gemm_blocked(pb_device *dev, const void *args, pb_stream *s
 static const struct pb_variant omp_variants[] = {
     {.desc = {"gemm", "ikj", "ikj loops, rows of C split over threads", 0}, .supports = NULL, .run = omp_gemm_ikj},
     {.desc = {"gemm", "blocked", "packed, cache-blocked, register-tiled SIMD kernel, threaded", 0}, .supports = NULL, .run = omp_gemm_blocked},
+    {.desc = {"transpose", "blocked", "32x32 tiles dealt to threads", 0}, .supports = NULL, .run = pb__omp_transpose_blocked},
+    {.desc = {"transpose", "copy", "row copies over threads: the bound (out = in)", PB_VARIANT_BOUND}, .supports = NULL, .run = pb__omp_transpose_copy},
+    {.desc = {"reduce", "pairwise", "a pairwise sum per thread, added in thread order", 0}, .supports = NULL, .run = pb__omp_reduce_pairwise},
 #ifdef PB_HAVE_OPENBLAS
     {.desc = {"gemm", "openblas", "OpenBLAS cblas_sgemm/dgemm", PB_VARIANT_ANCHOR}, .supports = pb__openblas_gemm_supports, .run = pb__openblas_gemm},
 #endif

@@ -4,6 +4,7 @@
 #include "backends/ref/ref.h"
 #include "core/backend_impl.h"
 #include "core/cpuinfo.h"
+#include "core/kernel_data.h"
 
 static int ref_device_count(void) { return 1; }
 
@@ -28,6 +29,12 @@ static const struct pb_variant ref_variants[] = {
     {.desc = {"gemm", "ikj", "row-streaming loop order (the studies' CPU baseline)", 0}, .supports = NULL, .run = pb__ref_gemm_ikj},
     {.desc = {"spmv", "csr", "CSR, one row at a time", 0}, .run = pb__ref_spmv_csr, .data = &pb__spmv_csr},
     {.desc = {"spmv", "ell", "ELLPACK (row-major, padded), one row at a time", 0}, .run = pb__ref_spmv_ell, .data = &pb__spmv_ell},
+    {.desc = {"transpose", "loops", "the two loops, rows of the input in order", 0}, .supports = NULL, .run = pb__ref_transpose},
+    {.desc = {"reduce", "pairwise", "pairwise (recursive halving) summation", 0}, .supports = NULL, .run = pb__ref_reduce_pairwise},
+    {.desc = {"reduce", "kahan", "Kahan compensated summation", 0}, .supports = NULL, .run = pb__ref_reduce_kahan},
+    {.desc = {"access", "global-offset", "copy starting step elements in", 0}, .supports = NULL, .run = pb__ref_access_offset, .data = &pb__access_offset},
+    {.desc = {"access", "global-stride", "copy of every step-th element", 0}, .supports = pb__access_stride_supports, .run = pb__ref_access_stride, .data = &pb__access_stride},
+    {.desc = {"access", "shared-stride", "sums of a staged array read at stride step", 0}, .supports = NULL, .run = pb__ref_access_shared, .data = &pb__access_shared},
 };
 
 const struct pb_backend pb__backend_ref = {

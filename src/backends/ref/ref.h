@@ -2,11 +2,29 @@
 #ifndef PARBENCH_REF_H
 #define PARBENCH_REF_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "parbench/pb_backend.h"
+#include "parbench/pb_kernels.h"
 
 pb_status pb__ref_gemm_ijk(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__ref_gemm_ikj(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__ref_spmv_csr(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__ref_spmv_ell(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__ref_transpose(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__ref_reduce_pairwise(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__ref_reduce_kahan(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__ref_access_offset(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__ref_access_stride(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__ref_access_shared(pb_device *dev, const void *args, pb_stream *s);
+
+/* Sums shared with the OpenMP backend: pairwise in float or in double, and
+ * integers modulo 2^32. */
+float pb__sum_pairwise_f32(const float *x, size_t n);
+double pb__sum_pairwise_f32_f64(const float *x, size_t n);
+uint32_t pb__sum_u32(const uint32_t *x, size_t n);
+/* Stores the result of r's type (f, d or u) in r->out (host memory). */
+void pb__reduce_store(const struct pb_reduce_args *r, float f, double d, uint32_t u);
 
 #endif

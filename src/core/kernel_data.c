@@ -1,0 +1,117 @@
+/* Workspace queries and the reduce types' sizes and names. */
+#include "core/kernel_data.h"
+#include "core/args.h"
+#include "core/core.h"
+
+const enum pb__access_pattern pb__access_offset = PB__ACCESS_OFFSET;
+const enum pb__access_pattern pb__access_stride = PB__ACCESS_STRIDE;
+const enum pb__access_pattern pb__access_shared = PB__ACCESS_SHARED;
+
+bool pb__access_stride_supports(const pb_device *dev, const void *args, const char **why)
+{
+    (void)dev;
+    if (((const struct pb_access_args *)args)->step == 0) {
+        *why = "stride 0 is not a copy (the broadcast case is shared-stride's step 0)";
+        return false;
+    }
+    return true;
+}
+
+pb_status pb_kernel_workspace(pb_device *dev, const char *bench, const char *variant, const void *args,
+                              size_t *bytes)
+{
+    *bytes = 0;
+    const struct pb_variant *v = pb__variant_find(dev->backend, bench, variant);
+    if (!v)
+        return pb__fail(PB_ERR_NOT_FOUND, "backend %s has no %s variant '%s'", dev->backend->name, bench,
+                        variant);
+    if (v->data && (v->desc.flags & PB_VARIANT_WORKSPACE))
+        *bytes = ((const struct pb__workspace *)v->data)->bytes(dev, args);
+    return PB_OK;
+}
+
+size_t pb_reduce_elem_size(enum pb_reduce_type t) { return t == PB_REDUCE_INT ? 4 : sizeof(float); }
+
+size_t pb_reduce_result_size(enum pb_reduce_type t) { return t == PB_REDUCE_FLOAT_DOUBLE ? sizeof(double) : 4; }
+
+const char *pb_reduce_type_name(enum pb_reduce_type t)
+{
+    switch (t) {
+    case PB_REDUCE_FLOAT: return "float";
+    case PB_REDUCE_FLOAT_DOUBLE: return "float+double-sum";
+    case PB_REDUCE_INT: return "int32";
+    }
+    return "unknown";
+}
+
+/* ---- argument checks ------------------------------------------------------ */
+
+/* Bytes a rows x cols matrix with leading dimension ld spans; false on overflow. */
+static bool span(size_t rows, size_t cols, size_t ld, size_t elt, size_t *bytes)
+{
+    size_t e;
+    *bytes = 0;
+    return rows == 0 || cols == 0 ||
+           (pb__mul_size(rows - 1, ld, &e) && pb__add_size(e, cols, &e) && pb__mul_size(e, elt, bytes));
+}
+
+static pb_status need(const char *family, const char *name, const pb_buf *buf, size_t bytes)
+{
+    if (bytes && !buf)
+        return pb__fail(PB_ERR_INVALID, "%s: %s is NULL", family, name);
+    if (buf && bytes > buf->bytes)
+        return pb__fail(PB_ERR_INVALID, "%s: %s needs %zu bytes, its buffer has %zu", family, name, bytes,
+                        buf->bytes);
+    return PB_OK;
+}
+
+/* The output may be the transpose (cols x rows) or, for variants flagged
+ * PB_VARIANT_BOUND, the copy (rows x cols): either shape must fit. */
+pb_status pb__transpose_args_check(const void *args)
+{
+    const struct pb_transpose_args *t = args;
+    if (t->prec != PB_FLOAT && t->prec != PB_DOUBLE)
+        return pb__fail(PB_ERR_INVALID, "transpose: unknown precision");
+    size_t elt = pb_precision_size(t->prec), in, tr, cp;
+    if (t->ld_in < t->cols)
+        return pb__fail(PB_ERR_INVALID, "transpose: ld_in (%zu) is less than the %zu columns", t->ld_in, t->cols);
+    if (!span(t->rows, t->cols, t->ld_in, elt, &in) || !span(t->cols, t->rows, t->ld_out, elt, &tr) ||
+        !span(t->rows, t->cols, t->ld_out, elt, &cp))
+        return pb__fail(PB_ERR_OVERFLOW, "transpose: matrix size overflows");
+    bool transposed = t->ld_out >= t->rows, copied = t->ld_out >= t->cols;
+    if (!transposed && !copied)
+        return pb__fail(PB_ERR_INVALID, "transpose: ld_out (%zu) fits neither %zu rows nor %zu columns", t->ld_out,
+                        t->rows, t->cols);
+    pb_status st = need("transpose", "in", t->in, in);
+    return st != PB_OK ? st : need("transpose", "out", t->out, transposed ? (copied && cp < tr ? cp : tr) : cp);
+}
+
+pb_status pb__reduce_args_check(const void *args)
+{
+    const struct pb_reduce_args *r = args;
+    if (r->type != PB_REDUCE_FLOAT && r->type != PB_REDUCE_FLOAT_DOUBLE && r->type != PB_REDUCE_INT)
+        return pb__fail(PB_ERR_INVALID, "reduce: unknown type %d", (int)r->type);
+    size_t in;
+    if (!pb__mul_size(r->n, pb_reduce_elem_size(r->type), &in))
+        return pb__fail(PB_ERR_OVERFLOW, "reduce: input size overflows");
+    pb_status st = need("reduce", "in", r->in, in);
+    if (st == PB_OK)
+        st = need("reduce", "out", r->out, pb_reduce_result_size(r->type));
+    if (st == PB_OK)
+        st = need("reduce", "work", r->work, r->work_bytes);
+    return st;
+}
+
+/* Every pattern writes at least n elements; the input's extent depends on
+ * the pattern, which each variant knows. */
+pb_status pb__access_args_check(const void *args)
+{
+    const struct pb_access_args *a = args;
+    if (a->prec != PB_FLOAT && a->prec != PB_DOUBLE)
+        return pb__fail(PB_ERR_INVALID, "access: unknown precision");
+    size_t out;
+    if (!pb__mul_size(a->n, pb_precision_size(a->prec), &out))
+        return pb__fail(PB_ERR_OVERFLOW, "access: size overflows");
+    pb_status st = need("access", "out", a->out, out);
+    return st != PB_OK ? st : need("access", "in", a->in, a->n ? 1 : 0);
+}
