@@ -87,6 +87,15 @@ __global__ void csr_vector(int32_t rows, const int32_t *__restrict__ ptr, const 
 
 constexpr int long_block = 1024;
 
+// The sum over a full warp, in lane 0.
+template <typename T> __device__ __forceinline__ T warp_reduce(T v)
+{
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2)
+        v += __shfl_down_sync(0xffffffffu, v, off);
+    return v;
+}
+
 // The rows csr_vector listed: first each block takes a huge row at a time,
 // then each warp a medium one. Loops unrolled so several loads are in flight.
 template <typename T>
@@ -102,17 +111,12 @@ __global__ void __launch_bounds__(long_block)
 #pragma unroll 4
         for (int32_t k = ptr[row] + threadIdx.x, end = ptr[row + 1]; k < end; k += long_block)
             sum += val[k] * x[idx[k]];
-#pragma unroll
-        for (int off = 16; off > 0; off /= 2)
-            sum += __shfl_down_sync(0xffffffffu, sum, off);
+        sum = warp_reduce(sum);
         if (lane == 0)
             warp_sum[warp] = sum;
         __syncthreads();
         if (warp == 0) {
-            sum = warp_sum[lane];
-#pragma unroll
-            for (int off = 16; off > 0; off /= 2)
-                sum += __shfl_down_sync(0xffffffffu, sum, off);
+            sum = warp_reduce(warp_sum[lane]);
             if (lane == 0)
                 y[row] = sum;
         }
@@ -124,9 +128,7 @@ __global__ void __launch_bounds__(long_block)
 #pragma unroll 4
         for (int32_t k = ptr[row] + lane, end = ptr[row + 1]; k < end; k += 32)
             sum += val[k] * x[idx[k]];
-#pragma unroll
-        for (int off = 16; off > 0; off /= 2)
-            sum += __shfl_down_sync(0xffffffffu, sum, off);
+        sum = warp_reduce(sum);
         if (lane == 0)
             y[row] = sum;
     }
