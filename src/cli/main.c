@@ -17,6 +17,7 @@
 #include "io/mmio.h"
 #include "output/result.h"
 #include "parbench/pb_backend.h"
+#include "report/report.h"
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_ERROR = 3, EXIT_INTERRUPTED = 130 };
 
@@ -680,6 +681,10 @@ static const struct command {
     {"list", "benchmarks, variants and backends (and which are usable here)", cmd_list},
     {"devices", "every device of every backend with its properties", cmd_devices},
     {"matinfo", "structure of Matrix Market files: NZ, row lengths, bytes per format", cmd_matinfo},
+    {"ceilings", "measure this machine's roofline: peak bandwidth and FMA throughput per device", pb__cmd_ceilings},
+    {"report", "one HTML report with charts and tables from result files", pb__cmd_report},
+    {"plot", "one chart of result files as SVG or PNG", pb__cmd_plot},
+    {"compare", "compare two result files row by row; exit 1 on a regression", pb__cmd_compare},
     {"version", "print the version", cmd_version},
 };
 
