@@ -15,6 +15,7 @@
 #include "core/core.h"
 #include "core/parse.h"
 #include "io/mmio.h"
+#include "output/ceilings.h"
 #include "output/result.h"
 #include "parbench/pb_backend.h"
 #include "report/report.h"
@@ -363,7 +364,7 @@ static int cmd_matinfo(int argc, char **argv)
 
 enum {
     O_BACKEND, O_VARIANT, O_PRECISION, O_REPS, O_WARMUP, O_SEED, O_THREADS, O_DEVICE, O_FORMAT,
-    O_OUT, O_APPEND, O_NO_VERIFY, O_INJECT, O_QUIET, O_PROGRESS, N_COMMON
+    O_OUT, O_APPEND, O_NO_VERIFY, O_INJECT, O_QUIET, O_PROGRESS, O_CEILINGS, N_COMMON
 };
 
 static const struct opt run_opts[N_COMMON] = {
@@ -383,6 +384,7 @@ static const struct opt run_opts[N_COMMON] = {
     [O_INJECT] = {"inject-fault", NULL, "corrupt one output element before checking (tests the checker)"},
     [O_QUIET] = {"quiet", NULL, "no progress line on stderr"},
     [O_PROGRESS] = {"progress", NULL, "progress line even when stderr is not a terminal"},
+    [O_CEILINGS] = {"ceilings", "FILE", "ceilings for the fraction-of-ceiling column (default: parbench ceilings' file)"},
 };
 
 static void run_help(FILE *f, const struct pb_bench *bench)
@@ -616,6 +618,10 @@ static int cmd_run(int argc, char **argv)
     };
     if (st == PB_OK)
         st = pb__run_validate(&cfg);
+    struct pb_ceilings ceilings = {0};
+    if (st == PB_OK)
+        st = pb__ceilings_for_run(a.values[O_CEILINGS], &ceilings);
+    cfg.ceilings = &ceilings;
     if (st != PB_OK) {
         run_plan_free(&plan);
         return fail_status(st);
@@ -649,6 +655,7 @@ static int cmd_run(int argc, char **argv)
             rc = fail_status(cst);
     }
     run_plan_free(&plan);
+    pb__ceilings_free(&ceilings);
     if (rc != EXIT_OK)
         return rc;
     if (sum.interrupted)

@@ -220,8 +220,7 @@ static void plan_file(struct file_plan *fp)
     }
     /* SpMV-like results: one category per matrix, sorted by its non-zeros. */
     bool has_nnz = pb__rp_find(&rows[0], "nnz") != NULL;
-    const struct pb_rp_kv *matrix = pb__rp_find(&rows[0], "matrix");
-    if (matrix) {
+    if (pb__rp_find(&rows[0], "matrix") || has_nnz) {
         fp->x = "matrix";
         fp->x_numeric = false;
         fp->x_by_nnz = has_nnz;
@@ -286,6 +285,13 @@ static void plan_file(struct file_plan *fp)
     series_splits(fp);
 }
 
+/* A matrix's name: its column, else the problem label. */
+static const char *matrix_name(const struct pb_rp_row *r)
+{
+    const struct pb_rp_kv *m = pb__rp_find(r, "matrix");
+    return m ? m->text : r->problem;
+}
+
 struct nnz_cat {
     const char *name;
     double nnz;
@@ -305,12 +311,13 @@ static bool nnz_categories(const struct file_plan *fp, struct pb_chart *c)
         return false;
     size_t n = 0;
     for (size_t i = 0; i < fp->n; i++) {
-        const struct pb_rp_kv *m = pb__rp_find(&fp->rows[i], "matrix"), *z = pb__rp_find(&fp->rows[i], "nnz");
+        const struct pb_rp_kv *z = pb__rp_find(&fp->rows[i], "nnz");
+        const char *name = matrix_name(&fp->rows[i]);
         bool seen = false;
         for (size_t j = 0; j < n && !seen; j++)
-            seen = strcmp(cats[j].name, m->text) == 0;
+            seen = strcmp(cats[j].name, name) == 0;
         if (!seen)
-            cats[n++] = (struct nnz_cat){m->text, z ? z->num : NAN};
+            cats[n++] = (struct nnz_cat){name, z ? z->num : NAN};
     }
     qsort(cats, n, sizeof *cats, by_nnz);
     bool ok = true;
@@ -421,12 +428,17 @@ static pb_status file_charts(const struct pb_rp_set *set, size_t fi, struct pb_r
                 s = pb__chart_series_named(c, name);
                 x = kv ? kv->num : NAN;
             } else {
-                int ci = pb__chart_category(c, kv ? kv->text : r->problem);
+                int ci = pb__chart_category(c, fp.x_by_nnz || !kv ? matrix_name(r) : kv->text);
                 s = pb__chart_series_named(c, name);
                 x = ci;
             }
             if (!s || x < 0 || !pb__series_add(s, x, y))
                 st = pb__fail(PB_ERR_NOMEM, "out of memory");
+        }
+        if (st == PB_OK && !pb__chart_points(c)) { /* nothing measured: the table says why */
+            pb__chart_free(c);
+            out->n--;
+            continue;
         }
         add_ceiling_lines(set, &fp, facets[fa], c);
         pb__chart_auto_log(c);
@@ -497,7 +509,8 @@ static pb_status rooflines(const struct pb_rp_set *set, struct pb_rp_charts *out
         struct pb_chart *c = add_chart(out, PB_RP_ROOFLINE);
         if (!c)
             return pb__fail(PB_ERR_NOMEM, "out of memory");
-        snprintf(c->title, sizeof c->title, "roofline: %.60s (%s)", r->device, r->backend);
+        snprintf(c->title, sizeof c->title, "roofline: %s (%.50s%s)", r->backend, r->device,
+                 strlen(r->device) > 50 ? "..." : "");
         snprintf(c->xlabel, sizeof c->xlabel, "arithmetic intensity (FLOP/byte, from each benchmark's counts)");
         snprintf(c->ylabel, sizeof c->ylabel, "GFLOP/s");
         c->logx = c->logy = true;

@@ -179,7 +179,7 @@ void pb__chart_auto_log(struct pb_chart *c)
 
 /* ---- drawing ----------------------------------------------------------------- */
 
-enum { W = 800, H = 440, X0 = 78, X1 = 560, Y0 = 46, Y1 = 370 };
+enum { W = 860, H = 440, X0 = 78, X1 = 560, Y0 = 46, Y1 = 370 };
 
 static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
                                       "#e377c2", "#17becf", "#7f7f7f", "#bcbd22", "#393b79", "#ad494a"};
@@ -201,7 +201,7 @@ static void fmt_num(double v, char *buf, size_t len)
 {
     static const char *const si[] = {"", "k", "M", "G", "T", "P"};
     double a = fabs(v);
-    if (a >= 1e4) {
+    if (a >= 1e3) {
         int e = 0;
         while (a >= 1000 && e < 5)
             a /= 1000, v /= 1000, e++;
@@ -275,8 +275,12 @@ static void legend(const struct pb_chart *c, struct pb_sbuf *b)
         const struct pb_series *s = &c->series[i];
         double y = Y0 + 6 + 15.0 * (double)i;
         const char *color = palette[i % N_COLORS];
-        pb__sb_printf(b, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s/>\n",
-                      X1 + 16, y, X1 + 36, y, color, s->style == PB_SERIES_DASHED ? " stroke-dasharray=\"5,3\"" : "");
+        if (s->style == PB_SERIES_POINTS)
+            pb__sb_printf(b, "<circle cx=\"%d\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n", X1 + 26, y, color);
+        else
+            pb__sb_printf(b, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s/>\n",
+                          X1 + 16, y, X1 + 36, y, color,
+                          s->style == PB_SERIES_DASHED ? " stroke-dasharray=\"5,3\"" : "");
         char name[48];
         snprintf(name, sizeof name, "%.40s%s", s->name, strlen(s->name) > 40 ? "..." : "");
         text(b, X1 + 42, y + 4, "start", 11, NULL, name);

@@ -328,6 +328,8 @@ static const struct pb_variant cuda_variants[] = {
     {.desc = {"gemm", "regblock", "register-blocked tiles, vector loads, double-buffered shared memory", 0}, .supports = pb__cuda_gemm_supports, .run = pb__cuda_gemm_regblock},
     {.desc = {"gemm", "dmma", "FP64 tensor cores (mma.sync), cp.async pipeline; double only", 0}, .supports = pb__cuda_gemm_dmma_supports, .run = pb__cuda_gemm_dmma},
     {.desc = {"gemm", "cublas", "cuBLAS sgemm/dgemm (TF32 off)", PB_VARIANT_ANCHOR}, .supports = pb__cuda_gemm_cublas_supports, .run = pb__cuda_gemm_cublas},
+    {.desc = {"peak", "fma", "independent FMA chains per thread, no loads (arithmetic peak)", 0}, .supports = pb__cuda_peak_supports, .run = pb__cuda_peak_fma},
+    {.desc = {"peak", "read", "grid-stride read-only sum, four loads in flight per thread", 0}, .supports = pb__cuda_peak_supports, .run = pb__cuda_peak_read},
 };
 
 extern "C" const struct pb_backend pb__backend_cuda = {

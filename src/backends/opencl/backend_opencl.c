@@ -994,6 +994,8 @@ static const struct pb_variant cl_variants[] = {
     CL_GEMM(tiled32, "32x32 local-memory tiles"),
     CL_GEMM(onerow, "one work-group per row of C, that row of A in local memory (study 001)"),
     CL_GEMM(regblock, "the CUDA regblock design: 128x128 tiles, 8x8 per work-item, vector loads, two local-memory stages"),
+    {.desc = {"peak", "fma", "independent FMA chains per work-item, no loads (arithmetic peak)", 0}, .supports = pb__cl_peak_supports, .run = pb__cl_peak_fma},
+    {.desc = {"peak", "read", "read-only sum over the NDRange, four loads in flight per work-item", 0}, .supports = pb__cl_peak_supports, .run = pb__cl_peak_read},
 };
 
 const struct pb_backend pb__backend_opencl = {

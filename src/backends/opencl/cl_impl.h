@@ -118,4 +118,9 @@ PB__CL_GEMM_DECL(onerow)
 PB__CL_GEMM_DECL(regblock)
 #undef PB__CL_GEMM_DECL
 
+/* Peak-rate variants (peak.c). */
+pb_status pb__cl_peak_fma(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cl_peak_read(pb_device *dev, const void *args, pb_stream *s);
+bool pb__cl_peak_supports(const pb_device *dev, const void *args, const char **why);
+
 #endif

@@ -4,6 +4,7 @@
 
 #include "anchors/anchors.h"
 #include "backends/openmp/gemm_blocked.h"
+#include "backends/openmp/peak.h"
 #include "core/backend_impl.h"
 #include "core/cpuinfo.h"
 
@@ -81,6 +82,8 @@ static pb_status omp_gemm_blocked(pb_device *dev, const void *args, pb_stream *s
 static const struct pb_variant omp_variants[] = {
     {.desc = {"gemm", "ikj", "ikj loops, rows of C split over threads", 0}, .supports = NULL, .run = omp_gemm_ikj},
     {.desc = {"gemm", "blocked", "packed, cache-blocked, register-tiled SIMD kernel, threaded", 0}, .supports = NULL, .run = omp_gemm_blocked},
+    {.desc = {"peak", "fma", "blocks of independent FMA chains in vector registers, threaded", 0}, .supports = NULL, .run = pb__omp_peak_fma},
+    {.desc = {"peak", "read", "read-only sum, one slice per group, threaded", 0}, .supports = NULL, .run = pb__omp_peak_read},
 #ifdef PB_HAVE_OPENBLAS
     {.desc = {"gemm", "openblas", "OpenBLAS cblas_sgemm/dgemm", PB_VARIANT_ANCHOR}, .supports = pb__openblas_gemm_supports, .run = pb__openblas_gemm},
 #endif
