@@ -58,6 +58,12 @@ run $pb run gemm $twins --n 1024,4096,8192 --precision float,double --reps 10 --
 run $pb run overlap $twins --n 864,1728,4096 --lm 5,10 --bs 16,0 --reps 5 --quiet --out "$out/overlap.csv"
 run $pb run overlap --backend cuda --n 8192 --lm 5,10 --bs 0,16 --reps 3 --quiet --out "$out/overlap.csv" --append
 python3 scripts/twins.py "$out"/bandwidth.csv "$out"/gemm.csv "$out"/overlap.csv >"$out/twins.md" 2>>"$log"
+
+step "ceilings (peak FMA, read-only, copies) and the report"
+run compute-sanitizer --tool memcheck --error-exitcode 9 \
+    $pb run peak --backend cuda --n 1,257,20000 --iters 3 --precision float,double --reps 1 --warmup 0 --quiet
+run $pb ceilings $twins --reps 10 --ceilings "$out/ceilings.json"
+run $pb report "$out" -o "$out/report.html" --title "parbench on $gpu"
 tail -n 60 "$log"
 echo "status $status"
 exit $status

@@ -168,10 +168,23 @@ static bool range_of(const struct pb_chart *c, int axis, bool positive, double *
     return *lo <= *hi;
 }
 
+/* Sweeps over powers of two get ticks at powers of two. */
+static bool all_pow2_x(const struct pb_chart *c)
+{
+    for (size_t i = 0; i < c->n_series; i++)
+        for (size_t k = 0; k < c->series[i].n; k++) {
+            double x = c->series[i].x[k];
+            int e;
+            if (isfinite(x) && isfinite(c->series[i].y[k]) && (x <= 0 || frexp(x, &e) != 0.5))
+                return false;
+        }
+    return true;
+}
+
 void pb__chart_auto_log(struct pb_chart *c)
 {
     double lo, hi;
-    if (!c->categories && range_of(c, 0, false, &lo, &hi) && lo > 0 && hi / lo >= 16)
+    if (!c->categories && range_of(c, 0, false, &lo, &hi) && lo > 0 && hi / lo >= 8)
         c->logx = true;
     if (range_of(c, 1, false, &lo, &hi) && lo > 0 && hi / lo >= 50)
         c->logy = true;
@@ -243,6 +256,7 @@ static size_t make_axis(struct axis *a, bool use_log, bool binary, double lo, do
     }
     if (from_zero && lo > 0)
         lo = 0;
+    hi += (hi - lo) * 0.03; /* the highest bar or point below the frame */
     if (hi <= lo)
         hi = lo + (lo ? fabs(lo) : 1);
     double raw = (hi - lo) / (double)(max_ticks - 2), mag = pow(10, floor(log10(raw))), step = mag;
@@ -314,7 +328,7 @@ void pb__chart_svg(const struct pb_chart *c, struct pb_sbuf *b)
     if (!cat) {
         if (!c->logx && xlo == xhi)
             xlo -= 1, xhi += 1;
-        nxt = make_axis(&xa, c->logx, c->bytes_x && c->logx, xlo, xhi, false, xt, 10);
+        nxt = make_axis(&xa, c->logx, c->logx && (c->bytes_x || all_pow2_x(c)), xlo, xhi, false, xt, 10);
     }
     /* grid and y ticks */
     char label[64];
@@ -341,6 +355,8 @@ void pb__chart_svg(const struct pb_chart *c, struct pb_sbuf *b)
             pb__sb_printf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eeeeee\"/>\n", x, Y0, x, Y1);
             if (c->bytes_x)
                 fmt_bytes(xt[i], label, sizeof label);
+            else if (xt[i] >= 1 && xt[i] < 1e5 && xt[i] == floor(xt[i]))
+                snprintf(label, sizeof label, "%.0f", xt[i]);
             else
                 fmt_num(xt[i], label, sizeof label);
             text(b, x, Y1 + 16, "middle", 11, NULL, label);
