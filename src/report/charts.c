@@ -342,16 +342,15 @@ static void add_ceiling_lines(const struct pb_rp_set *set, const struct file_pla
         const struct pb_ceiling *ce = pb__ceilings_find(&set->ceilings, r->backend, r->device);
         if (!ce)
             continue;
-        const char *kind = fp->metric == M_GBPS ? "copy" : "FMA";
+        char kind[32];
+        snprintf(kind, sizeof kind, "%s", fp->metric == M_GBPS ? "copy" : "FMA");
         double y = fp->metric == M_GBPS ? ce->copy_gbps
                    : strcmp(r->precision, "double") == 0 ? ce->fp64_gflops
                                                          : ce->fp32_gflops;
         if (fp->facet_direction) { /* transfers against the transfer ceiling of their direction */
-            char dir[32];
-            direction_of(r->variant, dir, sizeof dir);
-            kind = dir;
-            y = strcmp(dir, "h2d") == 0 ? ce->h2d_gbps : strcmp(dir, "d2h") == 0 ? ce->d2h_gbps
-                : strcmp(dir, "d2d") == 0 ? ce->copy_gbps : NAN;
+            direction_of(r->variant, kind, sizeof kind);
+            y = strcmp(kind, "h2d") == 0 ? ce->h2d_gbps : strcmp(kind, "d2h") == 0 ? ce->d2h_gbps
+                : strcmp(kind, "d2d") == 0 ? ce->copy_gbps : NAN;
         }
         if (!isfinite(y))
             continue;
