@@ -354,8 +354,8 @@ static void add_ceiling_lines(const struct pb_rp_set *set, const struct file_pla
         }
         if (!isfinite(y))
             continue;
-        snprintf(label, sizeof label, "%s %s ceiling (%s)", kind,
-                 r->precision[0] && fp->metric == M_GFLOPS ? r->precision : "", r->backend);
+        snprintf(label, sizeof label, "%s%s%s ceiling (%s)", kind, fp->metric == M_GFLOPS ? " " : "",
+                 fp->metric == M_GFLOPS ? r->precision : "", r->backend);
         bool dup = false;
         for (size_t h = 0; h < c->n_hlines && !dup; h++)
             dup = fabs(c->hlines[h].y - y) < 1e-9 * y;
@@ -447,40 +447,47 @@ static pb_status file_charts(const struct pb_rp_set *set, size_t fi, struct pb_r
     }
     free(facets);
 
-    /* Transfer vs kernel time where the benchmark measures both alone
-     * (overlap's copy_s and kernel_s): bars per variant at the largest
-     * problem, next to the overlapped time. */
-    const struct pb_rp_kv *copy = pb__rp_find(&fp.rows[0], "copy_s"), *kern = pb__rp_find(&fp.rows[0], "kernel_s");
-    if (st == PB_OK && copy && kern) {
-        const struct pb_rp_row *big = NULL;
-        for (size_t i = 0; i < fp.n; i++)
-            if (pb__rp_ok(&fp.rows[i]) && (!big || fp.rows[i].median > big->median))
-                big = &fp.rows[i];
-        struct pb_chart *c = big ? add_chart(out, fi) : NULL;
-        if (big && !c)
+    /* Parts of the time where the benchmark measures them (columns ending
+     * in _s: overlap's copy_s and kernel_s, a transfer/kernel split): bars
+     * per variant at the largest problem, next to the measured time. */
+    const char *parts[4];
+    size_t n_parts = 0;
+    for (size_t e = 0; e < fp.rows[0].n_extras && n_parts < 4; e++) {
+        const char *key = fp.rows[0].extras[e].key;
+        size_t len = strlen(key);
+        if (len > 2 && strcmp(key + len - 2, "_s") == 0)
+            parts[n_parts++] = key;
+    }
+    const struct pb_rp_row *big = NULL;
+    for (size_t i = 0; n_parts && i < fp.n; i++)
+        if (pb__rp_ok(&fp.rows[i]) && (!big || fp.rows[i].median > big->median))
+            big = &fp.rows[i];
+    if (st == PB_OK && big) {
+        struct pb_chart *c = add_chart(out, fi);
+        if (!c)
             return pb__fail(PB_ERR_NOMEM, "out of memory");
-        if (c) {
-            c->kind = PB_CHART_BARS;
-            snprintf(c->title, sizeof c->title, "%s: transfer, kernel and overlapped time at %s", bench,
-                     big->problem);
-            snprintf(c->xlabel, sizeof c->xlabel, "variant");
-            snprintf(c->ylabel, sizeof c->ylabel, "median time (s)");
-            struct pb_series *sc = pb__chart_series(c, "transfers alone", PB_SERIES_LINE);
-            struct pb_series *sk = pb__chart_series(c, "kernels alone", PB_SERIES_LINE);
-            struct pb_series *so = pb__chart_series(c, "measured (overlapped)", PB_SERIES_LINE);
-            if (!sc || !sk || !so)
+        c->kind = PB_CHART_BARS;
+        snprintf(c->title, sizeof c->title, "%s: each part of the time alone vs the measured time, at %s", bench,
+                 big->problem);
+        snprintf(c->xlabel, sizeof c->xlabel, "variant");
+        snprintf(c->ylabel, sizeof c->ylabel, "time (s)");
+        for (size_t k = 0; k < n_parts; k++)
+            if (!pb__chart_series(c, parts[k], PB_SERIES_LINE))
                 return pb__fail(PB_ERR_NOMEM, "out of memory");
-            sc = &c->series[0], sk = &c->series[1], so = &c->series[2];
-            for (size_t i = 0; i < fp.n; i++) {
-                const struct pb_rp_row *r = &fp.rows[i];
-                if (!pb__rp_ok(r) || strcmp(r->problem, big->problem) || strcmp(r->precision, big->precision))
-                    continue;
-                char name[160];
-                snprintf(name, sizeof name, "%s/%s", r->backend, r->variant);
-                int ci = pb__chart_category(c, name);
-                const struct pb_rp_kv *cs = pb__rp_find(r, "copy_s"), *ks = pb__rp_find(r, "kernel_s");
-                if (ci < 0 || !pb__series_add(sc, ci, cs ? cs->num : NAN) ||
-                    !pb__series_add(sk, ci, ks ? ks->num : NAN) || !pb__series_add(so, ci, r->median))
+        if (!pb__chart_series(c, "measured (median)", PB_SERIES_LINE))
+            return pb__fail(PB_ERR_NOMEM, "out of memory");
+        for (size_t i = 0; i < fp.n; i++) {
+            const struct pb_rp_row *r = &fp.rows[i];
+            if (!pb__rp_ok(r) || strcmp(r->problem, big->problem) || strcmp(r->precision, big->precision))
+                continue;
+            char name[160];
+            snprintf(name, sizeof name, "%s/%s", r->backend, r->variant);
+            int ci = pb__chart_category(c, name);
+            if (ci < 0)
+                return pb__fail(PB_ERR_NOMEM, "out of memory");
+            for (size_t k = 0; k <= n_parts; k++) {
+                const struct pb_rp_kv *kv = k < n_parts ? pb__rp_find(r, parts[k]) : NULL;
+                if (!pb__series_add(&c->series[k], ci, k < n_parts ? (kv ? kv->num : NAN) : r->median))
                     return pb__fail(PB_ERR_NOMEM, "out of memory");
             }
         }
