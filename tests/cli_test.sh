@@ -150,6 +150,7 @@ contains "$tmp/report.html" "roofline: openmp"
 contains "$tmp/report.html" "FAILED"     # failed rows are listed ...
 contains "$tmp/report.html" "SKIP"       # ... and skipped ones
 contains "$tmp/report.html" "matrix (sorted by non-zeros)"
+contains "$tmp/report.html" "GPU ahead from here"  # the CPU/GPU crossover of the per-matrix chart
 contains "$tmp/report.html" "each part of the time alone vs the measured time"
 if grep -qiw -e "nan" -e "inf" "$tmp/report.html"; then bad "report holds NaN or Inf"; else ok; fi
 if grep -q "<script" "$tmp/report.html"; then bad "report has a script"; else ok; fi

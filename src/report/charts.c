@@ -327,6 +327,48 @@ static bool nnz_categories(const struct file_plan *fp, struct pb_chart *c)
     return ok;
 }
 
+/* GPU rows: CUDA, and OpenCL unless its device is a CPU (PoCL's pthread device). */
+static bool on_gpu(const struct pb_rp_row *r)
+{
+    if (strcmp(r->backend, "cuda") == 0)
+        return true;
+    return strcmp(r->backend, "opencl") == 0 && !strcasestr(r->device, "pthread") && !strcasestr(r->device, "cpu");
+}
+
+/* The CPU/GPU crossover of a per-matrix chart: the first matrix (in
+ * non-zero order) from which the best GPU rate stays above the best CPU rate. */
+static void mark_crossover(const struct file_plan *fp, const char *facet, struct pb_chart *c)
+{
+    size_t n = c->n_categories;
+    double *cpu = calloc(n ? 2 * n : 1, sizeof *cpu), *gpu = cpu + n;
+    if (!cpu)
+        return;
+    for (size_t i = 0; i < fp->n; i++) {
+        const struct pb_rp_row *r = &fp->rows[i];
+        char key[256];
+        facet_key(fp, r, key, sizeof key);
+        double y = metric_of(r, fp->metric);
+        if (strcmp(key, facet) != 0 || !pb__rp_ok(r) || !isfinite(y))
+            continue;
+        int ci = pb__chart_category(c, matrix_name(r));
+        if (ci < 0 || (size_t)ci >= n)
+            continue;
+        /* time: lower is better */
+        double score = fp->metric == M_TIME ? -y : y, *best = on_gpu(r) ? &gpu[ci] : &cpu[ci];
+        if (*best == 0 || score > *best)
+            *best = score;
+    }
+    int from = -1;
+    for (size_t k = n; k-- > 0;) {
+        if (cpu[k] == 0 || gpu[k] == 0 || gpu[k] <= cpu[k])
+            break;
+        from = (int)k;
+    }
+    c->vline_at = from;
+    snprintf(c->vline_label, sizeof c->vline_label, "GPU ahead from here");
+    free(cpu);
+}
+
 /* Ceilings of the devices on a chart, as reference lines. */
 static void add_ceiling_lines(const struct pb_rp_set *set, const struct file_plan *fp, const char *facet,
                               struct pb_chart *c)
@@ -394,6 +436,7 @@ static pb_status file_charts(const struct pb_rp_set *set, size_t fi, struct pb_r
             break;
         }
         c->kind = fp.x ? PB_CHART_LINES : PB_CHART_BARS;
+        c->vline_at = -1;
         const char *what = fp.metric == M_GFLOPS ? "GFLOP/s" : fp.metric == M_GBPS ? "GB/s" : "time";
         snprintf(c->title, sizeof c->title, "%s: %s%s%s%s%s", bench, what, fp.x ? " vs " : " per variant",
                  fp.x ? fp.x : "", facets[fa][0] ? " — " : "", facets[fa]);
@@ -404,6 +447,8 @@ static pb_status file_charts(const struct pb_rp_set *set, size_t fi, struct pb_r
             snprintf(c->xlabel, sizeof c->xlabel, "size (bytes)");
         }
         if (fp.x_by_nnz) {
+            snprintf(c->title, sizeof c->title, "%s: %s per matrix, sorted by non-zeros%s%s", bench, what,
+                     facets[fa][0] ? " — " : "", facets[fa]);
             snprintf(c->xlabel, sizeof c->xlabel, "matrix (sorted by non-zeros)");
             if (!nnz_categories(&fp, c))
                 st = pb__fail(PB_ERR_NOMEM, "out of memory");
@@ -439,6 +484,8 @@ static pb_status file_charts(const struct pb_rp_set *set, size_t fi, struct pb_r
             out->n--;
             continue;
         }
+        if (fp.x_by_nnz)
+            mark_crossover(&fp, facets[fa], c);
         add_ceiling_lines(set, &fp, facets[fa], c);
         pb__chart_auto_log(c);
         if (c->categories && c->kind == PB_CHART_LINES)

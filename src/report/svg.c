@@ -369,6 +369,12 @@ void pb__chart_svg(const struct pb_chart *c, struct pb_sbuf *b)
     snprintf(rot, sizeof rot, "transform=\"rotate(-90 16 %.1f)\"", (Y0 + Y1) / 2.0);
     text(b, 16, (Y0 + Y1) / 2.0, "middle", 12, rot, c->ylabel);
 
+    if (cat && c->vline_at > 0 && (size_t)c->vline_at < c->n_categories) {
+        double x = X0 + (double)(X1 - X0) / (double)c->n_categories * c->vline_at;
+        pb__sb_printf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#333333\" "
+                         "stroke-dasharray=\"3,3\"/>\n", x, Y0, x, Y1);
+        text(b, x + 4, Y0 + 14, "start", 10, "fill=\"#333333\"", c->vline_label);
+    }
     /* reference lines */
     for (size_t i = 0; i < c->n_hlines; i++) {
         double y = axis_pos(&ya, c->hlines[i].y, Y1, Y0);

@@ -48,6 +48,10 @@ struct pb_chart {
     size_t n_series;
     struct pb_hline hlines[8];
     size_t n_hlines;
+    /* A marked boundary before categorical x index `vline_at` (< 0 = none),
+     * e.g. where GPUs overtake CPUs. */
+    int vline_at;
+    char vline_label[96];
 };
 
 /* A new series (name copied); NULL when out of memory. Points append. */
