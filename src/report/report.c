@@ -394,7 +394,9 @@ static bool has_ext(const char *path, const char *ext)
 /* SVG -> PNG through rsvg-convert, found on PATH. */
 static int svg_to_png(const struct pb_sbuf *svg, const char *png)
 {
-    char tmp[] = "/tmp/parbench-plot-XXXXXX";
+    const char *dir = getenv("TMPDIR");
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s/parbench-plot-XXXXXX", dir && dir[0] ? dir : "/tmp");
     int fd = mkstemp(tmp);
     if (fd < 0)
         return pb__cli_die(PB_EXIT_ERROR, "cannot create a temporary file: %s", strerror(errno));
