@@ -110,6 +110,12 @@ run $pb run access --backend cuda --variant global-offset --n 32M --step 0:32:1 
 run $pb run access --backend cuda --variant global-stride --n 8M --step 1:32:1 --reps 10 --quiet --out "$out/access-stride.csv"
 run $pb run access --backend cuda --variant shared-stride --n 4M --step 0:32:1 --reps 10 --quiet --out "$out/access-shared.csv"
 python3 scripts/twins.py "$out"/bandwidth.csv "$out"/gemm.csv "$out"/overlap.csv >"$out/twins.md" 2>>"$log"
+
+step "ceilings (peak FMA, read-only, copies) and the report"
+run compute-sanitizer --tool memcheck --error-exitcode 9 \
+    $pb run peak --backend cuda --n 1,257,20000 --iters 3 --precision float,double --reps 1 --warmup 0 --quiet
+run $pb ceilings $twins --reps 10 --ceilings "$out/ceilings.json"
+run $pb report "$out" -o "$out/report.html" --title "parbench on $gpu"
 tail -n 60 "$log"
 echo "status $status"
 exit $status

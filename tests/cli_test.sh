@@ -178,6 +178,73 @@ expect 0 "$pb" run access --n 100 --step 0,3 --reps 1 --quiet --format csv --out
 contains "$tmp/a.csv" "global-stride"
 contains "$tmp/a.csv" "UNSUPPORTED"
 contains "$tmp/a.csv" ",100 step 3,OK,"
+# Reports: parbench report / plot / compare / ceilings on committed sample results.
+data=$(cd "$(dirname "$0")/data" && pwd)
+export XDG_CACHE_HOME="$tmp/cache"
+expect 0 "$pb" report "$data/results" -o "$tmp/report.html"
+svgs=$(grep -c "<svg " "$tmp/report.html")
+if [ "$svgs" -ge 12 ]; then ok; else bad "report has $svgs charts (want >= 12)"; fi
+tables=$(grep -c "<table" "$tmp/report.html")
+if [ "$tables" -ge 8 ]; then ok; else bad "report has $tables tables (want >= 8: one per file + ceilings)"; fi
+contains "$tmp/report.html" "roofline: openmp"
+contains "$tmp/report.html" "FAILED"     # failed rows are listed ...
+contains "$tmp/report.html" "SKIP"       # ... and skipped ones
+contains "$tmp/report.html" "matrix (sorted by non-zeros)"
+contains "$tmp/report.html" "GPU ahead from here"  # the CPU/GPU crossover of the per-matrix chart
+contains "$tmp/report.html" "each part of the time alone vs the measured time"
+if grep -qiw -e "nan" -e "inf" "$tmp/report.html"; then bad "report holds NaN or Inf"; else ok; fi
+if grep -q "<script" "$tmp/report.html"; then bad "report has a script"; else ok; fi
+if command -v xmllint >/dev/null; then
+    if xmllint --noout "$tmp/report.html" 2>"$tmp/xml"; then ok; else bad "report is not well-formed"; head -3 "$tmp/xml"; fi
+    xmllint --noout --html "$tmp/report.html" 2>/dev/null && ok || bad "report does not parse as HTML"
+fi
+expect 2 "$pb" report "$data/results"
+contains "$tmp/err" "usage: parbench report"
+expect 3 "$pb" report "$tmp/nosuch.json" -o "$tmp/r.html"
+contains "$tmp/err" "nosuch.json"
+expect 3 "$pb" report "$data/general.mtx" -o "$tmp/r.html"
+contains "$tmp/err" "not a parbench results file"
+expect 2 "$pb" report "$data/results" -o "$tmp/r.html" --bogus
+expect 0 "$pb" report "$data/results/gemm.json" -o -
+contains "$tmp/out" "<!DOCTYPE html>"
+
+expect 0 "$pb" plot "$data/results" --list
+contains "$tmp/out" "1: bandwidth"
+expect 0 "$pb" plot "$data/results/gemm.json" -o "$tmp/g.svg"
+contains "$tmp/g.svg" "<svg xmlns"
+contains "$tmp/g.svg" "GFLOP/s vs n"
+expect 2 "$pb" plot "$data/results/gemm.json" -o "$tmp/g.gif"
+expect 2 "$pb" plot "$data/results/gemm.json" -o "$tmp/g.svg" --chart 99
+if command -v rsvg-convert >/dev/null; then
+    expect 0 "$pb" plot "$data/results/gemm.json" -o "$tmp/g.png"
+else
+    expect 3 "$pb" plot "$data/results/gemm.json" -o "$tmp/g.png"
+    contains "$tmp/err" "rsvg-convert"
+fi
+
+expect 0 "$pb" compare "$data/results/gemm.json" "$data/results/gemm.json"
+contains "$tmp/out" "66 rows matched: 0 regressed"
+expect 1 "$pb" compare "$data/results/gemm.json" "$data/compare/gemm-slower.json"
+contains "$tmp/out" "REGRESSION: 50.0% slower"
+expect 0 "$pb" compare "$data/results/gemm.json" "$data/compare/gemm-slower.json" --threshold 60
+expect 2 "$pb" compare "$data/results/gemm.json"
+expect 2 "$pb" compare "$data/results/gemm.json" "$data/results/gemm.json" --threshold lots
+expect 3 "$pb" compare "$data/results/gemm.json" "$tmp/nosuch.json"
+
+# Ceilings: measured, saved, then read by runs for the fraction-of-ceiling column.
+expect 0 "$pb" run gemm --n 16 --variant ref/ikj --reps 1 --quiet
+contains "$tmp/err" "no ceilings file"
+expect 0 "$pb" ceilings --quick --backend openmp --reps 1
+contains "$tmp/cache/parbench/ceilings.json" '"fp32_gflops"'
+contains "$tmp/out" "saved to"
+expect 0 "$pb" run peak --n 4096 --iters 4 --backend openmp --reps 1 --quiet --out "$tmp/peak.csv"
+if grep -q "no ceilings file" "$tmp/err"; then bad "ceilings file not found after parbench ceilings"; else ok; fi
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "ceiling_fraction") c = i } NR > 1 && $c == "" { bad = 1 }
+         END { exit bad || !c }' "$tmp/peak.csv" && ok || bad "peak rows lack ceiling_fraction"
+expect 3 "$pb" run gemm --n 16 --ceilings "$tmp/nosuch.json"
+expect 1 "$pb" run peak --n 4096 --iters 4 --backend openmp,opencl --precision float,double --reps 1 --inject-fault --quiet
+expect 2 "$pb" ceilings --backend nosuch
+unset XDG_CACHE_HOME
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

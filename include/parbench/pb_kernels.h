@@ -58,6 +58,24 @@ struct pb_spmv_args {
     int group, block;
 };
 
+/* Peak-rate kernels (the `peak` benchmark behind parbench ceilings).
+ * "fma": for every i < n, PB_PEAK_CHAINS independent chains x <- x*a + b
+ * (one fused multiply-add each) run `iters` times from
+ * x = 1 + (i % 64) / 64 + chain / 8; out[i] = the sum of the chains. No
+ * loads: only arithmetic and one store per element.
+ * "read": out[0..groups) = partial sums of in[0..n) (any partition: their
+ * total is the sum); reads every element once, writes groups elements. */
+#define PB_PEAK_CHAINS 8
+struct pb_peak_args {
+    enum pb_precision prec;
+    size_t n;
+    unsigned iters;  /* fma */
+    double a, b;     /* fma */
+    const pb_buf *in; /* read */
+    pb_buf *out;
+    size_t groups;   /* read: elements of out */
+};
+
 /* Flags of a variant. */
 #define PB_VARIANT_ANCHOR 1u /* a vendor library, shown for comparison */
 #define PB_VARIANT_BOUND 2u  /* a speed bound that does not compute the family's result (transpose's

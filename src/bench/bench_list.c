@@ -5,6 +5,7 @@
 
 extern const struct pb_bench pb__bench_gemm, pb__bench_bandwidth, pb__bench_overlap, pb__bench_spmv;
 extern const struct pb_bench pb__bench_transpose, pb__bench_reduce, pb__bench_access;
+extern const struct pb_bench pb__bench_peak;
 
 static const struct pb_bench *const benches[] = {
     &pb__bench_bandwidth,
@@ -14,6 +15,7 @@ static const struct pb_bench *const benches[] = {
     &pb__bench_transpose,
     &pb__bench_reduce,
     &pb__bench_access,
+    &pb__bench_peak,
 };
 
 size_t pb__bench_count(void) { return sizeof benches / sizeof benches[0]; }

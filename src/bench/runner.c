@@ -11,6 +11,7 @@
 #include "bench/runner.h"
 #include "core/backend_impl.h"
 #include "core/core.h"
+#include "output/ceilings.h"
 
 /* ---- signals: Ctrl-C finishes the current repetition; a crash says where - */
 
@@ -331,6 +332,8 @@ static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
     double t = r->stats.median;
     r->gflops = t > 0 && b->flops ? b->flops(p, j->variant, host) / t * 1e-9 : NAN;
     r->gbps = t > 0 && b->bytes ? b->bytes(p, j->variant, host) / t * 1e-9 : NAN;
+    r->fraction = pb__ceiling_fraction(pb__ceilings_find(cfg->ceilings, j->backend->name, pb_device_name(dev)),
+                                       b->typeless, p->prec == PB_DOUBLE, r->gflops, r->gbps);
     if (b->extras)
         b->extras(state, &r->stats, r->extras);
     b->unbind(state);
@@ -425,7 +428,7 @@ pb_status pb__run(const struct pb_run_config *cfg, struct pb_run_summary *sum)
                                   .variant = j->variant->desc.name,
                                   .anchor = (j->variant->desc.flags & PB_VARIANT_ANCHOR) != 0,
                                   .threads = j->threads, .gflops = NAN, .gbps = NAN,
-                                  .speedup = NAN};
+                                  .speedup = NAN, .fraction = NAN};
             for (size_t e = 0; e < PB_MAX_EXTRAS; e++)
                 r.extras[e] = NAN;
             snprintf(r.label, sizeof r.label, "%s", label);

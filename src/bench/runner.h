@@ -29,6 +29,7 @@ struct pb_run_config {
     struct pb_writer **writers;
     size_t n_writers;
     const struct pb_context *ctx;
+    const struct pb_ceilings *ceilings; /* NULL = rows carry no fraction of ceiling */
 };
 
 struct pb_run_summary {

@@ -15,8 +15,10 @@
 #include "core/core.h"
 #include "core/parse.h"
 #include "io/mmio.h"
+#include "output/ceilings.h"
 #include "output/result.h"
 #include "parbench/pb_backend.h"
+#include "report/report.h"
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_ERROR = 3, EXIT_INTERRUPTED = 130 };
 
@@ -362,7 +364,7 @@ static int cmd_matinfo(int argc, char **argv)
 
 enum {
     O_BACKEND, O_VARIANT, O_PRECISION, O_REPS, O_WARMUP, O_SEED, O_THREADS, O_DEVICE, O_FORMAT,
-    O_OUT, O_APPEND, O_NO_VERIFY, O_INJECT, O_QUIET, O_PROGRESS, N_COMMON
+    O_OUT, O_APPEND, O_NO_VERIFY, O_INJECT, O_QUIET, O_PROGRESS, O_CEILINGS, N_COMMON
 };
 
 static const struct opt run_opts[N_COMMON] = {
@@ -382,6 +384,7 @@ static const struct opt run_opts[N_COMMON] = {
     [O_INJECT] = {"inject-fault", NULL, "corrupt one output element before checking (tests the checker)"},
     [O_QUIET] = {"quiet", NULL, "no progress line on stderr"},
     [O_PROGRESS] = {"progress", NULL, "progress line even when stderr is not a terminal"},
+    [O_CEILINGS] = {"ceilings", "FILE", "ceilings for the fraction-of-ceiling column (default: parbench ceilings' file)"},
 };
 
 static void run_help(FILE *f, const struct pb_bench *bench)
@@ -621,6 +624,10 @@ static int cmd_run(int argc, char **argv)
     };
     if (st == PB_OK)
         st = pb__run_validate(&cfg);
+    struct pb_ceilings ceilings = {0};
+    if (st == PB_OK)
+        st = pb__ceilings_for_run(a.values[O_CEILINGS], &ceilings);
+    cfg.ceilings = &ceilings;
     if (st != PB_OK) {
         run_plan_free(&plan);
         return fail_status(st);
@@ -654,6 +661,7 @@ static int cmd_run(int argc, char **argv)
             rc = fail_status(cst);
     }
     run_plan_free(&plan);
+    pb__ceilings_free(&ceilings);
     if (rc != EXIT_OK)
         return rc;
     if (sum.interrupted)
@@ -686,6 +694,10 @@ static const struct command {
     {"list", "benchmarks, variants and backends (and which are usable here)", cmd_list},
     {"devices", "every device of every backend with its properties", cmd_devices},
     {"matinfo", "structure of Matrix Market files: NZ, row lengths, bytes per format", cmd_matinfo},
+    {"ceilings", "measure this machine's roofline: peak bandwidth and FMA throughput per device", pb__cmd_ceilings},
+    {"report", "one HTML report with charts and tables from result files", pb__cmd_report},
+    {"plot", "one chart of result files as SVG or PNG", pb__cmd_plot},
+    {"compare", "compare two result files row by row; exit 1 on a regression", pb__cmd_compare},
     {"version", "print the version", cmd_version},
 };
 

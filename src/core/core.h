@@ -47,6 +47,10 @@ const char *pb__format_bytes(double bytes, char *buf, size_t len);
 /* Monotonic clock in seconds. */
 double pb__now(void);
 
+/* A whole file as a NUL-terminated string (caller frees). PB_ERR_NOT_FOUND
+ * when it does not exist (no message), PB_ERR_IO with one otherwise. */
+pb_status pb__read_file(const char *path, char **text);
+
 #ifdef __cplusplus
 }
 #endif

@@ -36,7 +36,7 @@ static const char *const fixed_head[] = {"date", "host", "version", "commit", "b
 static const char *const fixed_tail[] = {"problem", "status", "reason", "reps", "min_s", "median_s",
                                          "mean_s", "trimmed_mean_s", "stddev_s", "cv", "timer",
                                          "host_median_s", "gflops",
-                                         "gbps", "speedup", "err_norm", "err_max", "tolerance",
+                                         "gbps", "speedup", "ceiling_fraction", "err_norm", "err_max", "tolerance",
                                          "check"};
 
 /* The header line into buf (without newline). */
@@ -113,6 +113,7 @@ static pb_status csv_row(struct pb_writer *w, const struct pb_result *r)
     num(f, ok ? r->gflops : NAN);
     num(f, ok ? r->gbps : NAN);
     num(f, ok ? r->speedup : NAN);
+    num(f, ok ? r->fraction : NAN);
     num(f, checked ? r->check.err_norm : NAN);
     num(f, checked ? r->check.err_max : NAN);
     num(f, checked ? r->check.tol : NAN);

@@ -139,6 +139,7 @@ static pb_status json_row(struct pb_writer *w, const struct pb_result *r)
         add_num(o, "gflops", r->gflops);
         add_num(o, "gbps", r->gbps);
         add_num(o, "speedup", r->speedup);
+        add_num(o, "ceiling_fraction", r->fraction);
         for (size_t i = 0; i < r->bench->n_extras; i++)
             add_num(o, r->bench->extra_names[i], r->extras[i]);
     }

@@ -54,6 +54,7 @@ struct pb_result {
     const double *samples, *host_samples; /* stats.n raw samples each */
     double gflops, gbps;   /* from the median time; NAN when not applicable */
     double speedup;        /* baseline median / this median; NAN when not measured */
+    double fraction;       /* of the device's ceiling (output/ceilings.h); NAN = no ceilings */
     struct pb_check check;
     double extras[PB_MAX_EXTRAS]; /* bench->extra_names; NAN = none */
 };

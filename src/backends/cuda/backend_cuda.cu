@@ -367,6 +367,8 @@ static const struct pb_variant cuda_variants[] = {
     {.desc = {"access", "global-offset", "copy starting step elements past an aligned address", 0}, .supports = pb__cuda_access_supports, .run = pb__cuda_access_offset, .data = &pb__access_offset},
     {.desc = {"access", "global-stride", "copy of every step-th element", 0}, .supports = pb__cuda_access_stride_supports, .run = pb__cuda_access_stride, .data = &pb__access_stride},
     {.desc = {"access", "shared-stride", "shared-memory loads step elements apart (0 = broadcast)", 0}, .supports = pb__cuda_access_supports, .run = pb__cuda_access_shared, .data = &pb__access_shared},
+    {.desc = {"peak", "fma", "independent FMA chains per thread, no loads (arithmetic peak)", 0}, .supports = pb__cuda_peak_supports, .run = pb__cuda_peak_fma},
+    {.desc = {"peak", "read", "grid-stride read-only sum, four loads in flight per thread", 0}, .supports = pb__cuda_peak_supports, .run = pb__cuda_peak_read},
 };
 
 extern "C" const struct pb_backend pb__backend_cuda = {

@@ -43,6 +43,9 @@ pb_status pb__cuda_gemm_cublas(pb_device *dev, const void *args, pb_stream *s);
 bool pb__cuda_gemm_dmma_supports(const pb_device *dev, const void *args, const char **why);
 bool pb__cuda_gemm_supports(const pb_device *dev, const void *args, const char **why);
 bool pb__cuda_gemm_cublas_supports(const pb_device *dev, const void *args, const char **why);
+pb_status pb__cuda_peak_fma(pb_device *dev, const void *args, pb_stream *s); // peak.cu
+pb_status pb__cuda_peak_read(pb_device *dev, const void *args, pb_stream *s);
+bool pb__cuda_peak_supports(const pb_device *dev, const void *args, const char **why);
 
 // SpMV variants (spmv.cu).
 bool pb__cuda_spmv_supports(const pb_device *dev, const void *args, const char **why);

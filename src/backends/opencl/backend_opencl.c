@@ -1022,6 +1022,8 @@ static const struct pb_variant cl_variants[] = {
     CL_REDUCE(unroll-last-warp, unroll_last_warp, "5: the last six steps unrolled (barriers kept: OpenCL has no warps)"),
     CL_REDUCE(unroll-all, unroll_all, "6: completely unrolled, work-group size a compile-time constant"),
     CL_REDUCE(multiple-per-thread, multiple_per_thread, "7: many elements per work-item"),
+    {.desc = {"peak", "fma", "independent FMA chains per work-item, no loads (arithmetic peak)", 0}, .supports = pb__cl_peak_supports, .run = pb__cl_peak_fma},
+    {.desc = {"peak", "read", "read-only sum over the NDRange, four loads in flight per work-item", 0}, .supports = pb__cl_peak_supports, .run = pb__cl_peak_read},
 };
 
 const struct pb_backend pb__backend_opencl = {

@@ -147,5 +147,9 @@ PB__CL_REDUCE_DECL(unroll_last_warp)
 PB__CL_REDUCE_DECL(unroll_all)
 PB__CL_REDUCE_DECL(multiple_per_thread)
 #undef PB__CL_REDUCE_DECL
+/* Peak-rate variants (peak.c). */
+pb_status pb__cl_peak_fma(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cl_peak_read(pb_device *dev, const void *args, pb_stream *s);
+bool pb__cl_peak_supports(const pb_device *dev, const void *args, const char **why);
 
 #endif

@@ -6,6 +6,7 @@
 #include "backends/openmp/gemm_blocked.h"
 #include "backends/openmp/spmv_openmp.h"
 #include "backends/openmp/memory_omp.h"
+#include "backends/openmp/peak.h"
 #include "core/backend_impl.h"
 #include "core/cpuinfo.h"
 
@@ -86,6 +87,8 @@ static const struct pb_variant omp_variants[] = {
     {.desc = {"transpose", "blocked", "32x32 tiles dealt to threads", 0}, .supports = NULL, .run = pb__omp_transpose_blocked},
     {.desc = {"transpose", "copy", "row copies over threads: the bound (out = in)", PB_VARIANT_BOUND}, .supports = NULL, .run = pb__omp_transpose_copy},
     {.desc = {"reduce", "pairwise", "a pairwise sum per thread, added in thread order", 0}, .supports = NULL, .run = pb__omp_reduce_pairwise},
+    {.desc = {"peak", "fma", "blocks of independent FMA chains in vector registers, threaded", 0}, .supports = NULL, .run = pb__omp_peak_fma},
+    {.desc = {"peak", "read", "read-only sum, one slice per group, threaded", 0}, .supports = NULL, .run = pb__omp_peak_read},
 #ifdef PB_HAVE_OPENBLAS
     {.desc = {"gemm", "openblas", "OpenBLAS cblas_sgemm/dgemm", PB_VARIANT_ANCHOR}, .supports = pb__openblas_gemm_supports, .run = pb__openblas_gemm},
 #endif

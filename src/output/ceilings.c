@@ -1,0 +1,175 @@
+/* Ceilings file: {"parbench_ceilings": 1, "date", "commit", "devices": [...]}. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/core.h"
+#include "output/ceilings.h"
+
+bool pb__ceilings_default_path(char *buf, size_t len)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (xdg && xdg[0])
+        snprintf(buf, len, "%s/parbench/ceilings.json", xdg);
+    else if (home && home[0])
+        snprintf(buf, len, "%s/.cache/parbench/ceilings.json", home);
+    else
+        return false;
+    return true;
+}
+
+static double num_of(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static void str_of(const cJSON *o, const char *key, char *buf, size_t len)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    snprintf(buf, len, "%s", cJSON_IsString(v) ? v->valuestring : "");
+}
+
+pb_status pb__ceilings_read(const char *path, struct pb_ceilings *out)
+{
+    memset(out, 0, sizeof *out);
+    char *text;
+    pb_status st = pb__read_file(path, &text);
+    if (st != PB_OK)
+        return st;
+    cJSON *doc = cJSON_Parse(text);
+    free(text);
+    const cJSON *devs = cJSON_GetObjectItemCaseSensitive(doc, "devices");
+    if (!doc || !cJSON_IsArray(devs) || !cJSON_GetObjectItemCaseSensitive(doc, "parbench_ceilings")) {
+        cJSON_Delete(doc);
+        return pb__fail(PB_ERR_PARSE, "%s is not a parbench ceilings file", path);
+    }
+    str_of(doc, "date", out->date, sizeof out->date);
+    str_of(doc, "commit", out->commit, sizeof out->commit);
+    const cJSON *d;
+    cJSON_ArrayForEach(d, devs)
+    {
+        struct pb_ceiling c;
+        str_of(d, "backend", c.backend, sizeof c.backend);
+        str_of(d, "device", c.device, sizeof c.device);
+        c.copy_gbps = num_of(d, "copy_gbps");
+        c.read_gbps = num_of(d, "read_gbps");
+        c.h2d_gbps = num_of(d, "h2d_gbps");
+        c.d2h_gbps = num_of(d, "d2h_gbps");
+        c.fp32_gflops = num_of(d, "fp32_gflops");
+        c.fp64_gflops = num_of(d, "fp64_gflops");
+        if ((st = pb__ceilings_put(out, &c)) != PB_OK)
+            break;
+    }
+    cJSON_Delete(doc);
+    if (st != PB_OK)
+        pb__ceilings_free(out);
+    return st;
+}
+
+static void add_num(cJSON *o, const char *key, double x)
+{
+    if (isfinite(x))
+        cJSON_AddNumberToObject(o, key, x);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
+pb_status pb__ceilings_write(const char *path, const struct pb_ceilings *c)
+{
+    /* mkdir -p of the parent: the default path is under a cache directory
+     * that may not exist yet. */
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    for (char *p = dir + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+                return pb__fail(PB_ERR_IO, "cannot create %s: %s", dir, strerror(errno));
+            *p = '/';
+        }
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddNumberToObject(doc, "parbench_ceilings", 1);
+    cJSON_AddStringToObject(doc, "date", c->date);
+    cJSON_AddStringToObject(doc, "commit", c->commit);
+    cJSON_AddStringToObject(doc, "units", "GB/s = 1e9 bytes/s; copy counts bytes read + written");
+    cJSON *devs = cJSON_AddArrayToObject(doc, "devices");
+    for (size_t i = 0; devs && i < c->n; i++) {
+        const struct pb_ceiling *e = &c->dev[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddItemToArray(devs, o);
+        cJSON_AddStringToObject(o, "backend", e->backend);
+        cJSON_AddStringToObject(o, "device", e->device);
+        add_num(o, "copy_gbps", e->copy_gbps);
+        add_num(o, "read_gbps", e->read_gbps);
+        add_num(o, "h2d_gbps", e->h2d_gbps);
+        add_num(o, "d2h_gbps", e->d2h_gbps);
+        add_num(o, "fp32_gflops", e->fp32_gflops);
+        add_num(o, "fp64_gflops", e->fp64_gflops);
+    }
+    char *text = cJSON_Print(doc);
+    cJSON_Delete(doc);
+    if (!text)
+        return pb__fail(PB_ERR_NOMEM, "out of memory serialising the ceilings");
+    FILE *f = fopen(path, "w");
+    bool ok = f && fputs(text, f) != EOF && fputc('\n', f) != EOF;
+    if (f && fclose(f) != 0)
+        ok = false;
+    cJSON_free(text);
+    if (!ok)
+        return pb__fail(PB_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+    return PB_OK;
+}
+
+pb_status pb__ceilings_put(struct pb_ceilings *c, const struct pb_ceiling *entry)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->dev[i].backend, entry->backend) == 0 && strcmp(c->dev[i].device, entry->device) == 0) {
+            c->dev[i] = *entry;
+            return PB_OK;
+        }
+    struct pb_ceiling *bigger = realloc(c->dev, (c->n + 1) * sizeof *bigger);
+    if (!bigger)
+        return pb__fail(PB_ERR_NOMEM, "out of memory");
+    c->dev = bigger;
+    c->dev[c->n++] = *entry;
+    return PB_OK;
+}
+
+void pb__ceilings_free(struct pb_ceilings *c)
+{
+    if (!c)
+        return;
+    free(c->dev);
+    c->dev = NULL;
+    c->n = 0;
+}
+
+const struct pb_ceiling *pb__ceilings_find(const struct pb_ceilings *c, const char *backend, const char *device)
+{
+    for (size_t i = 0; c && i < c->n; i++)
+        if (strcmp(c->dev[i].backend, backend) == 0 && strcmp(c->dev[i].device, device) == 0)
+            return &c->dev[i];
+    return NULL;
+}
+
+double pb__ceiling_mem_gbps(const struct pb_ceiling *c)
+{
+    double a = c->copy_gbps, b = c->read_gbps;
+    return isnan(a) ? b : isnan(b) ? a : fmax(a, b);
+}
+
+double pb__ceiling_fraction(const struct pb_ceiling *c, bool typeless, bool double_prec, double gflops,
+                            double gbps)
+{
+    if (!c)
+        return NAN;
+    double peak = double_prec ? c->fp64_gflops : c->fp32_gflops, mem = pb__ceiling_mem_gbps(c);
+    double f_flops = !typeless && gflops > 0 && peak > 0 ? gflops / peak : NAN;
+    double f_mem = gbps > 0 && mem > 0 ? gbps / mem : NAN;
+    return isnan(f_flops) ? f_mem : isnan(f_mem) ? f_flops : fmax(f_flops, f_mem);
+}

@@ -1,0 +1,171 @@
+/* parbench compare BASE NEW: rows matched by (bench, backend, device,
+ * variant, precision, threads, parameters); per pair the ratio of median
+ * times and whether the difference is larger than the spread of the
+ * samples. A row that got slower beyond the threshold and beyond the spread,
+ * or that verified in BASE and fails in NEW, is a regression: exit 1. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/charts.h"
+#include "report/cli_util.h"
+#include "report/report.h"
+
+static void row_key(const struct pb_rp_row *r, char *buf, size_t len)
+{
+    size_t used = (size_t)snprintf(buf, len, "%s|%s|%s|%s|%s|%d", r->bench, r->backend, r->device, r->variant,
+                                   r->precision, r->threads);
+    for (size_t i = 0; i < r->n_params && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "|%s=%s", r->params[i].key, r->params[i].text);
+}
+
+/* Lowest and highest sample, else median -+ one standard deviation. */
+static void spread(const struct pb_rp_row *r, double *lo, double *hi)
+{
+    if (r->n_samples) {
+        *lo = INFINITY, *hi = -INFINITY;
+        for (size_t i = 0; i < r->n_samples; i++)
+            *lo = fmin(*lo, r->samples[i]), *hi = fmax(*hi, r->samples[i]);
+        return;
+    }
+    double sd = isfinite(r->stddev) ? r->stddev : 0;
+    *lo = isfinite(r->min) ? fmin(r->min, r->median - sd) : r->median - sd;
+    *hi = r->median + sd;
+}
+
+static void compare_help(FILE *f)
+{
+    fprintf(f, "usage: parbench compare BASE NEW [options]\n\n"
+               "Matches the rows of two result files (.json or .csv) by benchmark, backend, device,\n"
+               "variant, precision, threads and parameters, and prints per pair the ratio of median\n"
+               "times (NEW/BASE; below 1 is faster) and whether the difference is larger than the\n"
+               "spread of the samples (their ranges do not overlap).\n\noptions:\n"
+               "  --threshold PCT         slower by more than this (and beyond the spread) is a\n"
+               "                          regression (default 10)\n"
+               "  --quiet                 print regressions and the summary only\n"
+               "\nexit status: 0 no regression, 1 a row regressed or FAILED in NEW that was OK in BASE,\n"
+               "2 usage error, 3 a file could not be read.\n");
+}
+
+int pb__cmd_compare(int argc, char **argv)
+{
+    const char *files[2] = {NULL, NULL}, *threshold_text = "10";
+    int n_files = 0, rc = PB_EXIT_OK;
+    bool quiet = false;
+    for (int i = 1; i < argc && rc == PB_EXIT_OK; i++) {
+        const char *v;
+        if (pb__cli_is_help(argv[i])) {
+            compare_help(stdout);
+            return PB_EXIT_OK;
+        }
+        if (strcmp(argv[i], "--quiet") == 0)
+            quiet = true;
+        else if (pb__cli_value(argc, argv, &i, "threshold", 0, &v, &rc))
+            threshold_text = v;
+        else if (rc == PB_EXIT_OK && argv[i][0] == '-' && argv[i][1])
+            rc = pb__cli_die(PB_EXIT_USAGE, "unknown option '%s' for compare (see parbench compare --help)", argv[i]);
+        else if (rc == PB_EXIT_OK && n_files < 2)
+            files[n_files++] = argv[i];
+        else if (rc == PB_EXIT_OK)
+            rc = pb__cli_die(PB_EXIT_USAGE, "compare takes two files (got '%s' too)", argv[i]);
+    }
+    if (rc != PB_EXIT_OK)
+        return rc;
+    if (n_files != 2) {
+        compare_help(stderr);
+        return PB_EXIT_USAGE;
+    }
+    char *end;
+    double threshold = strtod(threshold_text, &end);
+    if (end == threshold_text || (*end && strcmp(end, "%") != 0) || !(threshold >= 0) || threshold > 1000)
+        return pb__cli_die(PB_EXIT_USAGE, "--threshold needs a percentage between 0 and 1000 (got '%s')",
+                           threshold_text);
+    struct pb_rp_set sets[2];
+    for (int k = 0; k < 2; k++) {
+        rc = pb__rp_load_all(&sets[k], (char **)&files[k], 1, NULL);
+        if (rc != PB_EXIT_OK) {
+            if (k)
+                pb__rp_free(&sets[0]);
+            pb__rp_free(&sets[k]);
+            return rc;
+        }
+    }
+    const struct pb_rp_set *base = &sets[0], *cur = &sets[1];
+    size_t matched = 0, regressed = 0, faster = 0, slower = 0, only_new = 0;
+    bool *used = calloc(base->n_rows, sizeof *used);
+    if (!used) {
+        pb__rp_free(&sets[0]);
+        pb__rp_free(&sets[1]);
+        return pb__cli_die(PB_EXIT_ERROR, "%s", "out of memory");
+    }
+    printf("%-10s %-28s %-12s %-18s %10s %10s %7s  %s\n", "bench", "backend/variant", "precision", "problem",
+           "base", "new", "new/base", "verdict");
+    for (size_t i = 0; i < cur->n_rows; i++) {
+        const struct pb_rp_row *n = &cur->rows[i];
+        char kn[1024], kb[1024];
+        row_key(n, kn, sizeof kn);
+        const struct pb_rp_row *b = NULL;
+        for (size_t j = 0; j < base->n_rows && !b; j++) {
+            if (used[j])
+                continue;
+            row_key(&base->rows[j], kb, sizeof kb);
+            if (strcmp(kn, kb) == 0) {
+                b = &base->rows[j];
+                used[j] = true;
+            }
+        }
+        if (!b) {
+            only_new++;
+            continue;
+        }
+        matched++;
+        char verdict[64] = "", tb[32], tn[32], ratio_text[16] = "-";
+        bool bad = false;
+        pb__rp_fmt_time(b->median, tb, sizeof tb);
+        pb__rp_fmt_time(n->median, tn, sizeof tn);
+        if (pb__rp_ok(b) && !pb__rp_ok(n) && strcmp(n->status, "FAILED") == 0) {
+            snprintf(verdict, sizeof verdict, "REGRESSION: FAILED (was OK)");
+            bad = true;
+        } else if (!pb__rp_ok(b) || !pb__rp_ok(n) || !(b->median > 0) || !(n->median > 0)) {
+            snprintf(verdict, sizeof verdict, "not compared (%s -> %s)", b->status, n->status);
+        } else {
+            double ratio = n->median / b->median, blo, bhi, nlo, nhi;
+            spread(b, &blo, &bhi);
+            spread(n, &nlo, &nhi);
+            bool beyond = nlo > bhi || nhi < blo;
+            snprintf(ratio_text, sizeof ratio_text, "%.3f", ratio);
+            if (!beyond) {
+                snprintf(verdict, sizeof verdict, "within the spread");
+            } else if (ratio > 1 + threshold / 100) {
+                snprintf(verdict, sizeof verdict, "REGRESSION: %.1f%% slower", (ratio - 1) * 100);
+                bad = true;
+            } else if (ratio > 1) {
+                snprintf(verdict, sizeof verdict, "slower by %.1f%% (under the threshold)", (ratio - 1) * 100);
+                slower++;
+            } else {
+                snprintf(verdict, sizeof verdict, "faster by %.1f%%", (1 / ratio - 1) * 100);
+                faster++;
+            }
+        }
+        regressed += bad;
+        if (quiet && !bad)
+            continue;
+        char name[160];
+        snprintf(name, sizeof name, "%s/%s", n->backend, n->variant);
+        printf("%-10s %-28s %-12s %-18s %10s %10s %7s  %s\n", n->bench, name, n->precision[0] ? n->precision : "-",
+               n->problem, tb, tn, ratio_text, verdict);
+    }
+    size_t only_base = 0;
+    for (size_t j = 0; j < base->n_rows; j++)
+        only_base += !used[j];
+    printf("\n%zu rows matched: %zu regressed (threshold %g%%), %zu faster, %zu slower within the threshold; "
+           "%zu only in %s, %zu only in %s\n", matched, regressed, threshold, faster, slower, only_base, files[0],
+           only_new, files[1]);
+    free(used);
+    pb__rp_free(&sets[0]);
+    pb__rp_free(&sets[1]);
+    if (!matched)
+        return pb__cli_die(PB_EXIT_ERROR, "no rows of %s match rows of %s", files[1], files[0]);
+    return regressed ? PB_EXIT_FAILED : PB_EXIT_OK;
+}

@@ -1,0 +1,491 @@
+/* parbench report and parbench plot: one self-contained HTML file (inline
+ * SVG, inline CSS, no script) or one chart as SVG/PNG. */
+#include <errno.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/core.h"
+#include "report/charts.h"
+#include "report/cli_util.h"
+#include "report/report.h"
+
+/* Where no ceilings file gave a device's copy ceiling, the best measured
+ * device-to-device copy of the bandwidth benchmark stands in. */
+static pb_status derive_ceilings(struct pb_rp_set *set)
+{
+    for (size_t i = 0; i < set->n_rows; i++) {
+        const struct pb_rp_row *r = &set->rows[i];
+        if (!pb__rp_ok(r) || strcmp(r->bench, "bandwidth") || strcmp(r->variant, "d2d") || !(r->gbps > 0))
+            continue;
+        const struct pb_ceiling *have = pb__ceilings_find(&set->ceilings, r->backend, r->device);
+        struct pb_ceiling c = {.copy_gbps = r->gbps, .read_gbps = NAN, .h2d_gbps = NAN, .d2h_gbps = NAN,
+                               .fp32_gflops = NAN, .fp64_gflops = NAN};
+        if (have) {
+            if (isfinite(have->copy_gbps) && have->copy_gbps >= r->gbps)
+                continue;
+            c = *have;
+            c.copy_gbps = r->gbps;
+        }
+        snprintf(c.backend, sizeof c.backend, "%s", r->backend);
+        snprintf(c.device, sizeof c.device, "%s", r->device);
+        pb_status st = pb__ceilings_put(&set->ceilings, &c);
+        if (st != PB_OK)
+            return st;
+    }
+    return PB_OK;
+}
+
+int pb__rp_load_all(struct pb_rp_set *set, char **paths, int n, const char *ceilings)
+{
+    memset(set, 0, sizeof *set);
+    for (int i = 0; i < n; i++) {
+        pb__clear_error();
+        pb_status st = pb__rp_load(set, paths[i]);
+        if (st != PB_OK)
+            return pb__cli_fail(st);
+    }
+    if (ceilings) {
+        struct pb_ceilings c;
+        pb_status st = pb__ceilings_read(ceilings, &c);
+        if (st == PB_ERR_NOT_FOUND)
+            return pb__cli_die(PB_EXIT_ERROR, "cannot read %s: no such file", ceilings);
+        for (size_t i = 0; st == PB_OK && i < c.n; i++)
+            st = pb__ceilings_put(&set->ceilings, &c.dev[i]);
+        pb__ceilings_free(&c);
+        if (st != PB_OK)
+            return pb__cli_fail(st);
+    }
+    if (set->n_rows == 0)
+        return pb__cli_die(PB_EXIT_ERROR, "%s", "no result rows in the given files");
+    pb_status st = derive_ceilings(set);
+    return st == PB_OK ? PB_EXIT_OK : pb__cli_fail(st);
+}
+
+/* ---- HTML ----------------------------------------------------------------------- */
+
+static const char css[] =
+    "body{font-family:sans-serif;margin:24px;color:#222;max-width:1400px}"
+    "h1{font-size:24px}h2{font-size:19px;border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:36px}"
+    ".ctx{color:#555;font-size:13px}.charts{display:flex;flex-wrap:wrap;gap:12px}"
+    ".charts svg{border:1px solid #ddd;max-width:100%;height:auto}"
+    "table{border-collapse:collapse;font-size:12px;margin-top:12px}"
+    "th,td{border:1px solid #ddd;padding:2px 6px;text-align:right;white-space:nowrap}"
+    "th{background:#f2f2f2;position:sticky;top:0}td.t{text-align:left}"
+    "tr.FAILED td,tr.ERROR td{background:#fde2e2}tr.SKIP td,tr.UNSUPPORTED td{color:#888;background:#f7f7f7}"
+    ".scroll{max-height:520px;overflow:auto;border:1px solid #eee}"
+    "nav li{font-size:14px}.note{font-size:13px;color:#555}";
+
+static void cell_text(struct pb_sbuf *b, const char *s, bool left)
+{
+    pb__sb_printf(b, "<td%s>", left ? " class=\"t\"" : "");
+    pb__sb_escape(b, s);
+    pb__sb_printf(b, "</td>");
+}
+
+static void cell_num(struct pb_sbuf *b, double x, const char *fmt)
+{
+    if (isfinite(x))
+        pb__sb_printf(b, "<td>"), pb__sb_printf(b, fmt, x), pb__sb_printf(b, "</td>");
+    else
+        pb__sb_printf(b, "<td>-</td>");
+}
+
+static bool any_finite(const struct pb_rp_row *rows, size_t n, size_t offset)
+{
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(*(const double *)((const char *)&rows[i] + offset)))
+            return true;
+    return false;
+}
+
+static void results_table(struct pb_sbuf *b, const struct pb_rp_set *set, const struct pb_rp_file *f)
+{
+    const struct pb_rp_row *rows = &set->rows[f->first_row];
+    size_t n = f->n_rows;
+    bool gflops = any_finite(rows, n, offsetof(struct pb_rp_row, gflops)),
+         gbps = any_finite(rows, n, offsetof(struct pb_rp_row, gbps)),
+         speedup = any_finite(rows, n, offsetof(struct pb_rp_row, speedup));
+    bool frac = any_finite(rows, n, offsetof(struct pb_rp_row, fraction));
+    /* Without a fraction column, the report's ceilings give one. */
+    for (size_t i = 0; i < n && !frac; i++)
+        frac = pb__ceilings_find(&set->ceilings, rows[i].backend, rows[i].device) != NULL;
+    pb__sb_printf(b, "<div class=\"scroll\"><table>\n<thead><tr><th>backend</th><th>variant</th><th>device</th>"
+                     "<th>precision</th><th>threads</th>");
+    for (size_t p = 0; p < rows[0].n_params; p++) {
+        pb__sb_printf(b, "<th>");
+        pb__sb_escape(b, rows[0].params[p].key);
+        pb__sb_printf(b, "</th>");
+    }
+    pb__sb_printf(b, "<th>problem</th><th>status</th><th>reps</th><th>median</th><th>min</th><th>cv</th>");
+    if (gflops)
+        pb__sb_printf(b, "<th>GFLOP/s</th>");
+    if (gbps)
+        pb__sb_printf(b, "<th>GB/s</th>");
+    if (frac)
+        pb__sb_printf(b, "<th>of ceiling</th>");
+    if (speedup)
+        pb__sb_printf(b, "<th>speed-up</th>");
+    pb__sb_printf(b, "<th>max error</th><th>check</th>");
+    for (size_t e = 0; e < rows[0].n_extras; e++) {
+        pb__sb_printf(b, "<th>");
+        pb__sb_escape(b, rows[0].extras[e].key);
+        pb__sb_printf(b, "</th>");
+    }
+    pb__sb_printf(b, "<th>reason</th></tr></thead>\n<tbody>\n");
+    for (size_t i = 0; i < n; i++) {
+        const struct pb_rp_row *r = &rows[i];
+        char buf[64];
+        pb__sb_printf(b, "<tr class=\"");
+        pb__sb_escape(b, r->status);
+        pb__sb_printf(b, "\">");
+        snprintf(buf, sizeof buf, "%s%s", r->variant, r->anchor ? "*" : "");
+        cell_text(b, r->backend, true);
+        cell_text(b, buf, true);
+        cell_text(b, r->device, true);
+        cell_text(b, r->precision[0] ? r->precision : "-", true);
+        snprintf(buf, sizeof buf, "%d", r->threads);
+        cell_text(b, r->threads ? buf : "-", false);
+        for (size_t p = 0; p < rows[0].n_params; p++) {
+            const struct pb_rp_kv *kv = pb__rp_find(r, rows[0].params[p].key);
+            cell_text(b, kv ? kv->text : "", false);
+        }
+        cell_text(b, r->problem, true);
+        cell_text(b, r->status, true);
+        cell_num(b, r->reps, "%.0f");
+        pb__rp_fmt_time(r->median, buf, sizeof buf);
+        cell_text(b, buf, false);
+        pb__rp_fmt_time(r->min, buf, sizeof buf);
+        cell_text(b, buf, false);
+        cell_num(b, r->cv * 100, "%.1f%%");
+        if (gflops)
+            cell_num(b, r->gflops, "%.4g");
+        if (gbps)
+            cell_num(b, r->gbps, "%.4g");
+        if (frac) {
+            double fr = r->fraction;
+            if (!isfinite(fr) && pb__rp_ok(r))
+                fr = pb__ceiling_fraction(pb__ceilings_find(&set->ceilings, r->backend, r->device),
+                                          !r->precision[0], strcmp(r->precision, "double") == 0, r->gflops,
+                                          r->gbps);
+            cell_num(b, fr * 100, "%.1f%%");
+        }
+        if (speedup)
+            cell_num(b, r->speedup, "%.3g");
+        cell_num(b, r->err_max, "%.2g");
+        cell_text(b, r->check[0] ? r->check : "-", true);
+        for (size_t e = 0; e < rows[0].n_extras; e++) {
+            const struct pb_rp_kv *kv = pb__rp_find(r, rows[0].extras[e].key);
+            if (kv && isfinite(kv->num))
+                cell_num(b, kv->num, "%.4g");
+            else
+                cell_text(b, kv ? kv->text : "", true);
+        }
+        cell_text(b, r->reason, true);
+        pb__sb_printf(b, "</tr>\n");
+    }
+    pb__sb_printf(b, "</tbody></table></div>\n");
+}
+
+static void status_counts(struct pb_sbuf *b, const struct pb_rp_set *set, const struct pb_rp_file *f)
+{
+    static const char *const names[] = {"OK", "FAILED", "SKIP", "UNSUPPORTED", "ERROR"};
+    pb__sb_printf(b, "<p class=\"note\">%zu rows:", f->n_rows);
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        size_t c = 0;
+        for (size_t i = 0; i < f->n_rows; i++)
+            c += strcmp(set->rows[f->first_row + i].status, names[k]) == 0;
+        if (c)
+            pb__sb_printf(b, " %zu %s", c, names[k]);
+    }
+    pb__sb_printf(b, ". Charts show OK rows only; rates come from the median time; every OK row was "
+                     "verified against the CPU reference unless its check says none.</p>\n");
+}
+
+static void ceilings_table(struct pb_sbuf *b, const struct pb_rp_set *set)
+{
+    pb__sb_printf(b, "<h2 id=\"ceilings\">Ceilings</h2>\n<table><thead><tr><th>backend</th><th>device</th>"
+                     "<th>copy GB/s</th><th>read GB/s</th><th>H2D GB/s</th><th>D2H GB/s</th>"
+                     "<th>fp32 GFLOP/s</th><th>fp64 GFLOP/s</th></tr></thead><tbody>\n");
+    for (size_t i = 0; i < set->ceilings.n; i++) {
+        const struct pb_ceiling *c = &set->ceilings.dev[i];
+        pb__sb_printf(b, "<tr>");
+        cell_text(b, c->backend, true);
+        cell_text(b, c->device, true);
+        cell_num(b, c->copy_gbps, "%.4g");
+        cell_num(b, c->read_gbps, "%.4g");
+        cell_num(b, c->h2d_gbps, "%.4g");
+        cell_num(b, c->d2h_gbps, "%.4g");
+        cell_num(b, c->fp32_gflops, "%.4g");
+        cell_num(b, c->fp64_gflops, "%.4g");
+        pb__sb_printf(b, "</tr>\n");
+    }
+    pb__sb_printf(b, "</tbody></table>\n<p class=\"note\">From parbench ceilings where a ceilings file was given; "
+                     "otherwise the copy ceiling is the best device-to-device copy of the bandwidth "
+                     "results.</p>\n");
+}
+
+static void render_html(struct pb_sbuf *b, const struct pb_rp_set *set, const struct pb_rp_charts *ch,
+                        const char *title)
+{
+    pb__sb_printf(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>");
+    pb__sb_escape(b, title);
+    pb__sb_printf(b, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>", css);
+    pb__sb_escape(b, title);
+    pb__sb_printf(b, "</h1>\n<p class=\"ctx\">parbench %s (%s); %zu result files, %zu rows.</p>\n<nav><ul>\n",
+                  pb_version(), pb_git_commit(), set->n_files, set->n_rows);
+    for (size_t i = 0; i < set->n_files; i++) {
+        pb__sb_printf(b, "<li><a href=\"#f%zu\">", i);
+        pb__sb_escape(b, set->files[i].bench[0] ? set->files[i].bench : "results");
+        pb__sb_printf(b, " — ");
+        pb__sb_escape(b, set->files[i].name);
+        pb__sb_printf(b, "</a></li>\n");
+    }
+    pb__sb_printf(b, "<li><a href=\"#roofline\">roofline</a></li>\n");
+    if (set->ceilings.n)
+        pb__sb_printf(b, "<li><a href=\"#ceilings\">ceilings</a></li>\n");
+    pb__sb_printf(b, "</ul></nav>\n");
+    for (size_t i = 0; i < set->n_files; i++) {
+        const struct pb_rp_file *f = &set->files[i];
+        pb__sb_printf(b, "<section>\n<h2 id=\"f%zu\">", i);
+        pb__sb_escape(b, f->bench[0] ? f->bench : "results");
+        pb__sb_printf(b, " — ");
+        pb__sb_escape(b, f->name);
+        pb__sb_printf(b, "</h2>\n<p class=\"ctx\">");
+        const char *labels[] = {"date", "commit", "host", "cpu", "command"};
+        const char *values[] = {f->date, f->commit, f->host, f->cpu, f->command};
+        for (size_t k = 0; k < 5; k++)
+            if (values[k] && values[k][0]) {
+                pb__sb_printf(b, "%s: ", labels[k]);
+                pb__sb_escape(b, values[k]);
+                pb__sb_printf(b, "; ");
+            }
+        pb__sb_printf(b, "</p>\n");
+        status_counts(b, set, f);
+        pb__sb_printf(b, "<div class=\"charts\">\n");
+        for (size_t c = 0; c < ch->n; c++)
+            if (ch->file[c] == i)
+                pb__chart_svg(&ch->charts[c], b);
+        pb__sb_printf(b, "</div>\n");
+        if (f->n_rows)
+            results_table(b, set, f);
+        pb__sb_printf(b, "</section>\n");
+    }
+    pb__sb_printf(b, "<section>\n<h2 id=\"roofline\">Roofline</h2>\n<p class=\"note\">Every OK row with both "
+                     "GFLOP/s and GB/s, placed at its arithmetic intensity (the benchmark's FLOP count over "
+                     "its byte count). Roofs: min(FMA peak, intensity x memory ceiling) of the device, drawn "
+                     "when its ceilings were measured (parbench ceilings).</p>\n<div class=\"charts\">\n");
+    size_t roofs = 0;
+    for (size_t c = 0; c < ch->n; c++)
+        if (ch->file[c] == PB_RP_ROOFLINE) {
+            pb__chart_svg(&ch->charts[c], b);
+            roofs++;
+        }
+    if (!roofs)
+        pb__sb_printf(b, "<p class=\"note\">No row reports both GFLOP/s and GB/s.</p>\n");
+    pb__sb_printf(b, "</div>\n</section>\n");
+    if (set->ceilings.n)
+        ceilings_table(b, set);
+    pb__sb_printf(b, "</body>\n</html>\n");
+}
+
+static int write_text(const char *path, const struct pb_sbuf *b)
+{
+    if (b->failed)
+        return pb__cli_die(PB_EXIT_ERROR, "%s", "out of memory");
+    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    bool ok = f && fwrite(b->s, 1, b->len, f) == b->len;
+    if (f && f != stdout && fclose(f) != 0)
+        ok = false;
+    if (!ok)
+        return pb__cli_die(PB_EXIT_ERROR, "cannot write %s: %s", path, strerror(errno));
+    return PB_EXIT_OK;
+}
+
+static void report_help(FILE *f)
+{
+    fprintf(f, "usage: parbench report RESULTS... -o report.html [options]\n\n"
+               "One self-contained HTML file (inline SVG charts, no script, no network) from parbench\n"
+               "result files (.json or .csv; a directory adds the result files in it). Per file: the\n"
+               "rate against the parameter that varies, one series per backend/variant, ceilings\n"
+               "drawn in; then the table with statistics and verification status (FAILED and SKIP\n"
+               "rows are listed, never plotted); then a roofline per device.\n\noptions:\n"
+               "  -o, --out FILE          the HTML file to write (- = standard output)\n"
+               "  --ceilings FILE         ceilings to draw (a ceilings file among RESULTS works too)\n"
+               "  --title TEXT            the page title (default \"parbench report\")\n"
+               "\nexit status: 0 written, 2 usage error, 3 a file could not be read or written.\n");
+}
+
+int pb__cmd_report(int argc, char **argv)
+{
+    const char *out = NULL, *ceilings = NULL, *title = "parbench report";
+    char **inputs = calloc((size_t)argc, sizeof *inputs);
+    int n_inputs = 0;
+    if (!inputs)
+        return pb__cli_die(PB_EXIT_ERROR, "%s", "out of memory");
+    int rc = PB_EXIT_OK;
+    for (int i = 1; i < argc && rc == PB_EXIT_OK; i++) {
+        const char *v;
+        if (pb__cli_is_help(argv[i])) {
+            report_help(stdout);
+            free(inputs);
+            return PB_EXIT_OK;
+        }
+        if (pb__cli_value(argc, argv, &i, "out", 'o', &v, &rc))
+            out = v;
+        else if (pb__cli_value(argc, argv, &i, "ceilings", 0, &v, &rc))
+            ceilings = v;
+        else if (pb__cli_value(argc, argv, &i, "title", 0, &v, &rc))
+            title = v;
+        else if (rc == PB_EXIT_OK && argv[i][0] == '-' && argv[i][1])
+            rc = pb__cli_die(PB_EXIT_USAGE, "unknown option '%s' for report (see parbench report --help)", argv[i]);
+        else if (rc == PB_EXIT_OK)
+            inputs[n_inputs++] = argv[i];
+    }
+    if (rc == PB_EXIT_OK && (!n_inputs || !out)) {
+        report_help(stderr);
+        rc = PB_EXIT_USAGE;
+    }
+    struct pb_rp_set set = {0};
+    struct pb_rp_charts ch = {0};
+    if (rc == PB_EXIT_OK)
+        rc = pb__rp_load_all(&set, inputs, n_inputs, ceilings);
+    if (rc == PB_EXIT_OK) {
+        pb_status st = pb__rp_charts_build(&set, &ch);
+        if (st != PB_OK)
+            rc = pb__cli_fail(st);
+    }
+    if (rc == PB_EXIT_OK) {
+        struct pb_sbuf b = {0};
+        render_html(&b, &set, &ch, title);
+        rc = write_text(out, &b);
+        pb__sb_free(&b);
+    }
+    pb__rp_charts_free(&ch);
+    pb__rp_free(&set);
+    free(inputs);
+    return rc;
+}
+
+/* ---- plot ------------------------------------------------------------------------ */
+
+static void plot_help(FILE *f)
+{
+    fprintf(f, "usage: parbench plot RESULTS... -o FILE.svg|FILE.png [options]\n\n"
+               "One chart of the report (the first unless --chart says which) as SVG, or as PNG through\n"
+               "rsvg-convert (librsvg2-bin) when it is installed.\n\noptions:\n"
+               "  -o, --out FILE          .svg or .png\n"
+               "  --chart N               the N-th chart (1 = first); --list shows them\n"
+               "  --list                  list the charts and exit\n"
+               "  --ceilings FILE         ceilings to draw\n"
+               "\nexit status: 0 written, 2 usage error, 3 a file could not be read, written or converted.\n");
+}
+
+static bool has_ext(const char *path, const char *ext)
+{
+    size_t n = strlen(path), e = strlen(ext);
+    return n > e && strcmp(path + n - e, ext) == 0;
+}
+
+/* SVG -> PNG through rsvg-convert, found on PATH. */
+static int svg_to_png(const struct pb_sbuf *svg, const char *png)
+{
+    const char *dir = getenv("TMPDIR");
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s/parbench-plot-XXXXXX", dir && dir[0] ? dir : "/tmp");
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return pb__cli_die(PB_EXIT_ERROR, "cannot create a temporary file: %s", strerror(errno));
+    bool ok = write(fd, svg->s, svg->len) == (ssize_t)svg->len;
+    close(fd);
+    int rc = PB_EXIT_OK;
+    if (!ok) {
+        rc = pb__cli_die(PB_EXIT_ERROR, "cannot write %s: %s", tmp, strerror(errno));
+    } else {
+        char *args[] = {"rsvg-convert", "-b", "white", "-o", (char *)png, tmp, NULL};
+        pid_t pid;
+        extern char **environ;
+        int err = posix_spawnp(&pid, "rsvg-convert", NULL, NULL, args, environ), status = 0;
+        if (err != 0)
+            rc = pb__cli_die(PB_EXIT_ERROR, "PNG output needs rsvg-convert (Debian: librsvg2-bin), "
+                                            "not found: %s; write .svg instead", strerror(err));
+        else if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            rc = pb__cli_die(PB_EXIT_ERROR, "rsvg-convert failed to write %s", png);
+    }
+    remove(tmp);
+    return rc;
+}
+
+int pb__cmd_plot(int argc, char **argv)
+{
+    const char *out = NULL, *ceilings = NULL, *chart = "1";
+    bool list = false;
+    char **inputs = calloc((size_t)argc, sizeof *inputs);
+    int n_inputs = 0, rc = PB_EXIT_OK;
+    if (!inputs)
+        return pb__cli_die(PB_EXIT_ERROR, "%s", "out of memory");
+    for (int i = 1; i < argc && rc == PB_EXIT_OK; i++) {
+        const char *v;
+        if (pb__cli_is_help(argv[i])) {
+            plot_help(stdout);
+            free(inputs);
+            return PB_EXIT_OK;
+        }
+        if (strcmp(argv[i], "--list") == 0)
+            list = true;
+        else if (pb__cli_value(argc, argv, &i, "out", 'o', &v, &rc))
+            out = v;
+        else if (pb__cli_value(argc, argv, &i, "ceilings", 0, &v, &rc))
+            ceilings = v;
+        else if (pb__cli_value(argc, argv, &i, "chart", 0, &v, &rc))
+            chart = v;
+        else if (rc == PB_EXIT_OK && argv[i][0] == '-' && argv[i][1])
+            rc = pb__cli_die(PB_EXIT_USAGE, "unknown option '%s' for plot (see parbench plot --help)", argv[i]);
+        else if (rc == PB_EXIT_OK)
+            inputs[n_inputs++] = argv[i];
+    }
+    char *end;
+    long which = strtol(chart, &end, 10);
+    if (rc == PB_EXIT_OK && (*end || which < 1))
+        rc = pb__cli_die(PB_EXIT_USAGE, "--chart needs a chart number from 1 (got '%s')", chart);
+    if (rc == PB_EXIT_OK && (!n_inputs || (!out && !list))) {
+        plot_help(stderr);
+        rc = PB_EXIT_USAGE;
+    }
+    if (rc == PB_EXIT_OK && out && !has_ext(out, ".svg") && !has_ext(out, ".png"))
+        rc = pb__cli_die(PB_EXIT_USAGE, "cannot tell the format of '%s': use .svg or .png", out);
+    struct pb_rp_set set = {0};
+    struct pb_rp_charts ch = {0};
+    if (rc == PB_EXIT_OK)
+        rc = pb__rp_load_all(&set, inputs, n_inputs, ceilings);
+    if (rc == PB_EXIT_OK) {
+        pb_status st = pb__rp_charts_build(&set, &ch);
+        if (st != PB_OK)
+            rc = pb__cli_fail(st);
+    }
+    if (rc == PB_EXIT_OK && list) {
+        for (size_t i = 0; i < ch.n; i++)
+            printf("%zu: %s\n", i + 1, ch.charts[i].title);
+    } else if (rc == PB_EXIT_OK && (size_t)which > ch.n) {
+        rc = pb__cli_die(PB_EXIT_USAGE, "--chart %ld: the results make %zu charts (see --list)", which, ch.n);
+    } else if (rc == PB_EXIT_OK) {
+        struct pb_sbuf b = {0};
+        pb__sb_printf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+        pb__chart_svg(&ch.charts[which - 1], &b);
+        if (b.failed)
+            rc = pb__cli_die(PB_EXIT_ERROR, "%s", "out of memory");
+        else if (has_ext(out, ".png"))
+            rc = svg_to_png(&b, out);
+        else
+            rc = write_text(out, &b);
+        pb__sb_free(&b);
+    }
+    pb__rp_charts_free(&ch);
+    pb__rp_free(&set);
+    free(inputs);
+    return rc;
+}

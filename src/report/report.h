@@ -1,0 +1,20 @@
+/* The report commands of the CLI: parbench report, plot, compare and
+ * ceilings. Each takes the command's own argv (argv[0] = the command name)
+ * and returns the process exit code (0 OK, 1 regression or failed row, 2 usage,
+ * 3 unreadable input or device error). */
+#ifndef PARBENCH_REPORT_H
+#define PARBENCH_REPORT_H
+
+#include "parbench/pb.h"
+
+int pb__cmd_report(int argc, char **argv);
+int pb__cmd_plot(int argc, char **argv);
+int pb__cmd_compare(int argc, char **argv);
+int pb__cmd_ceilings(int argc, char **argv);
+
+struct pb_ceilings;
+/* The ceilings a run uses: from path, else from the default file when it
+ * exists (when it does not, says so once on stderr and leaves out empty). */
+pb_status pb__ceilings_for_run(const char *path, struct pb_ceilings *out);
+
+#endif

@@ -1,0 +1,545 @@
+/* Result files read back (see results.h). */
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bench/bench.h"
+#include "core/core.h"
+#include "report/results.h"
+
+static char *dup_or_empty(const char *s) { return strdup(s ? s : ""); }
+
+static double parse_num(const char *s)
+{
+    if (!s || !*s)
+        return NAN;
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    return *end || errno ? NAN : x;
+}
+
+static void free_kvs(struct pb_rp_kv *kv, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(kv[i].key);
+        free(kv[i].text);
+    }
+    free(kv);
+}
+
+static void free_row(struct pb_rp_row *r)
+{
+    char **strs[] = {&r->bench, &r->backend, &r->variant, &r->device, &r->precision,
+                     &r->problem, &r->status, &r->reason, &r->timer, &r->check};
+    for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
+        free(*strs[i]);
+    free_kvs(r->params, r->n_params);
+    free_kvs(r->extras, r->n_extras);
+    free(r->samples);
+}
+
+void pb__rp_free(struct pb_rp_set *set)
+{
+    for (size_t i = 0; i < set->n_rows; i++)
+        free_row(&set->rows[i]);
+    for (size_t i = 0; i < set->n_files; i++) {
+        struct pb_rp_file *f = &set->files[i];
+        char **strs[] = {&f->path, &f->name, &f->bench, &f->date, &f->commit, &f->host, &f->cpu, &f->command};
+        for (size_t k = 0; k < sizeof strs / sizeof strs[0]; k++)
+            free(*strs[k]);
+    }
+    free(set->rows);
+    free(set->files);
+    pb__ceilings_free(&set->ceilings);
+    memset(set, 0, sizeof *set);
+}
+
+const struct pb_rp_kv *pb__rp_find(const struct pb_rp_row *r, const char *key)
+{
+    for (size_t i = 0; i < r->n_params; i++)
+        if (strcmp(r->params[i].key, key) == 0)
+            return &r->params[i];
+    for (size_t i = 0; i < r->n_extras; i++)
+        if (strcmp(r->extras[i].key, key) == 0)
+            return &r->extras[i];
+    return NULL;
+}
+
+bool pb__rp_ok(const struct pb_rp_row *r) { return strcmp(r->status, "OK") == 0; }
+
+static pb_status add_kv(struct pb_rp_kv **kv, size_t *n, const char *key, const char *text, double num)
+{
+    struct pb_rp_kv *bigger = realloc(*kv, (*n + 1) * sizeof *bigger);
+    if (!bigger)
+        return pb__fail(PB_ERR_NOMEM, "out of memory");
+    *kv = bigger;
+    bigger[*n] = (struct pb_rp_kv){strdup(key), strdup(text), num};
+    if (!bigger[*n].key || !bigger[*n].text)
+        return pb__fail(PB_ERR_NOMEM, "out of memory");
+    ++*n;
+    return PB_OK;
+}
+
+static struct pb_rp_row *new_row(struct pb_rp_set *set)
+{
+    if (set->n_rows == set->cap_rows) {
+        size_t cap = set->cap_rows ? 2 * set->cap_rows : 64;
+        struct pb_rp_row *bigger = realloc(set->rows, cap * sizeof *bigger);
+        if (!bigger)
+            return NULL;
+        set->rows = bigger;
+        set->cap_rows = cap;
+    }
+    struct pb_rp_row *r = &set->rows[set->n_rows++];
+    memset(r, 0, sizeof *r);
+    r->file = set->n_files - 1;
+    double *nums[] = {&r->reps, &r->min, &r->max, &r->median, &r->mean, &r->stddev, &r->cv,
+                      &r->gflops, &r->gbps, &r->speedup, &r->err_max, &r->fraction};
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+        *nums[i] = NAN;
+    return r;
+}
+
+/* Strings never NULL once a row is complete. */
+static bool fill_strings(struct pb_rp_row *r)
+{
+    char **strs[] = {&r->bench, &r->backend, &r->variant, &r->device, &r->precision,
+                     &r->problem, &r->status, &r->reason, &r->timer, &r->check};
+    for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
+        if (!*strs[i] && !(*strs[i] = strdup("")))
+            return false;
+    return true;
+}
+
+static struct pb_rp_file *new_file(struct pb_rp_set *set, const char *path)
+{
+    struct pb_rp_file *bigger = realloc(set->files, (set->n_files + 1) * sizeof *bigger);
+    if (!bigger)
+        return NULL;
+    set->files = bigger;
+    struct pb_rp_file *f = &set->files[set->n_files++];
+    memset(f, 0, sizeof *f);
+    const char *slash = strrchr(path, '/');
+    f->path = strdup(path);
+    f->name = strdup(slash ? slash + 1 : path);
+    f->first_row = set->n_rows;
+    return f;
+}
+
+/* ---- JSON ------------------------------------------------------------------ */
+
+static const char *jstr(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static double jnum(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* Top-level keys of a result the reader interprets itself. */
+static bool json_known(const char *key)
+{
+    static const char *const known[] = {"backend", "variant", "anchor", "device", "precision", "threads",
+                                        "params", "problem", "status", "reason", "time_s", "timer",
+                                        "host_time_s", "gflops", "gbps", "speedup", "verification",
+                                        "ceiling_fraction"};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (strcmp(key, known[i]) == 0)
+            return true;
+    return false;
+}
+
+static pb_status json_row(struct pb_rp_set *set, const char *bench, const cJSON *o)
+{
+    struct pb_rp_row *r = new_row(set);
+    if (!r)
+        return pb__fail(PB_ERR_NOMEM, "out of memory");
+    r->bench = dup_or_empty(bench);
+    r->backend = dup_or_empty(jstr(o, "backend"));
+    r->variant = dup_or_empty(jstr(o, "variant"));
+    r->device = dup_or_empty(jstr(o, "device"));
+    r->precision = dup_or_empty(jstr(o, "precision"));
+    r->problem = dup_or_empty(jstr(o, "problem"));
+    r->status = dup_or_empty(jstr(o, "status"));
+    r->reason = dup_or_empty(jstr(o, "reason"));
+    r->timer = dup_or_empty(jstr(o, "timer"));
+    double th = jnum(o, "threads");
+    r->threads = isnan(th) ? 0 : (int)th;
+    r->anchor = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "anchor"));
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "time_s");
+    r->reps = jnum(t, "reps");
+    r->min = jnum(t, "min");
+    r->max = jnum(t, "max");
+    r->median = jnum(t, "median");
+    r->mean = jnum(t, "mean");
+    r->stddev = jnum(t, "stddev");
+    r->cv = jnum(t, "cv");
+    r->gflops = jnum(o, "gflops");
+    r->gbps = jnum(o, "gbps");
+    r->speedup = jnum(o, "speedup");
+    r->fraction = jnum(o, "ceiling_fraction");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "verification");
+    r->err_max = jnum(v, "err_max");
+    r->check = dup_or_empty(jstr(v, "mode"));
+    const cJSON *samples = cJSON_GetObjectItemCaseSensitive(t, "samples"), *it;
+    int ns = cJSON_GetArraySize(samples);
+    if (ns > 0 && (r->samples = malloc((size_t)ns * sizeof *r->samples))) {
+        cJSON_ArrayForEach(it, samples) if (cJSON_IsNumber(it)) r->samples[r->n_samples++] = it->valuedouble;
+    }
+    pb_status st = PB_OK;
+    char text[64];
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(o, "params"))
+    {
+        if (cJSON_IsNumber(it)) {
+            snprintf(text, sizeof text, "%.17g", it->valuedouble);
+            st = add_kv(&r->params, &r->n_params, it->string, text, it->valuedouble);
+        } else if (cJSON_IsString(it)) {
+            st = add_kv(&r->params, &r->n_params, it->string, it->valuestring, parse_num(it->valuestring));
+        }
+        if (st != PB_OK)
+            return st;
+    }
+    cJSON_ArrayForEach(it, o)
+    {
+        if (json_known(it->string))
+            continue;
+        if (cJSON_IsNumber(it)) {
+            snprintf(text, sizeof text, "%.17g", it->valuedouble);
+            st = add_kv(&r->extras, &r->n_extras, it->string, text, it->valuedouble);
+        } else if (cJSON_IsString(it)) {
+            st = add_kv(&r->extras, &r->n_extras, it->string, it->valuestring, parse_num(it->valuestring));
+        } else if (cJSON_IsNull(it)) {
+            st = add_kv(&r->extras, &r->n_extras, it->string, "", NAN);
+        }
+        if (st != PB_OK)
+            return st;
+    }
+    return fill_strings(r) ? PB_OK : pb__fail(PB_ERR_NOMEM, "out of memory");
+}
+
+static pb_status load_json(struct pb_rp_set *set, const char *path, const char *text, bool quiet)
+{
+    cJSON *doc = cJSON_Parse(text);
+    const cJSON *results = cJSON_GetObjectItemCaseSensitive(doc, "results");
+    if (doc && cJSON_GetObjectItemCaseSensitive(doc, "parbench_ceilings")) {
+        cJSON_Delete(doc);
+        struct pb_ceilings c;
+        pb_status st = pb__ceilings_read(path, &c);
+        for (size_t i = 0; st == PB_OK && i < c.n; i++)
+            st = pb__ceilings_put(&set->ceilings, &c.dev[i]);
+        pb__ceilings_free(&c);
+        return st;
+    }
+    if (!doc || !cJSON_IsArray(results)) {
+        cJSON_Delete(doc);
+        return quiet ? PB_ERR_UNSUPPORTED
+                     : pb__fail(PB_ERR_PARSE, "%s is not a parbench results file (JSON with \"results\")", path);
+    }
+    struct pb_rp_file *f = new_file(set, path);
+    if (!f) {
+        cJSON_Delete(doc);
+        return pb__fail(PB_ERR_NOMEM, "out of memory");
+    }
+    const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(doc, "context");
+    const char *bench = jstr(cJSON_GetObjectItemCaseSensitive(doc, "bench"), "name");
+    f->bench = dup_or_empty(bench);
+    f->date = dup_or_empty(jstr(ctx, "date"));
+    f->commit = dup_or_empty(jstr(ctx, "git_commit"));
+    f->host = dup_or_empty(jstr(ctx, "host"));
+    f->cpu = dup_or_empty(jstr(ctx, "cpu"));
+    f->command = dup_or_empty(jstr(ctx, "command"));
+    pb_status st = PB_OK;
+    const cJSON *o;
+    cJSON_ArrayForEach(o, results)
+    {
+        if (cJSON_IsObject(o) && (st = json_row(set, bench, o)) != PB_OK)
+            break;
+    }
+    f->n_rows = set->n_rows - f->first_row;
+    cJSON_Delete(doc);
+    return st;
+}
+
+/* ---- CSV (RFC 4180) ----------------------------------------------------------- */
+
+/* Splits one record starting at *p into fields (allocated); advances *p past
+ * the record. Returns the number of fields, -1 on memory exhaustion. */
+static int csv_record(const char **p, char ***fields)
+{
+    size_t n = 0, cap = 0;
+    char **out = NULL;
+    const char *s = *p;
+    for (;;) {
+        size_t len = 0, fcap = 64;
+        char *fld = malloc(fcap);
+        if (!fld)
+            goto nomem;
+        bool quoted = *s == '"';
+        if (quoted)
+            s++;
+        for (;;) {
+            char c = *s;
+            if (!c)
+                break;
+            if (quoted && c == '"') {
+                if (s[1] == '"') {
+                    s += 2;
+                    c = '"';
+                } else {
+                    s++;
+                    quoted = false;
+                    continue;
+                }
+            } else if (!quoted && (c == ',' || c == '\n' || c == '\r')) {
+                break;
+            } else {
+                s++;
+            }
+            if (len + 2 > fcap) {
+                char *bigger = realloc(fld, fcap *= 2);
+                if (!bigger) {
+                    free(fld);
+                    goto nomem;
+                }
+                fld = bigger;
+            }
+            fld[len++] = c;
+        }
+        fld[len] = '\0';
+        if (n == cap) {
+            char **bigger = realloc(out, (cap = cap ? 2 * cap : 32) * sizeof *bigger);
+            if (!bigger) {
+                free(fld);
+                goto nomem;
+            }
+            out = bigger;
+        }
+        out[n++] = fld;
+        if (*s == ',') {
+            s++;
+            continue;
+        }
+        if (*s == '\r')
+            s++;
+        if (*s == '\n')
+            s++;
+        break;
+    }
+    *p = s;
+    *fields = out;
+    return (int)n;
+nomem:
+    for (size_t i = 0; i < n; i++)
+        free(out[i]);
+    free(out);
+    return -1;
+}
+
+static void free_fields(char **f, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(f[i]);
+    free(f);
+}
+
+static int col_index(char **head, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(head[i], name) == 0)
+            return i;
+    return -1;
+}
+
+static pb_status load_csv(struct pb_rp_set *set, const char *path, const char *text, bool quiet)
+{
+    const char *p = text;
+    char **head;
+    int nh = csv_record(&p, &head);
+    if (nh < 0)
+        return pb__fail(PB_ERR_NOMEM, "out of memory");
+    /* The columns every parbench CSV has; parameters lie between threads and
+     * problem; what follows check is the benchmark's extras. */
+    int c_bench = col_index(head, nh, "bench"), c_threads = col_index(head, nh, "threads"),
+        c_problem = col_index(head, nh, "problem"), c_status = col_index(head, nh, "status"),
+        c_check = col_index(head, nh, "check");
+    if (c_bench < 0 || c_threads < 0 || c_problem < c_threads || c_status < 0 || c_check < 0) {
+        free_fields(head, nh);
+        return quiet ? PB_ERR_UNSUPPORTED
+                     : pb__fail(PB_ERR_PARSE, "%s is not a parbench results file (CSV needs bench, "
+                                              "threads, problem, status and check columns)", path);
+    }
+    struct pb_rp_file *f = new_file(set, path);
+    if (!f) {
+        free_fields(head, nh);
+        return pb__fail(PB_ERR_NOMEM, "out of memory");
+    }
+    static const char *const fixed[] = {"date", "host", "version", "commit", "bench", "backend", "variant",
+                                        "anchor", "device", "precision", "threads", "problem", "status",
+                                        "reason", "reps", "min_s", "median_s", "mean_s", "trimmed_mean_s",
+                                        "stddev_s", "cv", "timer", "host_median_s", "gflops", "gbps",
+                                        "speedup", "err_norm", "err_max", "tolerance", "check",
+                                        "ceiling_fraction"};
+    pb_status st = PB_OK;
+    int line = 1;
+    while (*p && st == PB_OK) {
+        char **v;
+        line++;
+        int n = csv_record(&p, &v);
+        if (n < 0)
+            return pb__fail(PB_ERR_NOMEM, "out of memory");
+        if (n == 1 && !v[0][0]) { /* blank line */
+            free_fields(v, n);
+            continue;
+        }
+        if (n != nh) {
+            free_fields(v, n);
+            st = pb__fail(PB_ERR_PARSE, "%s:%d: %d fields, the header has %d", path, line, n, nh);
+            break;
+        }
+#define COL(name) (col_index(head, nh, name) >= 0 ? v[col_index(head, nh, name)] : NULL)
+        struct pb_rp_row *r = new_row(set);
+        if (!r) {
+            free_fields(v, n);
+            st = pb__fail(PB_ERR_NOMEM, "out of memory");
+            break;
+        }
+        if (!f->date) {
+            f->bench = dup_or_empty(COL("bench"));
+            f->date = dup_or_empty(COL("date"));
+            f->commit = dup_or_empty(COL("commit"));
+            f->host = dup_or_empty(COL("host"));
+        }
+        r->bench = dup_or_empty(COL("bench"));
+        r->backend = dup_or_empty(COL("backend"));
+        r->variant = dup_or_empty(COL("variant"));
+        r->device = dup_or_empty(COL("device"));
+        r->precision = dup_or_empty(COL("precision"));
+        r->problem = dup_or_empty(COL("problem"));
+        r->status = dup_or_empty(COL("status"));
+        r->reason = dup_or_empty(COL("reason"));
+        r->timer = dup_or_empty(COL("timer"));
+        r->check = dup_or_empty(COL("check"));
+        const char *anchor = COL("anchor");
+        r->anchor = anchor && strcmp(anchor, "1") == 0;
+        double th = parse_num(COL("threads"));
+        r->threads = isnan(th) ? 0 : (int)th;
+        r->reps = parse_num(COL("reps"));
+        r->min = parse_num(COL("min_s"));
+        r->median = parse_num(COL("median_s"));
+        r->mean = parse_num(COL("mean_s"));
+        r->stddev = parse_num(COL("stddev_s"));
+        r->cv = parse_num(COL("cv"));
+        r->gflops = parse_num(COL("gflops"));
+        r->gbps = parse_num(COL("gbps"));
+        r->speedup = parse_num(COL("speedup"));
+        r->err_max = parse_num(COL("err_max"));
+        r->fraction = parse_num(COL("ceiling_fraction"));
+#undef COL
+        for (int i = c_threads + 1; i < c_problem && st == PB_OK; i++)
+            st = add_kv(&r->params, &r->n_params, head[i], v[i], parse_num(v[i]));
+        for (int i = 0; i < nh && st == PB_OK; i++) {
+            bool known = i > c_threads && i < c_problem;
+            for (size_t k = 0; k < sizeof fixed / sizeof fixed[0] && !known; k++)
+                known = strcmp(head[i], fixed[k]) == 0;
+            if (!known)
+                st = add_kv(&r->extras, &r->n_extras, head[i], v[i], parse_num(v[i]));
+        }
+        if (st == PB_OK && !fill_strings(r))
+            st = pb__fail(PB_ERR_NOMEM, "out of memory");
+        free_fields(v, n);
+    }
+    if (!f->date) {
+        f->bench = strdup("");
+        f->date = strdup("");
+        f->commit = strdup("");
+        f->host = strdup("");
+    }
+    f->cpu = strdup("");
+    f->command = strdup("");
+    f->n_rows = set->n_rows - f->first_row;
+    free_fields(head, nh);
+    return st;
+}
+
+/* ---- files and directories ------------------------------------------------------ */
+
+/* quiet: a file that is not parbench output is skipped (PB_ERR_UNSUPPORTED). */
+static pb_status load_file(struct pb_rp_set *set, const char *path, bool quiet)
+{
+    char *text;
+    pb_status st = pb__read_file(path, &text);
+    if (st == PB_ERR_NOT_FOUND)
+        return pb__fail(PB_ERR_IO, "cannot read %s: no such file", path);
+    if (st != PB_OK)
+        return st;
+    const char *s = text;
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+        s++;
+    if (*s == '{' || *s == '[')
+        st = load_json(set, path, text, quiet);
+    else
+        st = load_csv(set, path, text, quiet);
+    free(text);
+    return st;
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+pb_status pb__rp_load(struct pb_rp_set *set, const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return pb__fail(PB_ERR_IO, "cannot read %s: %s", path, strerror(errno));
+    if (!S_ISDIR(sb.st_mode))
+        return load_file(set, path, false);
+    DIR *d = opendir(path);
+    if (!d)
+        return pb__fail(PB_ERR_IO, "cannot read %s: %s", path, strerror(errno));
+    char **names = NULL;
+    size_t n = 0;
+    pb_status st = PB_OK;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        const char *dot = strrchr(e->d_name, '.');
+        if (!dot || (strcmp(dot, ".json") != 0 && strcmp(dot, ".csv") != 0))
+            continue;
+        char **bigger = realloc(names, (n + 1) * sizeof *bigger);
+        if (!bigger || !(bigger[n] = strdup(e->d_name))) {
+            names = bigger ? bigger : names;
+            st = pb__fail(PB_ERR_NOMEM, "out of memory");
+            break;
+        }
+        names = bigger;
+        n++;
+    }
+    closedir(d);
+    if (n)
+        qsort(names, n, sizeof *names, by_name);
+    for (size_t i = 0; i < n; i++) {
+        if (st == PB_OK) {
+            size_t len = strlen(path) + strlen(names[i]) + 2;
+            char *full = malloc(len);
+            if (!full) {
+                st = pb__fail(PB_ERR_NOMEM, "out of memory");
+            } else {
+                snprintf(full, len, "%s%s%s", path, path[strlen(path) - 1] == '/' ? "" : "/", names[i]);
+                st = load_file(set, full, true);
+                if (st == PB_ERR_UNSUPPORTED)
+                    st = PB_OK;
+                free(full);
+            }
+        }
+        free(names[i]);
+    }
+    free(names);
+    return st;
+}

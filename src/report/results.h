@@ -1,0 +1,58 @@
+/* Result files read back for reports: parbench's own JSON (src/output/json.c)
+ * and CSV (src/output/csv.c), of any benchmark. Columns the reader does not
+ * know are kept by name, so results of benchmarks added later still load. */
+#ifndef PARBENCH_REPORT_RESULTS_H
+#define PARBENCH_REPORT_RESULTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "output/ceilings.h"
+#include "parbench/pb.h"
+
+/* A named value: num is NAN when text is not a number. */
+struct pb_rp_kv {
+    char *key, *text;
+    double num;
+};
+
+struct pb_rp_row {
+    size_t file; /* index into the set's files */
+    char *bench, *backend, *variant, *device, *precision, *problem, *status, *reason, *timer, *check;
+    int threads;
+    bool anchor;
+    struct pb_rp_kv *params, *extras; /* params: the benchmark's parameters in order */
+    size_t n_params, n_extras;
+    /* Seconds and rates; NAN when absent. */
+    double reps, min, max, median, mean, stddev, cv, gflops, gbps, speedup, err_max, fraction;
+    double *samples;
+    size_t n_samples;
+};
+
+/* Context of one file (from JSON's "context" or the first CSV row). */
+struct pb_rp_file {
+    char *path, *name; /* name: path without directories */
+    char *bench, *date, *commit, *host, *cpu, *command;
+    size_t first_row, n_rows;
+};
+
+struct pb_rp_set {
+    struct pb_rp_row *rows;
+    size_t n_rows, cap_rows;
+    struct pb_rp_file *files;
+    size_t n_files;
+    struct pb_ceilings ceilings; /* from ceilings files among the inputs */
+};
+
+/* Adds a results file (.json or .csv, by content) or a ceilings file to set;
+ * a directory adds its .json and .csv files in name order, skipping those that
+ * are neither. PB_ERR_IO / PB_ERR_PARSE with a message naming the file. */
+pb_status pb__rp_load(struct pb_rp_set *set, const char *path);
+void pb__rp_free(struct pb_rp_set *set);
+
+/* A row's parameter or extra column by name; NULL when absent. */
+const struct pb_rp_kv *pb__rp_find(const struct pb_rp_row *r, const char *key);
+bool pb__rp_ok(const struct pb_rp_row *r);
+
+
+#endif
