@@ -6,8 +6,9 @@
 // Why load-balanced CSR rather than SELL-C-sigma for the irregular case:
 // SELL-C-sigma still pads the slice that holds a row like dc1's 114190
 // entries to that length, and needs a reordered copy of the matrix. CSR as it
-// is can be balanced at run time: csr-adaptive gives rows past a length a
-// whole block each (one extra kernel, no preprocessing), csr-merge splits
+// is can be balanced at run time: csr-adaptive lists the rows past a length
+// (one pass over the row offsets) and gives them a warp or a block each,
+// side by side with csr-vector over the others; csr-merge splits
 // rows + non-zeros evenly over threads (merge path: one binary search per
 // thread, then a fix-up of rows that span threads).
 #include <limits.h>
@@ -42,51 +43,6 @@ int group_of(const pb_spmv_args *a)
     return g;
 }
 
-// Rows csr_vector leaves to csr_long_rows (csr-adaptive): more than `split`
-// entries. list[0..counts[0]) are medium rows (a warp each), list from the
-// end backwards counts[1] huge ones (more than `huge` entries, a block each).
-struct long_rows {
-    int32_t split, huge;
-    int32_t *list, *counts;
-    int32_t rows;
-};
-
-// G threads per row (G = 1: one thread per row), sums reduced by shuffles
-// within the group; rows past lr.split are listed instead (plain csr-vector
-// passes INT_MAX).
-template <typename T, int G>
-__global__ void csr_vector(int32_t rows, const int32_t *__restrict__ ptr, const int32_t *__restrict__ idx,
-                           const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y, long_rows lr)
-{
-    int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    int64_t row = t / G;
-    int lane = (int)(t % G);
-    unsigned active = __ballot_sync(0xffffffffu, row < rows);
-    if (row >= rows)
-        return;
-    int32_t begin = ptr[row], end = ptr[row + 1];
-    bool is_long = end - begin > lr.split; // the same for the whole group
-    if (is_long && lane == 0) {
-        if (end - begin > lr.huge)
-            lr.list[lr.rows - 1 - atomicAdd(&lr.counts[1], 1)] = (int32_t)row;
-        else
-            lr.list[atomicAdd(&lr.counts[0], 1)] = (int32_t)row;
-    }
-    T sum = 0;
-    if (!is_long) {
-#pragma unroll 4
-        for (int32_t k = begin + lane; k < end; k += G)
-            sum += val[k] * x[idx[k]];
-    }
-#pragma unroll
-    for (int off = G / 2; off > 0; off /= 2)
-        sum += __shfl_down_sync(active, sum, off, G);
-    if (lane == 0 && !is_long)
-        y[row] = sum;
-}
-
-constexpr int long_block = 1024;
-
 // The sum over a full warp, in lane 0.
 template <typename T> __device__ __forceinline__ T warp_reduce(T v)
 {
@@ -96,33 +52,99 @@ template <typename T> __device__ __forceinline__ T warp_reduce(T v)
     return v;
 }
 
-// The rows csr_vector listed: first each block takes a huge row at a time,
-// then each warp a medium one. Loops unrolled so several loads are in flight.
-template <typename T>
-__global__ void __launch_bounds__(long_block)
-    csr_long_rows(const int32_t *__restrict__ ptr, const int32_t *__restrict__ idx, const T *__restrict__ val,
-                  const T *__restrict__ x, T *__restrict__ y, long_rows lr)
+// Row `row` of CSR by a group of G threads (lane = 0..G-1), the sum stored by
+// lane 0. Rows longer than `split` are skipped (another worker does them).
+// All G threads of the group must call it: the shuffles span the group.
+template <typename T, int G>
+__device__ __forceinline__ void group_row(int64_t row, int lane, unsigned active, int32_t split,
+                                          const int32_t *__restrict__ ptr, const int32_t *__restrict__ idx,
+                                          const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y)
 {
-    __shared__ T warp_sum[long_block / 32];
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, n_medium = lr.counts[0], n_huge = lr.counts[1];
-    for (int i = blockIdx.x; i < n_huge; i += gridDim.x) {
+    int32_t begin = ptr[row], end = ptr[row + 1];
+    bool skip = end - begin > split; // the same for the whole group
+    T sum = 0;
+    if (!skip) {
+#pragma unroll 4
+        for (int32_t k = begin + lane; k < end; k += G)
+            sum += val[k] * x[idx[k]];
+    }
+#pragma unroll
+    for (int off = G / 2; off > 0; off /= 2)
+        sum += __shfl_down_sync(active, sum, off, G);
+    if (lane == 0 && !skip)
+        y[row] = sum;
+}
+
+// G threads per row (G = 1: one thread per row), sums reduced by shuffles
+// within the group.
+template <typename T, int G>
+__global__ void csr_vector(int32_t rows, const int32_t *__restrict__ ptr, const int32_t *__restrict__ idx,
+                           const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y)
+{
+    int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x, row = t / G;
+    unsigned active = __ballot_sync(0xffffffffu, row < rows);
+    if (row < rows)
+        group_row<T, G>(row, (int)(t % G), active, INT_MAX, ptr, idx, val, x, y);
+}
+
+// csr-adaptive. Rows of more than `split` entries are listed by csr_classify:
+// list[0..counts[0]) medium rows (a warp each), from the end of list
+// backwards counts[1] huge rows (more than `huge` entries, a block each).
+struct long_rows {
+    int32_t split, huge;
+    int32_t *list, *counts;
+    int32_t rows;
+};
+
+__global__ void csr_classify(int32_t rows, const int32_t *__restrict__ ptr, long_rows lr)
+{
+    int64_t row = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (row >= rows)
+        return;
+    int32_t len = ptr[row + 1] - ptr[row];
+    if (len > lr.huge)
+        lr.list[lr.rows - 1 - atomicAdd(&lr.counts[1], 1)] = (int32_t)row;
+    else if (len > lr.split)
+        lr.list[atomicAdd(&lr.counts[0], 1)] = (int32_t)row;
+}
+
+// The first long_blocks blocks take the listed rows -- each block a huge row
+// at a time, then each warp a medium one -- while the others run csr-vector
+// over the short rows. Long rows start first, side by side with the short
+// ones, so neither waits for the other.
+template <typename T, int G>
+__global__ void csr_adaptive(int32_t rows, const int32_t *__restrict__ ptr, const int32_t *__restrict__ idx,
+                             const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y, long_rows lr,
+                             int long_blocks)
+{
+    if ((int)blockIdx.x >= long_blocks) {
+        int64_t t = (blockIdx.x - long_blocks) * (int64_t)blockDim.x + threadIdx.x, row = t / G;
+        unsigned active = __ballot_sync(0xffffffffu, row < rows);
+        if (row < rows)
+            group_row<T, G>(row, (int)(t % G), active, lr.split, ptr, idx, val, x, y);
+        return;
+    }
+    __shared__ T warp_sum[32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+    const int n_medium = lr.counts[0], n_huge = lr.counts[1];
+    for (int i = blockIdx.x; i < n_huge; i += long_blocks) {
         int32_t row = lr.list[lr.rows - 1 - i];
         T sum = 0;
 #pragma unroll 4
-        for (int32_t k = ptr[row] + threadIdx.x, end = ptr[row + 1]; k < end; k += long_block)
+        for (int32_t k = ptr[row] + threadIdx.x, end = ptr[row + 1]; k < end; k += blockDim.x)
             sum += val[k] * x[idx[k]];
         sum = warp_reduce(sum);
         if (lane == 0)
             warp_sum[warp] = sum;
         __syncthreads();
         if (warp == 0) {
-            sum = warp_reduce(warp_sum[lane]);
+            sum = warp_reduce(lane < warps ? warp_sum[lane] : T(0));
             if (lane == 0)
                 y[row] = sum;
         }
         __syncthreads();
     }
-    for (int i = blockIdx.x * (long_block / 32) + warp; i < n_medium; i += gridDim.x * (long_block / 32)) {
+    for (int i = blockIdx.x * warps + warp; i < n_medium; i += long_blocks * warps) {
         int32_t row = lr.list[i];
         T sum = 0;
 #pragma unroll 4
@@ -210,55 +232,60 @@ __global__ void merge_fixup(const int32_t *__restrict__ carry_row, const T *__re
 
 unsigned blocks_for(int64_t threads, int block) { return (unsigned)((threads + block - 1) / block); }
 
-template <typename T, int G> pb_status launch_vector(const pb_spmv_args *a, cudaStream_t s, long_rows lr)
+template <typename T, int G> pb_status launch_vector(const pb_spmv_args *a, cudaStream_t s)
 {
     int block = block_of(a);
     csr_vector<T, G><<<blocks_for((int64_t)a->rows * G, block), block, 0, s>>>(
         a->rows, pb__cuda_ptr<const int32_t>(a->ptr), pb__cuda_ptr<const int32_t>(a->idx),
-        pb__cuda_ptr<const T>(a->val), pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y), lr);
+        pb__cuda_ptr<const T>(a->val), pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y));
     PB_CUDA_CHECK_LAUNCH();
     return PB_OK;
 }
 
-template <typename T>
-pb_status dispatch_vector(const pb_spmv_args *a, int group, cudaStream_t s,
-                          long_rows lr = {INT_MAX, INT_MAX, nullptr, nullptr, 0})
+// Rows past 8 passes of the group go to warps, past 1024 entries to blocks.
+template <typename T, int G> pb_status launch_adaptive(pb_device *dev, const pb_spmv_args *a, cudaStream_t s)
 {
-    switch (group) {
-    case 1: return launch_vector<T, 1>(a, s, lr);
-    case 2: return launch_vector<T, 2>(a, s, lr);
-    case 4: return launch_vector<T, 4>(a, s, lr);
-    case 8: return launch_vector<T, 8>(a, s, lr);
-    case 16: return launch_vector<T, 16>(a, s, lr);
-    default: return launch_vector<T, 32>(a, s, lr);
-    }
-}
-
-// csr-vector for rows of up to 8 passes of the group, a warp per longer row,
-// a block per row of more than 1024 entries: the rows of a power-law matrix
-// no longer wait for its longest ones.
-template <typename T> pb_status launch_adaptive(pb_device *dev, const pb_spmv_args *a, cudaStream_t s)
-{
-    int group = group_of(a);
+    int block = block_of(a), long_blocks = pb__cuda(dev)->prop.multiProcessorCount * 2;
     void *work = nullptr;
     PB_CUDA_CHECK(cudaMallocAsync(&work, ((size_t)a->rows + 2) * sizeof(int32_t), s));
-    long_rows lr = {8 * group, long_block, static_cast<int32_t *>(work) + 2, static_cast<int32_t *>(work), a->rows};
+    long_rows lr = {8 * G, 1024, static_cast<int32_t *>(work) + 2, static_cast<int32_t *>(work), a->rows};
+    const int32_t *ptr = pb__cuda_ptr<const int32_t>(a->ptr);
     cudaError_t e = cudaMemsetAsync(lr.counts, 0, 2 * sizeof(int32_t), s);
-    pb_status st = PB_OK;
-    if (e == cudaSuccess)
-        st = dispatch_vector<T>(a, group, s, lr);
-    if (e == cudaSuccess && st == PB_OK) {
-        csr_long_rows<T><<<pb__cuda(dev)->prop.multiProcessorCount * 2, long_block, 0, s>>>(
-            pb__cuda_ptr<const int32_t>(a->ptr), pb__cuda_ptr<const int32_t>(a->idx), pb__cuda_ptr<const T>(a->val),
-            pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y), lr);
+    if (e == cudaSuccess) {
+        csr_classify<<<blocks_for(a->rows, 256), 256, 0, s>>>(a->rows, ptr, lr);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) {
+        csr_adaptive<T, G><<<long_blocks + blocks_for((int64_t)a->rows * G, block), block, 0, s>>>(
+            a->rows, ptr, pb__cuda_ptr<const int32_t>(a->idx), pb__cuda_ptr<const T>(a->val),
+            pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y), lr, long_blocks);
         e = cudaGetLastError();
     }
     cudaError_t freed = cudaFreeAsync(work, s);
     PB_CUDA_CHECK(e);
-    if (st != PB_OK)
-        return st;
     PB_CUDA_CHECK(freed);
     return PB_OK;
+}
+
+// Instantiates f<T, G> for the group size g.
+#define PB_SPMV_BY_GROUP(f, T, g, ...)                                                         \
+    switch (g) {                                                                               \
+    case 1: return f<T, 1>(__VA_ARGS__);                                                       \
+    case 2: return f<T, 2>(__VA_ARGS__);                                                       \
+    case 4: return f<T, 4>(__VA_ARGS__);                                                       \
+    case 8: return f<T, 8>(__VA_ARGS__);                                                       \
+    case 16: return f<T, 16>(__VA_ARGS__);                                                     \
+    default: return f<T, 32>(__VA_ARGS__);                                                     \
+    }
+
+template <typename T> pb_status dispatch_vector(const pb_spmv_args *a, int group, cudaStream_t s)
+{
+    PB_SPMV_BY_GROUP(launch_vector, T, group, a, s)
+}
+
+template <typename T> pb_status dispatch_adaptive(pb_device *dev, const pb_spmv_args *a, cudaStream_t s)
+{
+    PB_SPMV_BY_GROUP(launch_adaptive, T, group_of(a), dev, a, s)
 }
 
 template <typename T, bool transposed> pb_status launch_ell(const pb_spmv_args *a, cudaStream_t s)
@@ -339,7 +366,7 @@ pb_status pb__cuda_spmv_adaptive(pb_device *dev, const void *args, pb_stream *s)
     if (a->rows == 0)
         return PB_OK;
     cudaStream_t stream = pb__cuda_stream(s);
-    return a->prec == PB_DOUBLE ? launch_adaptive<double>(dev, a, stream) : launch_adaptive<float>(dev, a, stream);
+    return a->prec == PB_DOUBLE ? dispatch_adaptive<double>(dev, a, stream) : dispatch_adaptive<float>(dev, a, stream);
 }
 
 pb_status pb__cuda_spmv_ell(pb_device *dev, const void *args, pb_stream *s)
