@@ -4,8 +4,9 @@
 # racecheck), then the benchmarks. Results and logs go to $OUT (default
 # bench/results/<date>-<gpu>/).
 #
-# usage: scripts/gpu-check.sh [quick|full|spmv]
-#   quick: tests and sanitizers only; spmv: build, then only the sparse section
+# usage: scripts/gpu-check.sh [quick|full|spmv|memlab|ceilings]
+#   quick: tests and sanitizers only; spmv, memlab, ceilings: build, then only
+#   that section (ceilings also renders the report of everything in $OUT). spmv
 #   (matrices from $PB_MATRICES, default ../shared/data/matrices or .data/matrices)
 # Missing cJSON/cmocka development files are taken from .deps/*.deb when present
 # (apt-get download libcjson1 libcjson-dev libcmocka0 libcmocka-dev).
@@ -59,8 +60,37 @@ spmv_section() {
     fi
 }
 
-if [ "$mode" = spmv ]; then
-    spmv_section
+memlab_section() {
+    # Memory lab (study 004): sanitizers on awkward shapes, then the curves and the targets.
+    step "memory lab: compute-sanitizer on transpose, reduce, access (awkward shapes)"
+    for tool in memcheck racecheck; do
+        run compute-sanitizer --tool "$tool" --error-exitcode 9 \
+            $pb run transpose --backend cuda --m 1,33,100 --n 1,31,130 --precision float,double --reps 1 --warmup 0 --quiet
+        run compute-sanitizer --tool "$tool" --error-exitcode 9 \
+            $pb run reduce --backend cuda --n 1,3,255,257,1000,100003 --reps 1 --warmup 0 --quiet
+    done
+    run compute-sanitizer --tool memcheck --error-exitcode 9 \
+        $pb run access --backend cuda --n 1,300,1025 --step 0,1,7,32 --precision float,double --reps 1 --warmup 0 --quiet
+    step "memory lab: transpose, reduce, access"
+    run $pb run transpose $twins --n 16384 --reps 10 --warmup 2 --quiet --out "$out/transpose.csv"
+    run $pb run transpose $twins --n 8192 --precision double --reps 10 --warmup 2 --quiet --out "$out/transpose.csv" --append
+    run $pb run reduce $twins --n 256M --reps 10 --warmup 2 --quiet --out "$out/reduce.csv"
+    run $pb run access --backend cuda --variant global-offset --n 32M --step 0:32:1 --reps 10 --quiet --out "$out/access-offset.csv"
+    run $pb run access --backend cuda --variant global-stride --n 8M --step 1:32:1 --reps 10 --quiet --out "$out/access-stride.csv"
+    run $pb run access --backend cuda --variant shared-stride --n 4M --step 0:32:1 --reps 10 --quiet --out "$out/access-shared.csv"
+}
+
+ceilings_section() {
+    step "ceilings (peak FMA, read-only, copies) and the report"
+    run compute-sanitizer --tool memcheck --error-exitcode 9 \
+        $pb run peak --backend cuda --n 1,257,20000 --iters 3 --precision float,double --reps 1 --warmup 0 --quiet
+    run $pb ceilings $twins --reps 10 --ceilings "$out/ceilings.json"
+    run $pb report "$out" -o "$out/report.html" --title "parbench on $gpu"
+}
+
+twins="--backend cuda,opencl --device nvidia"
+if [ "$mode" = spmv ] || [ "$mode" = memlab ] || [ "$mode" = ceilings ]; then
+    ${mode}_section
     tail -n 30 "$log"
     echo "status $status"
     exit $status
@@ -85,37 +115,16 @@ run compute-sanitizer --tool memcheck --error-exitcode 9 \
 [ "$mode" = quick ] && { echo "status $status"; exit $status; }
 
 step "benchmarks (CUDA and its OpenCL twins on the NVIDIA platform)"
-twins="--backend cuda,opencl --device nvidia"
 run $pb run bandwidth $twins --size 1K:1G:x4 --reps 10 --quiet --out "$out/bandwidth.csv"
 run $pb run bandwidth --backend cuda --size 256M --buffers 1,16,256,4096 --reps 10 --quiet --out "$out/bandwidth-buffers.csv"
 run $pb run gemm $twins --n 1024,4096,8192 --precision float,double --reps 10 --quiet --out "$out/gemm.csv"
 run $pb run overlap $twins --n 864,1728,4096 --lm 5,10 --bs 16,0 --reps 5 --quiet --out "$out/overlap.csv"
 run $pb run overlap --backend cuda --n 8192 --lm 5,10 --bs 0,16 --reps 3 --quiet --out "$out/overlap.csv" --append
 spmv_section
-# Memory lab (study 004): sanitizers on awkward shapes, then the curves and the targets.
-step "memory lab: compute-sanitizer on transpose, reduce, access (awkward shapes)"
-for tool in memcheck racecheck; do
-    run compute-sanitizer --tool "$tool" --error-exitcode 9 \
-        $pb run transpose --backend cuda --m 1,33,100 --n 1,31,130 --precision float,double --reps 1 --warmup 0 --quiet
-    run compute-sanitizer --tool "$tool" --error-exitcode 9 \
-        $pb run reduce --backend cuda --n 1,3,255,257,1000,100003 --reps 1 --warmup 0 --quiet
-done
-run compute-sanitizer --tool memcheck --error-exitcode 9 \
-    $pb run access --backend cuda --n 1,300,1025 --step 0,1,7,32 --precision float,double --reps 1 --warmup 0 --quiet
-step "memory lab: transpose, reduce, access"
-run $pb run transpose $twins --n 16384 --reps 10 --warmup 2 --quiet --out "$out/transpose.csv"
-run $pb run transpose $twins --n 8192 --precision double --reps 10 --warmup 2 --quiet --out "$out/transpose.csv" --append
-run $pb run reduce $twins --n 256M --reps 10 --warmup 2 --quiet --out "$out/reduce.csv"
-run $pb run access --backend cuda --variant global-offset --n 32M --step 0:32:1 --reps 10 --quiet --out "$out/access-offset.csv"
-run $pb run access --backend cuda --variant global-stride --n 8M --step 1:32:1 --reps 10 --quiet --out "$out/access-stride.csv"
-run $pb run access --backend cuda --variant shared-stride --n 4M --step 0:32:1 --reps 10 --quiet --out "$out/access-shared.csv"
+memlab_section
 python3 scripts/twins.py "$out"/bandwidth.csv "$out"/gemm.csv "$out"/overlap.csv >"$out/twins.md" 2>>"$log"
 
-step "ceilings (peak FMA, read-only, copies) and the report"
-run compute-sanitizer --tool memcheck --error-exitcode 9 \
-    $pb run peak --backend cuda --n 1,257,20000 --iters 3 --precision float,double --reps 1 --warmup 0 --quiet
-run $pb ceilings $twins --reps 10 --ceilings "$out/ceilings.json"
-run $pb report "$out" -o "$out/report.html" --title "parbench on $gpu"
+ceilings_section
 tail -n 60 "$log"
 echo "status $status"
 exit $status
