@@ -4,11 +4,14 @@
 #include "bench/bench.h"
 
 extern const struct pb_bench pb__bench_gemm, pb__bench_bandwidth, pb__bench_overlap;
+extern const struct pb_bench pb__bench_conv, pb__bench_conv_stream;
 
 static const struct pb_bench *const benches[] = {
     &pb__bench_bandwidth,
     &pb__bench_gemm,
     &pb__bench_overlap,
+    &pb__bench_conv,
+    &pb__bench_conv_stream,
 };
 
 size_t pb__bench_count(void) { return sizeof benches / sizeof benches[0]; }

@@ -328,6 +328,9 @@ static const struct pb_variant cuda_variants[] = {
     {.desc = {"gemm", "regblock", "register-blocked tiles, vector loads, double-buffered shared memory", 0}, .supports = pb__cuda_gemm_supports, .run = pb__cuda_gemm_regblock},
     {.desc = {"gemm", "dmma", "FP64 tensor cores (mma.sync), cp.async pipeline; double only", 0}, .supports = pb__cuda_gemm_dmma_supports, .run = pb__cuda_gemm_dmma},
     {.desc = {"gemm", "cublas", "cuBLAS sgemm/dgemm (TF32 off)", PB_VARIANT_ANCHOR}, .supports = pb__cuda_gemm_cublas_supports, .run = pb__cuda_gemm_cublas},
+    {.desc = {"conv", "naive", "one thread per output, pixels and taps from global memory", 0}, .supports = pb__cuda_conv_naive_supports, .run = pb__cuda_conv_naive},
+    {.desc = {"conv", "tiled", "shared-memory tiles with the halo, taps in constant memory (study 003)", 0}, .supports = pb__cuda_conv_tiled_supports, .run = pb__cuda_conv_tiled},
+    {.desc = {"conv", "regs", "8 (rows) or 16 (columns) outputs per thread in registers, R <= 8 and 16 unrolled", 0}, .supports = pb__cuda_conv_regs_supports, .run = pb__cuda_conv_regs},
 };
 
 extern "C" const struct pb_backend pb__backend_cuda = {

@@ -41,4 +41,12 @@ bool pb__cuda_gemm_dmma_supports(const pb_device *dev, const void *args, const c
 bool pb__cuda_gemm_supports(const pb_device *dev, const void *args, const char **why);
 bool pb__cuda_gemm_cublas_supports(const pb_device *dev, const void *args, const char **why);
 
+// Separable convolution variants (conv.cu).
+pb_status pb__cuda_conv_naive(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cuda_conv_tiled(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cuda_conv_regs(pb_device *dev, const void *args, pb_stream *s);
+bool pb__cuda_conv_naive_supports(const pb_device *dev, const void *args, const char **why);
+bool pb__cuda_conv_tiled_supports(const pb_device *dev, const void *args, const char **why);
+bool pb__cuda_conv_regs_supports(const pb_device *dev, const void *args, const char **why);
+
 #endif

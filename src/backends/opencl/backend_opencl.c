@@ -994,6 +994,7 @@ static const struct pb_variant cl_variants[] = {
     CL_GEMM(tiled32, "32x32 local-memory tiles"),
     CL_GEMM(onerow, "one work-group per row of C, that row of A in local memory (study 001)"),
     CL_GEMM(regblock, "the CUDA regblock design: 128x128 tiles, 8x8 per work-item, vector loads, two local-memory stages"),
+    {.desc = {"conv", "tiled", "local-memory tiles with the halo, taps in constant memory (study 003)", 0}, .supports = pb__cl_conv_tiled_supports, .run = pb__cl_conv_tiled},
 };
 
 const struct pb_backend pb__backend_opencl = {

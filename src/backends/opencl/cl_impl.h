@@ -118,4 +118,8 @@ PB__CL_GEMM_DECL(onerow)
 PB__CL_GEMM_DECL(regblock)
 #undef PB__CL_GEMM_DECL
 
+/* Separable convolution (conv.c). */
+pb_status pb__cl_conv_tiled(pb_device *dev, const void *args, pb_stream *s);
+bool pb__cl_conv_tiled_supports(const pb_device *dev, const void *args, const char **why);
+
 #endif

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include "anchors/anchors.h"
+#include "backends/openmp/conv_omp.h"
 #include "backends/openmp/gemm_blocked.h"
 #include "core/backend_impl.h"
 #include "core/cpuinfo.h"
@@ -81,6 +82,7 @@ static pb_status omp_gemm_blocked(pb_device *dev, const void *args, pb_stream *s
 static const struct pb_variant omp_variants[] = {
     {.desc = {"gemm", "ikj", "ikj loops, rows of C split over threads", 0}, .supports = NULL, .run = omp_gemm_ikj},
     {.desc = {"gemm", "blocked", "packed, cache-blocked, register-tiled SIMD kernel, threaded", 0}, .supports = NULL, .run = omp_gemm_blocked},
+    {.desc = {"conv", "ring", "row bands per thread, 2R+1 filtered rows in a cache-resident ring, SIMD loops", 0}, .supports = NULL, .run = pb__omp_conv_ring},
 #ifdef PB_HAVE_OPENBLAS
     {.desc = {"gemm", "openblas", "OpenBLAS cblas_sgemm/dgemm", PB_VARIANT_ANCHOR}, .supports = pb__openblas_gemm_supports, .run = pb__openblas_gemm},
 #endif

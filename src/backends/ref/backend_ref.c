@@ -26,6 +26,7 @@ static pb_status ref_info(pb_device *dev, struct pb_device_info *out)
 static const struct pb_variant ref_variants[] = {
     {.desc = {"gemm", "ijk", "naive triple loop, dot-product order", 0}, .supports = NULL, .run = pb__ref_gemm_ijk},
     {.desc = {"gemm", "ikj", "row-streaming loop order (the studies' CPU baseline)", 0}, .supports = NULL, .run = pb__ref_gemm_ikj},
+    {.desc = {"conv", "rowcol", "row pass then column pass, plain loops, sums in double (the oracle's algorithm)", 0}, .supports = NULL, .run = pb__conv_ref},
 };
 
 const struct pb_backend pb__backend_ref = {
