@@ -429,6 +429,8 @@ pb_status pb__conv_engine_create(pb_device *dev, const struct pb_conv_job *job, 
 }
 
 const char *pb__conv_engine_unsupported(const struct pb_conv_engine *e) { return e->unsupported; }
+bool pb__conv_engine_auto_variant_ok(const struct pb_conv_engine *e) { return e->variant != NULL; }
+const char *pb__conv_engine_variant(const struct pb_conv_engine *e) { return e->variant ? e->variant->desc.name : "-"; }
 size_t pb__conv_engine_strip_rows(const struct pb_conv_engine *e) { return e->strip; }
 size_t pb__conv_engine_device_bytes(const struct pb_conv_engine *e) { return e->device_bytes; }
 

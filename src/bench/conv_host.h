@@ -78,6 +78,10 @@ const struct pb_variant *pb__conv_auto_variant(const pb_device *dev, const char 
 pb_status pb__conv_engine_create(pb_device *dev, const struct pb_conv_job *job, const double *taps,
                                  struct pb_conv_engine **out);
 void pb__conv_engine_free(struct pb_conv_engine *e);
+/* False when the backend has no conv kernel of the job's variant name. */
+bool pb__conv_engine_auto_variant_ok(const struct pb_conv_engine *e);
+/* Name of the kernel the engine runs ("-" when none). */
+const char *pb__conv_engine_variant(const struct pb_conv_engine *e);
 /* Why the chosen kernel cannot run these strips (NULL = it can). */
 const char *pb__conv_engine_unsupported(const struct pb_conv_engine *e);
 size_t pb__conv_engine_strip_rows(const struct pb_conv_engine *e);

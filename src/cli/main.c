@@ -11,6 +11,7 @@
 
 #include "bench/bench.h"
 #include "bench/runner.h"
+#include "cli/conv_cmd.h"
 #include "core/backend_impl.h"
 #include "core/core.h"
 #include "core/parse.h"
@@ -687,6 +688,7 @@ static const struct command {
     {"devices", "every device of every backend with its properties", cmd_devices},
     {"matinfo", "structure of Matrix Market files: NZ, row lengths, bytes per format", cmd_matinfo},
     {"version", "print the version", cmd_version},
+    {"conv", "filter an image: parbench conv --image in.png --radius 8 --sigma 3 --save out.png", pb__cmd_conv},
 };
 
 static void main_help(FILE *f)

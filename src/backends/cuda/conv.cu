@@ -135,13 +135,52 @@ __global__ void __launch_bounds__(TILED_COLS_X *TILED_COLS_Y)
 
 #define REGS_W 8        // outputs per thread along a row
 #define REGS_ROWS_Y 8   // rows per block of the row pass
-#define REGS_H 16       // outputs per thread down a column
 #define REGS_COLS_Y 8   // column strips per block of the column pass
 #define REGS_TILE (32 * REGS_W)
+#define REGS_CHUNK 8    // taps per step when R is not fixed at compile time
+
+// Outputs per thread down a column: fewer for double, to stay in registers.
+template <typename T> __host__ __device__ constexpr int regs_h() { return sizeof(T) == 4 ? 32 : 16; }
 
 // Skewed shared index: thread t's window starts at t*REGS_W, so its reads
 // fall in bank t*(REGS_W+1) + j: distinct over a warp.
 __device__ __forceinline__ long skew(long i) { return i + i / REGS_W; }
+
+// acc[i] += sum over taps k of f[k0 + k] * window(i + k), for N outputs:
+// RC > 0 (R fixed): every tap at once, fully unrolled, each loaded pixel
+// used by all the outputs it touches. RC == 0: chunks of REGS_CHUNK taps,
+// each chunk's window of N + REGS_CHUNK - 1 pixels loaded into registers.
+template <typename T, int N, int RC, typename Taps, typename Load>
+__device__ __forceinline__ void accumulate(T (&acc)[N], long r, Taps f, Load load)
+{
+    if (RC) {
+#pragma unroll
+        for (int j = 0; j < N + 2 * RC; j++) {
+            T v = load(j);
+#pragma unroll
+            for (int i = 0; i < N; i++)
+                if (j - i >= 0 && j - i <= 2 * RC)
+                    acc[i] += f[j - i] * v;
+        }
+        return;
+    }
+    const long taps = 2 * r + 1;
+    for (long k0 = 0; k0 < taps; k0 += REGS_CHUNK) {
+        T w[N + REGS_CHUNK - 1];
+#pragma unroll
+        for (int m = 0; m < N + REGS_CHUNK - 1; m++)
+            w[m] = load(k0 + m);
+#pragma unroll
+        for (int k = 0; k < REGS_CHUNK; k++) {
+            if (k0 + k < taps) { // uniform over the block
+                const T fk = f[(int)(k0 + k)];
+#pragma unroll
+                for (int i = 0; i < N; i++)
+                    acc[i] += fk * w[i + k];
+            }
+        }
+    }
+}
 
 // RC > 0: the radius is RC, fixed at compile time; 0: g.radius at run time.
 template <typename T, int RC, typename Taps>
@@ -149,86 +188,59 @@ __global__ void __launch_bounds__(32 *REGS_ROWS_Y)
     conv_rows_regs(ConvGeom g, Tiling t, const T *__restrict__ in, T *__restrict__ tmp, Taps f)
 {
     extern __shared__ __align__(16) unsigned char conv_smem[];
-    const long r = RC ? RC : g.radius, len = REGS_TILE + 2 * r, pitch = skew(len) + 1;
+    const long r = RC ? RC : g.radius, len = REGS_TILE + 2 * r, pitch = skew(len + REGS_CHUNK) + 1;
     T *s = reinterpret_cast<T *>(conv_smem);
     T *srow = s + threadIdx.y * pitch;
     T *sout = s + REGS_ROWS_Y * pitch + threadIdx.y * (REGS_TILE + REGS_TILE / REGS_W);
     const long x0 = t.bx() * REGS_TILE, y = t.by() * REGS_ROWS_Y + threadIdx.y;
     const bool row_ok = y < g.in_rows;
     const T *line = in + y * g.width;
-    if (row_ok)
+    if (row_ok) {
+#pragma unroll 4
         for (long i = threadIdx.x; i < len; i += 32)
             srow[skew(i)] = line_at(line, x0 - r + i, g.width, 1, g.clamp);
+    }
     __syncthreads();
     T acc[REGS_W];
 #pragma unroll
     for (int i = 0; i < REGS_W; i++)
         acc[i] = 0;
-    const long base = threadIdx.x * (REGS_W + 1);
-    if (RC) {
-#pragma unroll
-        for (int j = 0; j < REGS_W + 2 * RC; j++) {
-            T v = srow[base + j + j / REGS_W];
-#pragma unroll
-            for (int i = 0; i < REGS_W; i++)
-                if (j - i >= 0 && j - i <= 2 * RC)
-                    acc[i] += f[j - i] * v;
-        }
-    } else {
-        for (long j = 0; j < REGS_W + 2 * r; j++) {
-            T v = srow[base + j + j / REGS_W];
-#pragma unroll
-            for (int i = 0; i < REGS_W; i++)
-                if (j - i >= 0 && j - i <= 2 * r)
-                    acc[i] += f[(int)(j - i)] * v;
-        }
-    }
+    const long start = threadIdx.x * REGS_W;
+    // Past the tile (the last chunk's spare taps) reads are in the padded
+    // pitch and multiplied by no tap.
+    accumulate<T, REGS_W, RC>(acc, r, f, [&](long j) { return srow[skew(start + j)]; });
     // Through shared memory, so the stores to tmp are coalesced.
 #pragma unroll
     for (int i = 0; i < REGS_W; i++)
-        sout[base + i] = acc[i];
+        sout[skew(start + i)] = acc[i];
     __syncwarp();
     if (!row_ok)
         return;
+    T *dst = tmp + y * g.width + x0;
+#pragma unroll
     for (int i = threadIdx.x; i < REGS_TILE; i += 32)
         if (x0 + i < g.width)
-            tmp[y * g.width + x0 + i] = sout[skew(i)];
+            dst[i] = sout[skew(i)];
 }
 
 template <typename T, int RC, typename Taps>
 __global__ void __launch_bounds__(32 *REGS_COLS_Y)
     conv_cols_regs(ConvGeom g, Tiling t, const T *__restrict__ tmp, T *__restrict__ out, Taps f)
 {
+    constexpr int H = regs_h<T>();
     const long r = RC ? RC : g.radius;
-    const long x = t.bx() * 32 + threadIdx.x, y0 = (t.by() * REGS_COLS_Y + threadIdx.y) * REGS_H;
+    const long x = t.bx() * 32 + threadIdx.x, y0 = (t.by() * REGS_COLS_Y + threadIdx.y) * H;
     if (x >= g.width || y0 >= g.height)
         return;
     const T *col = tmp + x;
     const long first = y0 + g.in_top - r; // tmp row feeding output y0's first tap
-    T acc[REGS_H];
+    T acc[H];
 #pragma unroll
-    for (int i = 0; i < REGS_H; i++)
+    for (int i = 0; i < H; i++)
         acc[i] = 0;
-    if (RC) {
+    accumulate<T, H, RC>(acc, r, f, [&](long j) { return line_at(col, first + j, g.in_rows, g.width, g.clamp); });
 #pragma unroll
-        for (int j = 0; j < REGS_H + 2 * RC; j++) {
-            T v = line_at(col, first + j, g.in_rows, g.width, g.clamp);
-#pragma unroll
-            for (int i = 0; i < REGS_H; i++)
-                if (j - i >= 0 && j - i <= 2 * RC)
-                    acc[i] += f[j - i] * v;
-        }
-    } else {
-        for (long j = 0; j < REGS_H + 2 * r; j++) {
-            T v = line_at(col, first + j, g.in_rows, g.width, g.clamp);
-#pragma unroll
-            for (int i = 0; i < REGS_H; i++)
-                if (j - i >= 0 && j - i <= 2 * r)
-                    acc[i] += f[(int)(j - i)] * v;
-        }
-    }
-#pragma unroll
-    for (int i = 0; i < REGS_H; i++)
+    for (int i = 0; i < H; i++)
         if (y0 + i < g.height)
             out[(y0 + i) * g.width + x] = acc[i];
 }
@@ -257,7 +269,7 @@ static size_t tiled_cols_smem(const pb_conv_args *a)
 }
 static size_t regs_rows_smem(const pb_conv_args *a)
 {
-    size_t len = REGS_TILE + 2 * a->radius, pitch = len + len / REGS_W + 1;
+    size_t len = REGS_TILE + 2 * a->radius + REGS_CHUNK, pitch = len + len / REGS_W + 1;
     return REGS_ROWS_Y * (pitch + REGS_TILE + REGS_TILE / REGS_W) * pb_precision_size(a->prec);
 }
 
@@ -359,7 +371,7 @@ static pb_status run_regs_with(const pb_conv_args *a, cudaStream_t s, Taps f)
                                    cdiv(g.in_rows, REGS_ROWS_Y), dim3(32, REGS_ROWS_Y), regs_rows_smem(a), s, a->in,
                                    a->tmp, f);
     if (st == PB_OK)
-        st = launch<T, Taps>(conv_cols_regs<T, RC, Taps>, g, cdiv(g.width, 32), cdiv(g.height, REGS_H * REGS_COLS_Y),
+        st = launch<T, Taps>(conv_cols_regs<T, RC, Taps>, g, cdiv(g.width, 32), cdiv(g.height, regs_h<T>() * REGS_COLS_Y),
                              dim3(32, REGS_COLS_Y), 0, s, a->tmp, a->out, f);
     return st;
 }
