@@ -300,8 +300,8 @@ pb_status pb__conv_strip_rows(const struct pb_conv_job *job, size_t *rows)
     const struct pb_conv_shape *sh = &job->shape;
     size_t s = job->strip_rows;
     if (!s) {
-        /* Enough strips for a pipeline, few enough that halo rows stay a small part. */
-        s = (sh->height + 15) / 16;
+        /* Enough strips for a deep pipeline, few enough that halo rows stay a small part. */
+        s = (sh->height + 63) / 64;
         if (s < 8 * sh->radius)
             s = 8 * sh->radius;
     }
@@ -324,13 +324,15 @@ pb_status pb__conv_strip_rows(const struct pb_conv_job *job, size_t *rows)
     return PB_OK;
 }
 
+/* Conv kernels from fastest to slowest, for "auto". */
+static const char *const fastest_first[] = {"fused", "regs", "tiled", "ring", "rowcol"};
+
 const struct pb_variant *pb__conv_auto_variant(const pb_device *dev, const char *name)
 {
-    static const char *const fastest[] = {"regs", "tiled", "ring", "rowcol"};
     if (name && strcmp(name, "auto") != 0)
         return pb__variant_find(dev->backend, "conv", name);
-    for (size_t i = 0; i < sizeof fastest / sizeof fastest[0]; i++) {
-        const struct pb_variant *v = pb__variant_find(dev->backend, "conv", fastest[i]);
+    for (size_t i = 0; i < sizeof fastest_first / sizeof fastest_first[0]; i++) {
+        const struct pb_variant *v = pb__variant_find(dev->backend, "conv", fastest_first[i]);
         if (v)
             return v;
     }
@@ -422,7 +424,17 @@ pb_status pb__conv_engine_create(pb_device *dev, const struct pb_conv_job *job, 
         *out = NULL;
         return st;
     }
+    /* "auto": the fastest kernel that takes these strips. */
     struct pb_conv_args a = strip_args(e, &e->slots[0], 0, e->strip);
+    bool pick = !job->variant || strcmp(job->variant, "auto") == 0;
+    for (size_t i = 0; pick && i < sizeof fastest_first / sizeof fastest_first[0]; i++) {
+        const struct pb_variant *v = pb__variant_find(dev->backend, "conv", fastest_first[i]);
+        const char *why;
+        if (v && (!v->supports || v->supports(dev, &a, &why))) {
+            e->variant = v;
+            break;
+        }
+    }
     if (e->variant->supports && !e->variant->supports(dev, &a, &e->unsupported) && !e->unsupported)
         e->unsupported = "unsupported";
     return PB_OK;

@@ -331,6 +331,7 @@ static const struct pb_variant cuda_variants[] = {
     {.desc = {"conv", "naive", "one thread per output, pixels and taps from global memory", 0}, .supports = pb__cuda_conv_naive_supports, .run = pb__cuda_conv_naive},
     {.desc = {"conv", "tiled", "shared-memory tiles with the halo, taps in constant memory (study 003)", 0}, .supports = pb__cuda_conv_tiled_supports, .run = pb__cuda_conv_tiled},
     {.desc = {"conv", "regs", "8 (rows) or 16 (columns) outputs per thread in registers, R <= 8 and 16 unrolled", 0}, .supports = pb__cuda_conv_regs_supports, .run = pb__cuda_conv_regs},
+    {.desc = {"conv", "fused", "both passes in one kernel: columns in registers, rows from shared memory; R <= 64", 0}, .supports = pb__cuda_conv_fused_supports, .run = pb__cuda_conv_fused},
 };
 
 extern "C" const struct pb_backend pb__backend_cuda = {

@@ -245,6 +245,77 @@ __global__ void __launch_bounds__(32 *REGS_COLS_Y)
             out[(y0 + i) * g.width + x] = acc[i];
 }
 
+// ---- fused ----------------------------------------------------------------------
+
+#define FUSED_COLS 256 // threads of a block = input columns of its tile
+#define FUSED_MAX_RADIUS 64
+
+// Rows of output a fused block computes (its column-stage registers).
+template <typename T> __host__ __device__ constexpr int fused_h() { return sizeof(T) == 4 ? 32 : 16; }
+// Elements of one shared row: the tile's columns plus what the last chunk
+// of a window may read past them.
+__host__ __device__ constexpr long fused_pitch(long r)
+{
+    return FUSED_COLS + 2 * r + REGS_W + REGS_CHUNK + (FUSED_COLS + 2 * r + REGS_W + REGS_CHUNK) / REGS_W + 1;
+}
+
+// Both passes in one kernel, the intermediate image never leaves the SM
+// (the filter is separable and linear, so the column pass may go first).
+// A block owns FUSED_COLS - 2R output columns and fused_h rows: each thread
+// filters one input column down in registers (as regs' column pass), the
+// results meet in shared memory, then each warp filters rows from there (as
+// regs' row pass) and writes them coalesced. tmp is not used.
+template <typename T, int RC, typename Taps>
+__global__ void __launch_bounds__(FUSED_COLS)
+    conv_fused(ConvGeom g, Tiling t, const T *__restrict__ in, T *__restrict__ out, Taps f)
+{
+    constexpr int H = fused_h<T>();
+    extern __shared__ __align__(16) unsigned char conv_smem[];
+    const long r = RC ? RC : g.radius, tile = FUSED_COLS - 2 * r, pitch = fused_pitch(r);
+    T *s = reinterpret_cast<T *>(conv_smem);
+    T *sout = s + H * pitch + threadIdx.y * (REGS_TILE + REGS_TILE / REGS_W);
+    const long x0 = t.bx() * tile, y0 = t.by() * H;
+    const int tid = threadIdx.x + 32 * threadIdx.y;
+    {
+        long x = x0 - r + tid;
+        bool zero = false;
+        if (x < 0 || x >= g.width) {
+            zero = !g.clamp;
+            x = x < 0 ? 0 : g.width - 1;
+        }
+        T acc[H];
+#pragma unroll
+        for (int i = 0; i < H; i++)
+            acc[i] = 0;
+        const long first = y0 + g.in_top - r;
+        if (!zero)
+            accumulate<T, H, RC>(acc, r, f,
+                                 [&](long j) { return line_at(in + x, first + j, g.in_rows, g.width, g.clamp); });
+#pragma unroll
+        for (int i = 0; i < H; i++)
+            s[i * pitch + skew(tid)] = acc[i];
+    }
+    __syncthreads();
+    const long start = threadIdx.x * REGS_W;
+    for (int row = threadIdx.y; row < H && y0 + row < g.height; row += FUSED_COLS / 32) {
+        const T *srow = s + row * pitch;
+        T acc[REGS_W];
+#pragma unroll
+        for (int i = 0; i < REGS_W; i++)
+            acc[i] = 0;
+        if (start < tile)
+            accumulate<T, REGS_W, RC>(acc, r, f, [&](long j) { return srow[skew(start + j)]; });
+#pragma unroll
+        for (int i = 0; i < REGS_W; i++)
+            sout[skew(start + i)] = acc[i];
+        __syncwarp();
+        T *dst = out + (y0 + row) * g.width + x0;
+        for (int i = threadIdx.x; i < tile && x0 + i < g.width; i += 32)
+            dst[i] = sout[skew(i)];
+        __syncwarp();
+    }
+}
+
 // ---- host side ----------------------------------------------------------------
 
 static const pb_conv_args *conv_args(const void *args) { return static_cast<const pb_conv_args *>(args); }
@@ -306,6 +377,23 @@ bool pb__cuda_conv_tiled_supports(const pb_device *dev, const void *args, const 
            smem_fits(dev, tiled_cols_smem(a), why);
 }
 
+static size_t fused_smem(const pb_conv_args *a)
+{
+    size_t rows = a->prec == PB_DOUBLE ? fused_h<double>() : fused_h<float>();
+    return (rows * fused_pitch((long)a->radius) + (FUSED_COLS / 32) * (REGS_TILE + REGS_TILE / REGS_W)) *
+           pb_precision_size(a->prec);
+}
+
+bool pb__cuda_conv_fused_supports(const pb_device *dev, const void *args, const char **why)
+{
+    const pb_conv_args *a = conv_args(args);
+    if (a->radius > FUSED_MAX_RADIUS) {
+        *why = "radius above 64: the tile would be mostly halo (use regs or tiled)";
+        return false;
+    }
+    return device_buffers(a, why) && smem_fits(dev, fused_smem(a), why);
+}
+
 bool pb__cuda_conv_regs_supports(const pb_device *dev, const void *args, const char **why)
 {
     const pb_conv_args *a = conv_args(args);
@@ -363,10 +451,17 @@ template <typename T, typename Taps> static pb_status run_tiled_with(const pb_co
     return st;
 }
 
-template <typename T, int RC, typename Taps>
-static pb_status run_regs_with(const pb_conv_args *a, cudaStream_t s, Taps f)
+// How the register variants run for a fixed or run-time radius.
+enum register_kind { REGS, FUSED };
+
+template <typename T, int RC, typename Taps, register_kind K>
+static pb_status run_registers_with(const pb_conv_args *a, cudaStream_t s, Taps f)
 {
     ConvGeom g = geom(a);
+    if (K == FUSED)
+        return launch<T, Taps>(conv_fused<T, RC, Taps>, g, cdiv(g.width, FUSED_COLS - 2 * g.radius),
+                               cdiv(g.height, fused_h<T>()), dim3(32, FUSED_COLS / 32), fused_smem(a), s, a->in,
+                               a->out, f);
     pb_status st = launch<T, Taps>(conv_rows_regs<T, RC, Taps>, g, cdiv(g.width, REGS_TILE),
                                    cdiv(g.in_rows, REGS_ROWS_Y), dim3(32, REGS_ROWS_Y), regs_rows_smem(a), s, a->in,
                                    a->tmp, f);
@@ -389,36 +484,49 @@ static pb_status with_taps(const pb_conv_args *a, cudaStream_t s)
 template <typename T, typename Taps> struct TiledRunner {
     static pb_status run(const pb_conv_args *a, cudaStream_t s, Taps f) { return run_tiled_with<T, Taps>(a, s, f); }
 };
-template <typename T, typename Taps> struct RegsRunner {
-    static pb_status run(const pb_conv_args *a, cudaStream_t s, Taps f)
-    {
-        return run_regs_with<T, 0, Taps>(a, s, f);
-    }
+template <register_kind K> struct RuntimeRadius {
+    template <typename T, typename Taps> struct Runner {
+        static pb_status run(const pb_conv_args *a, cudaStream_t s, Taps f)
+        {
+            return run_registers_with<T, 0, Taps, K>(a, s, f);
+        }
+    };
 };
 
-template <typename T, int RC> static pb_status run_regs_fixed(const pb_conv_args *a, cudaStream_t s)
+template <typename T, int RC, register_kind K> static pb_status run_fixed(const pb_conv_args *a, cudaStream_t s)
 {
     pb_status st = upload_taps(a, s);
-    return st != PB_OK ? st : run_regs_with<T, RC, ConstTaps<T>>(a, s, ConstTaps<T>{});
+    return st != PB_OK ? st : run_registers_with<T, RC, ConstTaps<T>, K>(a, s, ConstTaps<T>{});
+}
+
+// Radii 1-8 and 16 unrolled with R fixed; others in chunks of taps.
+template <typename T, register_kind K> static pb_status run_registers(const pb_conv_args *a, cudaStream_t s)
+{
+    using Fixed = pb_status (*)(const pb_conv_args *, cudaStream_t);
+    static const Fixed fixed[] = {nullptr,
+                                  run_fixed<T, 1, K>,
+                                  run_fixed<T, 2, K>,
+                                  run_fixed<T, 3, K>,
+                                  run_fixed<T, 4, K>,
+                                  run_fixed<T, 5, K>,
+                                  run_fixed<T, 6, K>,
+                                  run_fixed<T, 7, K>,
+                                  run_fixed<T, 8, K>};
+    if (a->radius < sizeof fixed / sizeof fixed[0])
+        return fixed[a->radius](a, s);
+    if (a->radius == 16)
+        return run_fixed<T, 16, K>(a, s);
+    return with_taps<T, RuntimeRadius<K>::template Runner>(a, s);
 }
 
 template <typename T> static pb_status run_regs(const pb_conv_args *a, cudaStream_t s)
 {
-    using Fixed = pb_status (*)(const pb_conv_args *, cudaStream_t);
-    static const Fixed fixed[] = {nullptr,
-                                  run_regs_fixed<T, 1>,
-                                  run_regs_fixed<T, 2>,
-                                  run_regs_fixed<T, 3>,
-                                  run_regs_fixed<T, 4>,
-                                  run_regs_fixed<T, 5>,
-                                  run_regs_fixed<T, 6>,
-                                  run_regs_fixed<T, 7>,
-                                  run_regs_fixed<T, 8>};
-    if (a->radius < sizeof fixed / sizeof fixed[0])
-        return fixed[a->radius](a, s);
-    if (a->radius == 16)
-        return run_regs_fixed<T, 16>(a, s);
-    return with_taps<T, RegsRunner>(a, s);
+    return run_registers<T, REGS>(a, s);
+}
+
+template <typename T> static pb_status run_fused(const pb_conv_args *a, cudaStream_t s)
+{
+    return run_registers<T, FUSED>(a, s);
 }
 
 template <typename T> static pb_status run_tiled(const pb_conv_args *a, cudaStream_t s)
@@ -437,3 +545,4 @@ template <typename T> static pb_status run_tiled(const pb_conv_args *a, cudaStre
 pb_status pb__cuda_conv_naive(pb_device *dev, const void *args, pb_stream *s) { PB_CONV_DISPATCH(run_naive); }
 pb_status pb__cuda_conv_tiled(pb_device *dev, const void *args, pb_stream *s) { PB_CONV_DISPATCH(run_tiled); }
 pb_status pb__cuda_conv_regs(pb_device *dev, const void *args, pb_stream *s) { PB_CONV_DISPATCH(run_regs); }
+pb_status pb__cuda_conv_fused(pb_device *dev, const void *args, pb_stream *s) { PB_CONV_DISPATCH(run_fused); }

@@ -48,5 +48,7 @@ pb_status pb__cuda_conv_regs(pb_device *dev, const void *args, pb_stream *s);
 bool pb__cuda_conv_naive_supports(const pb_device *dev, const void *args, const char **why);
 bool pb__cuda_conv_tiled_supports(const pb_device *dev, const void *args, const char **why);
 bool pb__cuda_conv_regs_supports(const pb_device *dev, const void *args, const char **why);
+pb_status pb__cuda_conv_fused(pb_device *dev, const void *args, pb_stream *s);
+bool pb__cuda_conv_fused_supports(const pb_device *dev, const void *args, const char **why);
 
 #endif
