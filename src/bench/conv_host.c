@@ -1,6 +1,9 @@
 /* Separable convolution, host side: filters, seeded images, the oracle and
  * the strip engine (see conv_host.h). */
 #include <errno.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -446,14 +449,20 @@ const char *pb__conv_engine_variant(const struct pb_conv_engine *e) { return e->
 size_t pb__conv_engine_strip_rows(const struct pb_conv_engine *e) { return e->strip; }
 size_t pb__conv_engine_device_bytes(const struct pb_conv_engine *e) { return e->device_bytes; }
 
-/* memcpy split over threads when large (the host side of a strip's copy
- * must keep up with the link). */
+/* memcpy split over every thread when large (the host side of a strip's
+ * copy must keep up with the link, and strips may be small). */
 static void copy_host(void *dst, const void *src, size_t bytes)
 {
-    const size_t chunk = (size_t)1 << 21;
+    size_t threads = 1;
+#ifdef _OPENMP
+    threads = (size_t)omp_get_max_threads();
+#endif
+    size_t chunk = (bytes / threads + 4095) / 4096 * 4096;
+    if (chunk < ((size_t)1 << 18))
+        chunk = (size_t)1 << 18;
     const long n = (long)((bytes + chunk - 1) / chunk);
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (n > 2)
+#pragma omp parallel for schedule(static) if (n > 1)
 #endif
     for (long i = 0; i < n; i++) {
         size_t off = (size_t)i * chunk, len = bytes - off < chunk ? bytes - off : chunk;
