@@ -58,6 +58,13 @@ run $pb run gemm $twins --n 1024,4096,8192 --precision float,double --reps 10 --
 run $pb run overlap $twins --n 864,1728,4096 --lm 5,10 --bs 16,0 --reps 5 --quiet --out "$out/overlap.csv"
 run $pb run overlap --backend cuda --n 8192 --lm 5,10 --bs 0,16 --reps 3 --quiet --out "$out/overlap.csv" --append
 python3 scripts/twins.py "$out"/bandwidth.csv "$out"/gemm.csv "$out"/overlap.csv >"$out/twins.md" 2>>"$log"
+step "conv (study 003): sanitizer, in-core radii, strips with and without streams"
+run compute-sanitizer --tool memcheck --error-exitcode 9 \
+    $pb run conv --backend cuda --width 33,300 --height 17,70 --radius 1,8,17,128 --border zero,clamp --precision float,double --reps 1 --warmup 0 --quiet
+run compute-sanitizer --tool memcheck --error-exitcode 9 \
+    $pb run conv-stream --backend cuda --width 300 --height 211 --radius 5 --device-mem 256K --reps 1 --warmup 0 --quiet
+run $pb run conv $twins --width 8192 --radius 2,4,8,16,32,64,80 --reps 12 --quiet --out "$out/conv.csv"
+run $pb run conv-stream --backend cuda --width 16384 --radius 32 --streams 3 --reps 12 --quiet --out "$out/conv-stream.csv"
 tail -n 60 "$log"
 echo "status $status"
 exit $status
