@@ -8,7 +8,10 @@
 //          through shared memory; the column pass reads straight from global
 //          memory, each loaded pixel feeding every output it touches. Radii
 //          1-8 and 16 are compiled with R fixed, so loops unroll and taps
-//          become constant-bank operands.
+//          become constant-bank operands; other radii go in chunks of taps.
+//   fused  regs' two passes in one kernel (columns first, in registers, then
+//          rows from shared memory): the image crosses memory twice, not
+//          four times; R <= 64.
 // Taps live in constant memory up to PB_CONV_CONST_BYTES; longer filters are
 // read from global memory. A tile that does not fit shared memory (opt-in
 // maximum) makes the variant report UNSUPPORTED.
