@@ -31,7 +31,7 @@ static const struct pb_param_def cs_params[] = {
     [PB_CONV_P_BORDER] = {"border", "zero or clamp", "zero", true},
     [PB_CONV_P_FILTER] = {"filter", "gauss (sigma R/3), gauss:SIGMA, box, or a file of 2R+1 taps", "gauss", true},
     [P_STREAMS] = {"streams", "streams (sets of strip buffers) of the streams variant", "3"},
-    [P_STRIP] = {"strip", "output rows per strip (0 = height/16, at least 8R, within --device-mem)", "0"},
+    [P_STRIP] = {"strip", "output rows per strip (0 = height/64, at least 8R, within --device-mem)", "0"},
     [P_DEVMEM] = {"device-mem", "device memory the strips may use, e.g. 512M (0 = no cap)", "0"},
     [P_KERNEL] = {"kernel", "conv kernel of the backend run on each strip (auto = its fastest)", "auto", true},
 };
