@@ -4,8 +4,8 @@
 # racecheck), then the benchmarks. Results and logs go to $OUT (default
 # bench/results/<date>-<gpu>/).
 #
-# usage: scripts/gpu-check.sh [quick|full|spmv|memlab|ceilings]
-#   quick: tests and sanitizers only; spmv, memlab, ceilings: build, then only
+# usage: scripts/gpu-check.sh [quick|full|spmv|memlab|conv|ceilings]
+#   quick: tests and sanitizers only; spmv, memlab, conv, ceilings: build, then only
 #   that section (ceilings also renders the report of everything in $OUT). spmv
 #   (matrices from $PB_MATRICES, default ../shared/data/matrices or .data/matrices)
 # Missing cJSON/cmocka development files are taken from .deps/*.deb when present
@@ -80,6 +80,16 @@ memlab_section() {
     run $pb run access --backend cuda --variant shared-stride --n 4M --step 0:32:1 --reps 10 --quiet --out "$out/access-shared.csv"
 }
 
+conv_section() {
+    step "conv (study 003): sanitizer, in-core radii, strips with and without streams"
+    run compute-sanitizer --tool memcheck --error-exitcode 9 \
+        $pb run conv --backend cuda --width 33,300 --height 17,70 --radius 1,8,17,128 --border zero,clamp --precision float,double --reps 1 --warmup 0 --quiet
+    run compute-sanitizer --tool memcheck --error-exitcode 9 \
+        $pb run conv-stream --backend cuda --width 300 --height 211 --radius 5 --device-mem 256K --reps 1 --warmup 0 --quiet
+    run $pb run conv $twins --width 8192 --radius 2,4,8,16,32,64,80 --reps 12 --quiet --out "$out/conv.csv"
+    run $pb run conv-stream --backend cuda --width 16384 --radius 32 --streams 3 --reps 12 --quiet --out "$out/conv-stream.csv"
+}
+
 ceilings_section() {
     step "ceilings (peak FMA, read-only, copies) and the report"
     run compute-sanitizer --tool memcheck --error-exitcode 9 \
@@ -89,7 +99,7 @@ ceilings_section() {
 }
 
 twins="--backend cuda,opencl --device nvidia"
-if [ "$mode" = spmv ] || [ "$mode" = memlab ] || [ "$mode" = ceilings ]; then
+if [ "$mode" = spmv ] || [ "$mode" = memlab ] || [ "$mode" = conv ] || [ "$mode" = ceilings ]; then
     ${mode}_section
     tail -n 30 "$log"
     echo "status $status"
@@ -122,8 +132,8 @@ run $pb run overlap $twins --n 864,1728,4096 --lm 5,10 --bs 16,0 --reps 5 --quie
 run $pb run overlap --backend cuda --n 8192 --lm 5,10 --bs 0,16 --reps 3 --quiet --out "$out/overlap.csv" --append
 spmv_section
 memlab_section
+conv_section
 python3 scripts/twins.py "$out"/bandwidth.csv "$out"/gemm.csv "$out"/overlap.csv >"$out/twins.md" 2>>"$log"
-
 ceilings_section
 tail -n 60 "$log"
 echo "status $status"

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config git
-          libcjson-dev libcmocka-dev libopenblas-dev librsb-dev zlib1g-dev
+          libcjson-dev libcmocka-dev libopenblas-dev librsb-dev zlib1g-dev libstb-dev
           ocl-icd-opencl-dev opencl-headers pocl-opencl-icd)
 
 if [ "${1:-}" = "--no-install" ]; then

@@ -245,6 +245,53 @@ expect 3 "$pb" run gemm --n 16 --ceilings "$tmp/nosuch.json"
 expect 1 "$pb" run peak --n 4096 --iters 4 --backend openmp,opencl --precision float,double --reps 1 --inject-fault --quiet
 expect 2 "$pb" ceilings --backend nosuch
 unset XDG_CACHE_HOME
+# conv: benchmarks with text parameters, the strip path under a memory cap,
+# and the image command with its bad inputs.
+expect 0 "$pb" run conv --width 45 --height 31 --radius 1,9 --border zero,clamp --filter gauss,box --reps 2 --quiet --format csv --out "$tmp/conv.csv"
+contains "$tmp/conv.csv" ",zero,gauss,"
+contains "$tmp/conv.csv" ",clamp,box,"
+contains "$tmp/conv.csv" "trimmed_mean_s"
+contains "$tmp/conv.csv" "d2d_bound_s"
+if grep -q "FAILED" "$tmp/conv.csv"; then bad "a conv row failed"; else ok; fi
+expect 0 "$pb" run conv-stream --width 200 --height 150 --radius 4 --device-mem 64K --streams 2 --backend ref,openmp,opencl --reps 2 --quiet --format csv --out "$tmp/cs.csv"
+contains "$tmp/cs.csv" "efficiency"
+contains "$tmp/cs.csv" ",streams,"
+if grep -q "FAILED\|ERROR" "$tmp/cs.csv"; then bad "a conv-stream row failed"; else ok; fi
+expect 1 "$pb" run conv --width 40 --radius 3 --variant ref/rowcol --reps 1 --inject-fault --quiet
+expect 2 "$pb" run conv --width 40 --radius 0
+contains "$tmp/err" "radius must be between"
+expect 2 "$pb" run conv --width 40 --border wrap
+contains "$tmp/err" "unknown border"
+expect 3 "$pb" run conv --width 40 --radius 2 --filter "$tmp/no-taps.txt" --quiet
+expect 3 "$pb" run conv-stream --width 1000 --radius 40 --device-mem 4K --variant ref/strips --quiet
+contains "$tmp/out" "too small"
+printf 'P5\n40 30\n255\n' >"$tmp/g.pgm"
+head -c 1200 /dev/urandom >>"$tmp/g.pgm"
+expect 0 "$pb" conv --help
+contains "$tmp/out" "usage: parbench conv"
+expect 0 "$pb" conv --image "$tmp/g.pgm" --radius 3 --sigma 1.2 --save "$tmp/o.pgm" --backend openmp --device-mem 12K
+contains "$tmp/out" "40x30, 1 channel"
+if [ "$(head -c 2 "$tmp/o.pgm")" = "P5" ]; then ok; else bad "conv wrote no PGM"; fi
+if "$pb" conv --help | grep -q png && "$pb" conv --image "$tmp/g.pgm" --radius 2 --save "$tmp/o.png" --quiet 2>/dev/null; then
+    expect 0 "$pb" conv --image "$tmp/o.png" --radius 2 --filter box --save "$tmp/o2.jpg" --backend ref
+fi
+head -c $((64 * 48 * 4)) /dev/urandom >"$tmp/r.f32"
+expect 0 "$pb" conv --image "$tmp/r.f32" --width 64 --height 48 --radius 5 --save "$tmp/o.f32" --backend ref --quiet
+if [ "$(wc -c <"$tmp/o.f32")" -eq $((64 * 48 * 4)) ]; then ok; else bad "raw output has the wrong size"; fi
+expect 3 "$pb" conv --image "$tmp/nope.png" --radius 3
+contains "$tmp/err" "cannot read image"
+printf 'not an image' >"$tmp/bad.png"
+expect 3 "$pb" conv --image "$tmp/bad.png" --radius 3
+lines "$tmp/err" 1
+expect 2 "$pb" conv --image "$tmp/g.pgm" --radius 0
+expect 2 "$pb" conv --image "$tmp/g.pgm" --radius -4
+expect 2 "$pb" conv --image "$tmp/g.pgm"
+expect 2 "$pb" conv --image "$tmp/r.f32" --width 100000000 --height 100000000 --radius 3
+contains "$tmp/err" "image sides"
+expect 3 "$pb" conv --image "$tmp/r.f32" --width 64 --height 49 --radius 3
+contains "$tmp/err" "needs"
+expect 2 "$pb" conv --image "$tmp/g.pgm" --radius 3 --bogus
+expect 3 "$pb" conv --image "$tmp/g.pgm" --radius 3 --save "$tmp/no/dir/o.pgm"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -76,6 +76,30 @@ struct pb_peak_args {
     size_t groups;   /* read: elements of out */
 };
 
+/* Separable 2D convolution, row pass then column pass, with a 1D filter of
+ * 2*radius+1 taps (correlation: out[x] = sum_k filter[k] * in[x + k - radius]).
+ * The image is row-major, width elements per row. `in` holds in_rows rows, of
+ * which rows [in_top, in_top + height) are the ones to filter; the others are
+ * halo rows above and below (a horizontal strip of a larger image). Rows
+ * outside `in` are outside the image: zero, or a copy of the nearest row of
+ * `in` for clamp (strips are cut only at the image's edges, so that is the
+ * image's edge row). Columns outside [0, width) are treated the same way.
+ * tmp holds in_rows x width elements (the row pass), out height x width.
+ * Elements and filter taps are prec-sized. */
+enum pb_conv_border { PB_CONV_ZERO = 0, PB_CONV_CLAMP = 1 };
+
+struct pb_conv_args {
+    enum pb_precision prec;
+    size_t width, height;
+    size_t in_rows, in_top;
+    size_t radius;
+    enum pb_conv_border border;
+    const pb_buf *filter; /* 2*radius+1 taps */
+    const pb_buf *in;
+    pb_buf *tmp;
+    pb_buf *out;
+};
+
 /* Flags of a variant. */
 #define PB_VARIANT_ANCHOR 1u /* a vendor library, shown for comparison */
 #define PB_VARIANT_BOUND 2u  /* a speed bound that does not compute the family's result (transpose's

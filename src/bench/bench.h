@@ -16,7 +16,7 @@
 #include "core/stats.h"
 #include "parbench/pb_backend.h"
 
-#define PB_MAX_PARAMS 8
+#define PB_MAX_PARAMS 12
 #define PB_MAX_EXTRAS 8
 
 /* A benchmark-specific option taking a list of integers ("--n 256,512") or,

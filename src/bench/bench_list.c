@@ -6,6 +6,7 @@
 extern const struct pb_bench pb__bench_gemm, pb__bench_bandwidth, pb__bench_overlap, pb__bench_spmv;
 extern const struct pb_bench pb__bench_transpose, pb__bench_reduce, pb__bench_access;
 extern const struct pb_bench pb__bench_peak;
+extern const struct pb_bench pb__bench_conv, pb__bench_conv_stream;
 
 static const struct pb_bench *const benches[] = {
     &pb__bench_bandwidth,
@@ -16,6 +17,8 @@ static const struct pb_bench *const benches[] = {
     &pb__bench_reduce,
     &pb__bench_access,
     &pb__bench_peak,
+    &pb__bench_conv,
+    &pb__bench_conv_stream,
 };
 
 size_t pb__bench_count(void) { return sizeof benches / sizeof benches[0]; }

@@ -11,6 +11,7 @@
 
 #include "bench/bench.h"
 #include "bench/runner.h"
+#include "cli/conv_cmd.h"
 #include "core/backend_impl.h"
 #include "core/core.h"
 #include "core/parse.h"
@@ -699,6 +700,7 @@ static const struct command {
     {"plot", "one chart of result files as SVG or PNG", pb__cmd_plot},
     {"compare", "compare two result files row by row; exit 1 on a regression", pb__cmd_compare},
     {"version", "print the version", cmd_version},
+    {"conv", "filter an image: parbench conv --image in.png --radius 8 --sigma 3 --save out.png", pb__cmd_conv},
 };
 
 static void main_help(FILE *f)

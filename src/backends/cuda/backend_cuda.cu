@@ -369,6 +369,10 @@ static const struct pb_variant cuda_variants[] = {
     {.desc = {"access", "shared-stride", "shared-memory loads step elements apart (0 = broadcast)", 0}, .supports = pb__cuda_access_supports, .run = pb__cuda_access_shared, .data = &pb__access_shared},
     {.desc = {"peak", "fma", "independent FMA chains per thread, no loads (arithmetic peak)", 0}, .supports = pb__cuda_peak_supports, .run = pb__cuda_peak_fma},
     {.desc = {"peak", "read", "grid-stride read-only sum, four loads in flight per thread", 0}, .supports = pb__cuda_peak_supports, .run = pb__cuda_peak_read},
+    {.desc = {"conv", "naive", "one thread per output, pixels and taps from global memory", 0}, .supports = pb__cuda_conv_naive_supports, .run = pb__cuda_conv_naive},
+    {.desc = {"conv", "tiled", "shared-memory tiles with the halo, taps in constant memory (study 003)", 0}, .supports = pb__cuda_conv_tiled_supports, .run = pb__cuda_conv_tiled},
+    {.desc = {"conv", "regs", "8 (rows) or 16 (columns) outputs per thread in registers, R <= 8 and 16 unrolled", 0}, .supports = pb__cuda_conv_regs_supports, .run = pb__cuda_conv_regs},
+    {.desc = {"conv", "fused", "both passes in one kernel: columns in registers, rows from shared memory; R <= 64", 0}, .supports = pb__cuda_conv_fused_supports, .run = pb__cuda_conv_fused},
 };
 
 extern "C" const struct pb_backend pb__backend_cuda = {

@@ -96,4 +96,14 @@ pb_status pb__cuda_access_offset(pb_device *dev, const void *args, pb_stream *s)
 pb_status pb__cuda_access_stride(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__cuda_access_shared(pb_device *dev, const void *args, pb_stream *s);
 
+// Separable convolution variants (conv.cu).
+pb_status pb__cuda_conv_naive(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cuda_conv_tiled(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cuda_conv_regs(pb_device *dev, const void *args, pb_stream *s);
+bool pb__cuda_conv_naive_supports(const pb_device *dev, const void *args, const char **why);
+bool pb__cuda_conv_tiled_supports(const pb_device *dev, const void *args, const char **why);
+bool pb__cuda_conv_regs_supports(const pb_device *dev, const void *args, const char **why);
+pb_status pb__cuda_conv_fused(pb_device *dev, const void *args, pb_stream *s);
+bool pb__cuda_conv_fused_supports(const pb_device *dev, const void *args, const char **why);
+
 #endif

@@ -1024,6 +1024,7 @@ static const struct pb_variant cl_variants[] = {
     CL_REDUCE(multiple-per-thread, multiple_per_thread, "7: many elements per work-item"),
     {.desc = {"peak", "fma", "independent FMA chains per work-item, no loads (arithmetic peak)", 0}, .supports = pb__cl_peak_supports, .run = pb__cl_peak_fma},
     {.desc = {"peak", "read", "read-only sum over the NDRange, four loads in flight per work-item", 0}, .supports = pb__cl_peak_supports, .run = pb__cl_peak_read},
+    {.desc = {"conv", "tiled", "local-memory tiles with the halo, taps in constant memory (study 003)", 0}, .supports = pb__cl_conv_tiled_supports, .run = pb__cl_conv_tiled},
 };
 
 const struct pb_backend pb__backend_opencl = {

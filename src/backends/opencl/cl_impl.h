@@ -151,5 +151,8 @@ PB__CL_REDUCE_DECL(multiple_per_thread)
 pb_status pb__cl_peak_fma(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__cl_peak_read(pb_device *dev, const void *args, pb_stream *s);
 bool pb__cl_peak_supports(const pb_device *dev, const void *args, const char **why);
+/* Separable convolution (conv.c). */
+pb_status pb__cl_conv_tiled(pb_device *dev, const void *args, pb_stream *s);
+bool pb__cl_conv_tiled_supports(const pb_device *dev, const void *args, const char **why);
 
 #endif

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include "anchors/anchors.h"
+#include "backends/openmp/conv_omp.h"
 #include "backends/openmp/gemm_blocked.h"
 #include "backends/openmp/spmv_openmp.h"
 #include "backends/openmp/memory_omp.h"
@@ -89,6 +90,7 @@ static const struct pb_variant omp_variants[] = {
     {.desc = {"reduce", "pairwise", "a pairwise sum per thread, added in thread order", 0}, .supports = NULL, .run = pb__omp_reduce_pairwise},
     {.desc = {"peak", "fma", "blocks of independent FMA chains in vector registers, threaded", 0}, .supports = NULL, .run = pb__omp_peak_fma},
     {.desc = {"peak", "read", "read-only sum, one slice per group, threaded", 0}, .supports = NULL, .run = pb__omp_peak_read},
+    {.desc = {"conv", "ring", "row bands per thread, 2R+1 filtered rows in a cache-resident ring, SIMD loops", 0}, .supports = NULL, .run = pb__omp_conv_ring},
 #ifdef PB_HAVE_OPENBLAS
     {.desc = {"gemm", "openblas", "OpenBLAS cblas_sgemm/dgemm", PB_VARIANT_ANCHOR}, .supports = pb__openblas_gemm_supports, .run = pb__openblas_gemm},
 #endif

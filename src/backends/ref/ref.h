@@ -27,4 +27,14 @@ uint32_t pb__sum_u32(const uint32_t *x, size_t n);
 /* Stores the result of r's type (f, d or u) in r->out (host memory). */
 void pb__reduce_store(const struct pb_reduce_args *r, float f, double d, uint32_t u);
 
+/* Separable convolution (conv_ref.c): the row and column passes of
+ * pb_conv_args, serial, sums in double. */
+pb_status pb__conv_ref(pb_device *dev, const void *args, pb_stream *s);
+/* The same passes for the oracle, in double and threaded: in (prec) has
+ * in_rows rows, out gets height rows starting at in row in_top; tmp holds
+ * in_rows x width doubles. */
+void pb__conv_oracle(const void *in, enum pb_precision prec, size_t width, size_t in_rows, size_t in_top,
+                     size_t height, const double *taps, size_t radius, enum pb_conv_border border,
+                     double *tmp, double *out);
+
 #endif

@@ -1,0 +1,551 @@
+// Separable convolution on CUDA (study 003): a row pass into tmp, then a
+// column pass, for any radius. Variants:
+//   naive  one thread per output, pixels and taps from global memory
+//   tiled  the study's kernels: shared-memory tiles with the R-wide halo
+//          loaded coalesced, taps in constant memory, one output per thread
+//   regs   several outputs per thread accumulated in registers: the row pass
+//          reads a skewed (conflict-free) shared-memory row tile and writes
+//          through shared memory; the column pass reads straight from global
+//          memory, each loaded pixel feeding every output it touches. Radii
+//          1-8 and 16 are compiled with R fixed, so loops unroll and taps
+//          become constant-bank operands; other radii go in chunks of taps.
+//   fused  regs' two passes in one kernel (columns first, in registers, then
+//          rows from shared memory): the image crosses memory twice, not
+//          four times; R <= 64.
+// Taps live in constant memory up to PB_CONV_CONST_BYTES; longer filters are
+// read from global memory. A tile that does not fit shared memory (opt-in
+// maximum) makes the variant report UNSUPPORTED.
+#include "backends/cuda/check.cuh"
+#include "backends/cuda/cuda_impl.cuh"
+
+#define PB_CONV_CONST_BYTES 32768
+__constant__ double conv_taps_const[PB_CONV_CONST_BYTES / sizeof(double)];
+
+template <typename T> struct ConstTaps {
+    __device__ __forceinline__ T operator[](int k) const { return reinterpret_cast<const T *>(conv_taps_const)[k]; }
+};
+template <typename T> struct GlobalTaps {
+    const T *p;
+    __device__ __forceinline__ T operator[](int k) const { return __ldg(p + k); }
+};
+
+// Element i of a line of n under the border rule (zero: out-of-range reads 0).
+template <typename T>
+__device__ __forceinline__ T line_at(const T *__restrict__ line, long i, long n, long stride, int clamp)
+{
+    if (i < 0 || i >= n) {
+        if (!clamp)
+            return T(0);
+        i = i < 0 ? 0 : n - 1;
+    }
+    return __ldg(line + i * stride);
+}
+
+struct ConvGeom {
+    long width, height, in_rows, in_top, radius;
+    int clamp;
+};
+
+// Blocks of a 2-D tiling in a 1-D grid (no 65535 limit on either side):
+// column blocks run fastest.
+struct Tiling {
+    long nbx, nby;
+    __device__ __forceinline__ long bx() const { return blockIdx.x % nbx; }
+    __device__ __forceinline__ long by() const { return blockIdx.x / nbx; }
+};
+
+// ---- naive ------------------------------------------------------------------
+
+template <typename T>
+__global__ void conv_rows_naive(ConvGeom g, Tiling t, const T *__restrict__ in, T *__restrict__ tmp,
+                                const T *__restrict__ f)
+{
+    long x = t.bx() * blockDim.x + threadIdx.x, y = t.by() * blockDim.y + threadIdx.y;
+    if (x >= g.width || y >= g.in_rows)
+        return;
+    const T *row = in + y * g.width;
+    T acc = 0;
+    for (long k = -g.radius; k <= g.radius; k++)
+        acc += f[k + g.radius] * line_at(row, x + k, g.width, 1, g.clamp);
+    tmp[y * g.width + x] = acc;
+}
+
+template <typename T>
+__global__ void conv_cols_naive(ConvGeom g, Tiling t, const T *__restrict__ tmp, T *__restrict__ out,
+                                const T *__restrict__ f)
+{
+    long x = t.bx() * blockDim.x + threadIdx.x, y = t.by() * blockDim.y + threadIdx.y;
+    if (x >= g.width || y >= g.height)
+        return;
+    T acc = 0;
+    for (long k = -g.radius; k <= g.radius; k++)
+        acc += f[k + g.radius] * line_at(tmp + x, y + g.in_top + k, g.in_rows, g.width, g.clamp);
+    out[y * g.width + x] = acc;
+}
+
+// ---- tiled (the study's) ------------------------------------------------------
+
+#define TILED_ROWS_X 64
+#define TILED_ROWS_Y 4
+#define TILED_COLS_X 32
+#define TILED_COLS_Y 16
+
+template <typename T, typename Taps>
+__global__ void __launch_bounds__(TILED_ROWS_X *TILED_ROWS_Y)
+    conv_rows_tiled(ConvGeom g, Tiling t, const T *__restrict__ in, T *__restrict__ tmp, Taps f)
+{
+    extern __shared__ __align__(16) unsigned char conv_smem[];
+    T *s = reinterpret_cast<T *>(conv_smem);
+    const long len = TILED_ROWS_X + 2 * g.radius;
+    const long x0 = t.bx() * TILED_ROWS_X, y = t.by() * TILED_ROWS_Y + threadIdx.y;
+    T *srow = s + threadIdx.y * len;
+    if (y < g.in_rows)
+        for (long i = threadIdx.x; i < len; i += TILED_ROWS_X)
+            srow[i] = line_at(in + y * g.width, x0 - g.radius + i, g.width, 1, g.clamp);
+    __syncthreads();
+    const long x = x0 + threadIdx.x;
+    if (y >= g.in_rows || x >= g.width)
+        return;
+    T acc = 0;
+    for (int k = 0; k <= 2 * g.radius; k++)
+        acc += f[k] * srow[threadIdx.x + k];
+    tmp[y * g.width + x] = acc;
+}
+
+template <typename T, typename Taps>
+__global__ void __launch_bounds__(TILED_COLS_X *TILED_COLS_Y)
+    conv_cols_tiled(ConvGeom g, Tiling t, const T *__restrict__ tmp, T *__restrict__ out, Taps f)
+{
+    extern __shared__ __align__(16) unsigned char conv_smem[];
+    T *s = reinterpret_cast<T *>(conv_smem); // (TILED_COLS_Y + 2R) rows of TILED_COLS_X
+    const long rows = TILED_COLS_Y + 2 * g.radius;
+    const long x = t.bx() * TILED_COLS_X + threadIdx.x, y0 = t.by() * TILED_COLS_Y;
+    if (x < g.width)
+        for (long i = threadIdx.y; i < rows; i += TILED_COLS_Y)
+            s[i * TILED_COLS_X + threadIdx.x] =
+                line_at(tmp + x, y0 + g.in_top - g.radius + i, g.in_rows, g.width, g.clamp);
+    __syncthreads();
+    const long y = y0 + threadIdx.y;
+    if (y >= g.height || x >= g.width)
+        return;
+    T acc = 0;
+    for (int k = 0; k <= 2 * g.radius; k++)
+        acc += f[k] * s[(threadIdx.y + k) * TILED_COLS_X + threadIdx.x];
+    out[y * g.width + x] = acc;
+}
+
+// ---- regs ---------------------------------------------------------------------
+
+#define REGS_W 8        // outputs per thread along a row
+#define REGS_ROWS_Y 8   // rows per block of the row pass
+#define REGS_COLS_Y 8   // column strips per block of the column pass
+#define REGS_TILE (32 * REGS_W)
+#define REGS_CHUNK 8    // taps per step when R is not fixed at compile time
+
+// Outputs per thread down a column: fewer for double, to stay in registers.
+template <typename T> __host__ __device__ constexpr int regs_h() { return sizeof(T) == 4 ? 32 : 16; }
+
+// Skewed shared index: thread t's window starts at t*REGS_W, so its reads
+// fall in bank t*(REGS_W+1) + j: distinct over a warp.
+__device__ __forceinline__ long skew(long i) { return i + i / REGS_W; }
+
+// acc[i] += sum over taps k of f[k0 + k] * window(i + k), for N outputs:
+// RC > 0 (R fixed): every tap at once, fully unrolled, each loaded pixel
+// used by all the outputs it touches. RC == 0: chunks of REGS_CHUNK taps,
+// each chunk's window of N + REGS_CHUNK - 1 pixels loaded into registers.
+template <typename T, int N, int RC, typename Taps, typename Load>
+__device__ __forceinline__ void accumulate(T (&acc)[N], long r, Taps f, Load load)
+{
+    if (RC) {
+#pragma unroll
+        for (int j = 0; j < N + 2 * RC; j++) {
+            T v = load(j);
+#pragma unroll
+            for (int i = 0; i < N; i++)
+                if (j - i >= 0 && j - i <= 2 * RC)
+                    acc[i] += f[j - i] * v;
+        }
+        return;
+    }
+    const long taps = 2 * r + 1;
+    for (long k0 = 0; k0 < taps; k0 += REGS_CHUNK) {
+        T w[N + REGS_CHUNK - 1];
+#pragma unroll
+        for (int m = 0; m < N + REGS_CHUNK - 1; m++)
+            w[m] = load(k0 + m);
+#pragma unroll
+        for (int k = 0; k < REGS_CHUNK; k++) {
+            if (k0 + k < taps) { // uniform over the block
+                const T fk = f[(int)(k0 + k)];
+#pragma unroll
+                for (int i = 0; i < N; i++)
+                    acc[i] += fk * w[i + k];
+            }
+        }
+    }
+}
+
+// RC > 0: the radius is RC, fixed at compile time; 0: g.radius at run time.
+template <typename T, int RC, typename Taps>
+__global__ void __launch_bounds__(32 *REGS_ROWS_Y)
+    conv_rows_regs(ConvGeom g, Tiling t, const T *__restrict__ in, T *__restrict__ tmp, Taps f)
+{
+    extern __shared__ __align__(16) unsigned char conv_smem[];
+    const long r = RC ? RC : g.radius, len = REGS_TILE + 2 * r, pitch = skew(len + REGS_CHUNK) + 1;
+    T *s = reinterpret_cast<T *>(conv_smem);
+    T *srow = s + threadIdx.y * pitch;
+    T *sout = s + REGS_ROWS_Y * pitch + threadIdx.y * (REGS_TILE + REGS_TILE / REGS_W);
+    const long x0 = t.bx() * REGS_TILE, y = t.by() * REGS_ROWS_Y + threadIdx.y;
+    const bool row_ok = y < g.in_rows;
+    const T *line = in + y * g.width;
+    if (row_ok) {
+#pragma unroll 4
+        for (long i = threadIdx.x; i < len; i += 32)
+            srow[skew(i)] = line_at(line, x0 - r + i, g.width, 1, g.clamp);
+    }
+    __syncthreads();
+    T acc[REGS_W];
+#pragma unroll
+    for (int i = 0; i < REGS_W; i++)
+        acc[i] = 0;
+    const long start = threadIdx.x * REGS_W;
+    // Past the tile (the last chunk's spare taps) reads are in the padded
+    // pitch and multiplied by no tap.
+    accumulate<T, REGS_W, RC>(acc, r, f, [&](long j) { return srow[skew(start + j)]; });
+    // Through shared memory, so the stores to tmp are coalesced.
+#pragma unroll
+    for (int i = 0; i < REGS_W; i++)
+        sout[skew(start + i)] = acc[i];
+    __syncwarp();
+    if (!row_ok)
+        return;
+    T *dst = tmp + y * g.width + x0;
+#pragma unroll
+    for (int i = threadIdx.x; i < REGS_TILE; i += 32)
+        if (x0 + i < g.width)
+            dst[i] = sout[skew(i)];
+}
+
+template <typename T, int RC, typename Taps>
+__global__ void __launch_bounds__(32 *REGS_COLS_Y)
+    conv_cols_regs(ConvGeom g, Tiling t, const T *__restrict__ tmp, T *__restrict__ out, Taps f)
+{
+    constexpr int H = regs_h<T>();
+    const long r = RC ? RC : g.radius;
+    const long x = t.bx() * 32 + threadIdx.x, y0 = (t.by() * REGS_COLS_Y + threadIdx.y) * H;
+    if (x >= g.width || y0 >= g.height)
+        return;
+    const T *col = tmp + x;
+    const long first = y0 + g.in_top - r; // tmp row feeding output y0's first tap
+    T acc[H];
+#pragma unroll
+    for (int i = 0; i < H; i++)
+        acc[i] = 0;
+    accumulate<T, H, RC>(acc, r, f, [&](long j) { return line_at(col, first + j, g.in_rows, g.width, g.clamp); });
+#pragma unroll
+    for (int i = 0; i < H; i++)
+        if (y0 + i < g.height)
+            out[(y0 + i) * g.width + x] = acc[i];
+}
+
+// ---- fused ----------------------------------------------------------------------
+
+#define FUSED_COLS 256 // threads of a block = input columns of its tile
+#define FUSED_MAX_RADIUS 64
+
+// Rows of output a fused block computes (its column-stage registers).
+template <typename T> __host__ __device__ constexpr int fused_h() { return sizeof(T) == 4 ? 32 : 16; }
+// Elements of one shared row: the tile's columns plus what the last chunk
+// of a window may read past them.
+__host__ __device__ constexpr long fused_pitch(long r)
+{
+    return FUSED_COLS + 2 * r + REGS_W + REGS_CHUNK + (FUSED_COLS + 2 * r + REGS_W + REGS_CHUNK) / REGS_W + 1;
+}
+
+// Both passes in one kernel, the intermediate image never leaves the SM
+// (the filter is separable and linear, so the column pass may go first).
+// A block owns FUSED_COLS - 2R output columns and fused_h rows: each thread
+// filters one input column down in registers (as regs' column pass), the
+// results meet in shared memory, then each warp filters rows from there (as
+// regs' row pass) and writes them coalesced. tmp is not used.
+template <typename T, int RC, typename Taps>
+__global__ void __launch_bounds__(FUSED_COLS)
+    conv_fused(ConvGeom g, Tiling t, const T *__restrict__ in, T *__restrict__ out, Taps f)
+{
+    constexpr int H = fused_h<T>();
+    extern __shared__ __align__(16) unsigned char conv_smem[];
+    const long r = RC ? RC : g.radius, tile = FUSED_COLS - 2 * r, pitch = fused_pitch(r);
+    T *s = reinterpret_cast<T *>(conv_smem);
+    T *sout = s + H * pitch + threadIdx.y * (REGS_TILE + REGS_TILE / REGS_W);
+    const long x0 = t.bx() * tile, y0 = t.by() * H;
+    const int tid = threadIdx.x + 32 * threadIdx.y;
+    {
+        long x = x0 - r + tid;
+        bool zero = false;
+        if (x < 0 || x >= g.width) {
+            zero = !g.clamp;
+            x = x < 0 ? 0 : g.width - 1;
+        }
+        T acc[H];
+#pragma unroll
+        for (int i = 0; i < H; i++)
+            acc[i] = 0;
+        const long first = y0 + g.in_top - r;
+        if (!zero)
+            accumulate<T, H, RC>(acc, r, f,
+                                 [&](long j) { return line_at(in + x, first + j, g.in_rows, g.width, g.clamp); });
+#pragma unroll
+        for (int i = 0; i < H; i++)
+            s[i * pitch + skew(tid)] = acc[i];
+    }
+    __syncthreads();
+    const long start = threadIdx.x * REGS_W;
+    for (int row = threadIdx.y; row < H && y0 + row < g.height; row += FUSED_COLS / 32) {
+        const T *srow = s + row * pitch;
+        T acc[REGS_W];
+#pragma unroll
+        for (int i = 0; i < REGS_W; i++)
+            acc[i] = 0;
+        if (start < tile)
+            accumulate<T, REGS_W, RC>(acc, r, f, [&](long j) { return srow[skew(start + j)]; });
+#pragma unroll
+        for (int i = 0; i < REGS_W; i++)
+            sout[skew(start + i)] = acc[i];
+        __syncwarp();
+        T *dst = out + (y0 + row) * g.width + x0;
+        for (int i = threadIdx.x; i < tile && x0 + i < g.width; i += 32)
+            dst[i] = sout[skew(i)];
+        __syncwarp();
+    }
+}
+
+// ---- host side ----------------------------------------------------------------
+
+static const pb_conv_args *conv_args(const void *args) { return static_cast<const pb_conv_args *>(args); }
+
+static ConvGeom geom(const pb_conv_args *a)
+{
+    return ConvGeom{(long)a->width, (long)a->height, (long)a->in_rows, (long)a->in_top, (long)a->radius,
+                    a->border == PB_CONV_CLAMP};
+}
+
+static size_t taps_bytes(const pb_conv_args *a) { return (2 * a->radius + 1) * pb_precision_size(a->prec); }
+static bool taps_fit_const(const pb_conv_args *a) { return taps_bytes(a) <= PB_CONV_CONST_BYTES; }
+
+// Dynamic shared memory of the tiled and regs kernels.
+static size_t tiled_rows_smem(const pb_conv_args *a)
+{
+    return TILED_ROWS_Y * (TILED_ROWS_X + 2 * a->radius) * pb_precision_size(a->prec);
+}
+static size_t tiled_cols_smem(const pb_conv_args *a)
+{
+    return (TILED_COLS_Y + 2 * a->radius) * TILED_COLS_X * pb_precision_size(a->prec);
+}
+static size_t regs_rows_smem(const pb_conv_args *a)
+{
+    size_t len = REGS_TILE + 2 * a->radius + REGS_CHUNK, pitch = len + len / REGS_W + 1;
+    return REGS_ROWS_Y * (pitch + REGS_TILE + REGS_TILE / REGS_W) * pb_precision_size(a->prec);
+}
+
+static bool smem_fits(const pb_device *dev, size_t bytes, const char **why)
+{
+    const cudaDeviceProp &p = pb__cuda(const_cast<pb_device *>(dev))->prop;
+    if (bytes > p.sharedMemPerBlockOptin) {
+        *why = "the tile with its halo does not fit in shared memory (use naive or regs)";
+        return false;
+    }
+    return true;
+}
+
+static bool device_buffers(const pb_conv_args *a, const char **why)
+{
+    if ((a->in && a->in->kind != PB_MEM_DEVICE) || (a->out && a->out->kind != PB_MEM_DEVICE) ||
+        (a->tmp && a->tmp->kind != PB_MEM_DEVICE) || (a->filter && a->filter->kind != PB_MEM_DEVICE)) {
+        *why = "conv kernels take device buffers (PB_MEM_DEVICE) only";
+        return false;
+    }
+    return true;
+}
+
+bool pb__cuda_conv_naive_supports(const pb_device *dev, const void *args, const char **why)
+{
+    (void)dev;
+    return device_buffers(conv_args(args), why);
+}
+
+bool pb__cuda_conv_tiled_supports(const pb_device *dev, const void *args, const char **why)
+{
+    const pb_conv_args *a = conv_args(args);
+    return device_buffers(a, why) && smem_fits(dev, tiled_rows_smem(a), why) &&
+           smem_fits(dev, tiled_cols_smem(a), why);
+}
+
+static size_t fused_smem(const pb_conv_args *a)
+{
+    size_t rows = a->prec == PB_DOUBLE ? fused_h<double>() : fused_h<float>();
+    return (rows * fused_pitch((long)a->radius) + (FUSED_COLS / 32) * (REGS_TILE + REGS_TILE / REGS_W)) *
+           pb_precision_size(a->prec);
+}
+
+bool pb__cuda_conv_fused_supports(const pb_device *dev, const void *args, const char **why)
+{
+    const pb_conv_args *a = conv_args(args);
+    if (a->radius > FUSED_MAX_RADIUS) {
+        *why = "radius above 64: the tile would be mostly halo (use regs or tiled)";
+        return false;
+    }
+    return device_buffers(a, why) && smem_fits(dev, fused_smem(a), why);
+}
+
+bool pb__cuda_conv_regs_supports(const pb_device *dev, const void *args, const char **why)
+{
+    const pb_conv_args *a = conv_args(args);
+    return device_buffers(a, why) && smem_fits(dev, regs_rows_smem(a), why);
+}
+
+// Launches kernel on a 1-D grid over a nbx x nby tiling, raising the
+// dynamic shared memory limit when the tile needs more than the default.
+template <typename T, typename Taps>
+static pb_status launch(void (*kernel)(ConvGeom, Tiling, const T *, T *, Taps), const ConvGeom &g, long nbx,
+                        long nby, dim3 block, size_t smem, cudaStream_t s, const pb_buf *src, pb_buf *dst, Taps f)
+{
+    if (nbx <= 0 || nby <= 0)
+        return PB_OK;
+    if (smem > 48 * 1024)
+        PB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    kernel<<<(unsigned)(nbx * nby), block, smem, s>>>(g, Tiling{nbx, nby}, pb__cuda_ptr<const T>(src),
+                                                     pb__cuda_ptr<T>(dst), f);
+    PB_CUDA_CHECK_LAUNCH();
+    return PB_OK;
+}
+
+static long cdiv(long a, long b) { return (a + b - 1) / b; }
+
+// Copies the taps to constant memory on the launch's stream (ordered before
+// the kernels that read them).
+static pb_status upload_taps(const pb_conv_args *a, cudaStream_t s)
+{
+    PB_CUDA_CHECK(cudaMemcpyToSymbolAsync(conv_taps_const, pb__cuda_ptr<const void>(a->filter), taps_bytes(a), 0,
+                                          cudaMemcpyDeviceToDevice, s));
+    return PB_OK;
+}
+
+template <typename T> static pb_status run_naive(const pb_conv_args *a, cudaStream_t s)
+{
+    ConvGeom g = geom(a);
+    const T *f = pb__cuda_ptr<const T>(a->filter);
+    pb_status st = launch<T, const T *>(conv_rows_naive<T>, g, cdiv(g.width, 32), cdiv(g.in_rows, 8), dim3(32, 8), 0,
+                                        s, a->in, a->tmp, f);
+    if (st == PB_OK)
+        st = launch<T, const T *>(conv_cols_naive<T>, g, cdiv(g.width, 32), cdiv(g.height, 8), dim3(32, 8), 0, s,
+                                  a->tmp, a->out, f);
+    return st;
+}
+
+template <typename T, typename Taps> static pb_status run_tiled_with(const pb_conv_args *a, cudaStream_t s, Taps f)
+{
+    ConvGeom g = geom(a);
+    pb_status st = launch<T, Taps>(conv_rows_tiled<T, Taps>, g, cdiv(g.width, TILED_ROWS_X),
+                                   cdiv(g.in_rows, TILED_ROWS_Y), dim3(TILED_ROWS_X, TILED_ROWS_Y),
+                                   tiled_rows_smem(a), s, a->in, a->tmp, f);
+    if (st == PB_OK)
+        st = launch<T, Taps>(conv_cols_tiled<T, Taps>, g, cdiv(g.width, TILED_COLS_X), cdiv(g.height, TILED_COLS_Y),
+                             dim3(TILED_COLS_X, TILED_COLS_Y), tiled_cols_smem(a), s, a->tmp, a->out, f);
+    return st;
+}
+
+// How the register variants run for a fixed or run-time radius.
+enum register_kind { REGS, FUSED };
+
+template <typename T, int RC, typename Taps, register_kind K>
+static pb_status run_registers_with(const pb_conv_args *a, cudaStream_t s, Taps f)
+{
+    ConvGeom g = geom(a);
+    if (K == FUSED)
+        return launch<T, Taps>(conv_fused<T, RC, Taps>, g, cdiv(g.width, FUSED_COLS - 2 * g.radius),
+                               cdiv(g.height, fused_h<T>()), dim3(32, FUSED_COLS / 32), fused_smem(a), s, a->in,
+                               a->out, f);
+    pb_status st = launch<T, Taps>(conv_rows_regs<T, RC, Taps>, g, cdiv(g.width, REGS_TILE),
+                                   cdiv(g.in_rows, REGS_ROWS_Y), dim3(32, REGS_ROWS_Y), regs_rows_smem(a), s, a->in,
+                                   a->tmp, f);
+    if (st == PB_OK)
+        st = launch<T, Taps>(conv_cols_regs<T, RC, Taps>, g, cdiv(g.width, 32), cdiv(g.height, regs_h<T>() * REGS_COLS_Y),
+                             dim3(32, REGS_COLS_Y), 0, s, a->tmp, a->out, f);
+    return st;
+}
+
+// Taps in constant memory where they fit, else read from global memory.
+template <typename T, template <typename, typename> class Runner>
+static pb_status with_taps(const pb_conv_args *a, cudaStream_t s)
+{
+    if (!taps_fit_const(a))
+        return Runner<T, GlobalTaps<T>>::run(a, s, GlobalTaps<T>{pb__cuda_ptr<const T>(a->filter)});
+    pb_status st = upload_taps(a, s);
+    return st != PB_OK ? st : Runner<T, ConstTaps<T>>::run(a, s, ConstTaps<T>{});
+}
+
+template <typename T, typename Taps> struct TiledRunner {
+    static pb_status run(const pb_conv_args *a, cudaStream_t s, Taps f) { return run_tiled_with<T, Taps>(a, s, f); }
+};
+template <register_kind K> struct RuntimeRadius {
+    template <typename T, typename Taps> struct Runner {
+        static pb_status run(const pb_conv_args *a, cudaStream_t s, Taps f)
+        {
+            return run_registers_with<T, 0, Taps, K>(a, s, f);
+        }
+    };
+};
+
+template <typename T, int RC, register_kind K> static pb_status run_fixed(const pb_conv_args *a, cudaStream_t s)
+{
+    pb_status st = upload_taps(a, s);
+    return st != PB_OK ? st : run_registers_with<T, RC, ConstTaps<T>, K>(a, s, ConstTaps<T>{});
+}
+
+// Radii 1-8 and 16 unrolled with R fixed; others in chunks of taps.
+template <typename T, register_kind K> static pb_status run_registers(const pb_conv_args *a, cudaStream_t s)
+{
+    using Fixed = pb_status (*)(const pb_conv_args *, cudaStream_t);
+    static const Fixed fixed[] = {nullptr,
+                                  run_fixed<T, 1, K>,
+                                  run_fixed<T, 2, K>,
+                                  run_fixed<T, 3, K>,
+                                  run_fixed<T, 4, K>,
+                                  run_fixed<T, 5, K>,
+                                  run_fixed<T, 6, K>,
+                                  run_fixed<T, 7, K>,
+                                  run_fixed<T, 8, K>};
+    if (a->radius < sizeof fixed / sizeof fixed[0])
+        return fixed[a->radius](a, s);
+    if (a->radius == 16)
+        return run_fixed<T, 16, K>(a, s);
+    return with_taps<T, RuntimeRadius<K>::template Runner>(a, s);
+}
+
+template <typename T> static pb_status run_regs(const pb_conv_args *a, cudaStream_t s)
+{
+    return run_registers<T, REGS>(a, s);
+}
+
+template <typename T> static pb_status run_fused(const pb_conv_args *a, cudaStream_t s)
+{
+    return run_registers<T, FUSED>(a, s);
+}
+
+template <typename T> static pb_status run_tiled(const pb_conv_args *a, cudaStream_t s)
+{
+    return with_taps<T, TiledRunner>(a, s);
+}
+
+// Dispatch on precision; empty images launch nothing.
+#define PB_CONV_DISPATCH(fn)                                                                 \
+    const pb_conv_args *a = conv_args(args);                                                \
+    (void)dev;                                                                               \
+    if (!a->width || !a->height)                                                             \
+        return PB_OK;                                                                        \
+    return a->prec == PB_DOUBLE ? fn<double>(a, pb__cuda_stream(s)) : fn<float>(a, pb__cuda_stream(s))
+
+pb_status pb__cuda_conv_naive(pb_device *dev, const void *args, pb_stream *s) { PB_CONV_DISPATCH(run_naive); }
+pb_status pb__cuda_conv_tiled(pb_device *dev, const void *args, pb_stream *s) { PB_CONV_DISPATCH(run_tiled); }
+pb_status pb__cuda_conv_regs(pb_device *dev, const void *args, pb_stream *s) { PB_CONV_DISPATCH(run_regs); }
+pb_status pb__cuda_conv_fused(pb_device *dev, const void *args, pb_stream *s) { PB_CONV_DISPATCH(run_fused); }

@@ -1,0 +1,69 @@
+// Separable convolution, the study's tiled kernels: a row pass into tmp and
+// a column pass, each work-group loading its tile with the R-wide halo into
+// local memory (coalesced, halo loaded with a stride), taps in constant
+// memory. Built with -DT=float or -DT=double (-DPB_FP64 with it). Geometry
+// as struct pb_conv_args: in has in_rows rows, output row y reads tmp row
+// y + in_top + k - R; rows and columns outside are zero or clamped.
+
+#ifdef PB_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#ifndef T
+#error "build with -DT=float or -DT=double"
+#endif
+
+#define ROWS_X 64
+#define ROWS_Y 4
+#define COLS_X 32
+#define COLS_Y 8
+
+T line_at(__global const T *line, long i, long n, long stride, int clamp)
+{
+    if (i < 0 || i >= n) {
+        if (!clamp)
+            return (T)0;
+        i = i < 0 ? 0 : n - 1;
+    }
+    return line[i * stride];
+}
+
+// Work-group (ROWS_X, ROWS_Y); s holds ROWS_Y rows of ROWS_X + 2R.
+__kernel void conv_rows_tiled(ulong width, ulong in_rows, ulong radius, int clamp, __global const T *in,
+                              __global T *tmp, __constant T *f, __local T *s)
+{
+    const long w = (long)width, r = (long)radius, len = ROWS_X + 2 * r;
+    const int tx = get_local_id(0), ty = get_local_id(1);
+    const long x0 = (long)get_group_id(0) * ROWS_X, y = (long)get_global_id(1);
+    __local T *srow = s + ty * len;
+    if (y < (long)in_rows)
+        for (long i = tx; i < len; i += ROWS_X)
+            srow[i] = line_at(in + y * w, x0 - r + i, w, 1, clamp);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const long x = x0 + tx;
+    if (y >= (long)in_rows || x >= w)
+        return;
+    T acc = 0;
+    for (long k = 0; k <= 2 * r; k++)
+        acc += f[k] * srow[tx + k];
+    tmp[y * w + x] = acc;
+}
+
+// Work-group (COLS_X, COLS_Y); s holds COLS_Y + 2R rows of COLS_X.
+__kernel void conv_cols_tiled(ulong width, ulong height, ulong in_rows, ulong in_top, ulong radius, int clamp,
+                              __global const T *tmp, __global T *out, __constant T *f, __local T *s)
+{
+    const long w = (long)width, r = (long)radius, rows = COLS_Y + 2 * r;
+    const int tx = get_local_id(0), ty = get_local_id(1);
+    const long x = (long)get_global_id(0), y0 = (long)get_group_id(1) * COLS_Y;
+    if (x < w)
+        for (long i = ty; i < rows; i += COLS_Y)
+            s[i * COLS_X + tx] = line_at(tmp + x, y0 + (long)in_top - r + i, (long)in_rows, w, clamp);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const long y = y0 + ty;
+    if (y >= (long)height || x >= w)
+        return;
+    T acc = 0;
+    for (long k = 0; k <= 2 * r; k++)
+        acc += f[k] * s[(ty + k) * COLS_X + tx];
+    out[y * w + x] = acc;
+}

@@ -1,0 +1,593 @@
+/* Separable convolution, host side: filters, seeded images, the oracle and
+ * the strip engine (see conv_host.h). */
+#include <errno.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/ref/ref.h"
+#include "bench/conv_host.h"
+#include "core/core.h"
+#include "core/rng.h"
+
+#define FULL_ORACLE_PIXELS ((size_t)1 << 27)
+#define SAMPLED_ROWS 64
+#define FILL_CHUNK ((size_t)1 << 20) /* elements per seeded stream of the image */
+
+pb_status pb__conv_border_parse(const char *s, enum pb_conv_border *out)
+{
+    if (strcmp(s, "zero") == 0)
+        *out = PB_CONV_ZERO;
+    else if (strcmp(s, "clamp") == 0)
+        *out = PB_CONV_CLAMP;
+    else
+        return pb__fail(PB_ERR_INVALID, "--border: unknown border '%s' (zero, clamp)", s);
+    return PB_OK;
+}
+
+static pb_status filter_file(const char *path, size_t *radius, double **taps)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return pb__fail(PB_ERR_IO, "cannot read filter file '%s': %s (filters: gauss, gauss:SIGMA, box, FILE)",
+                        path, strerror(errno));
+    size_t n = 0, cap = 64;
+    double *t = malloc(cap * sizeof *t);
+    pb_status st = t ? PB_OK : pb__fail(PB_ERR_NOMEM, "out of memory reading '%s'", path);
+    char word[128];
+    while (st == PB_OK && fscanf(f, " %127[^, \t\r\n]%*[, \t\r\n]", word) == 1) {
+        char *end;
+        errno = 0;
+        double v = strtod(word, &end);
+        if (*end || errno || !isfinite(v)) {
+            st = pb__fail(PB_ERR_IO, "filter file '%s': '%s' is not a number", path, word);
+            break;
+        }
+        if (n == 2 * PB_CONV_MAX_RADIUS + 1) {
+            st = pb__fail(PB_ERR_IO, "filter file '%s': more than %d taps", path, 2 * PB_CONV_MAX_RADIUS + 1);
+            break;
+        }
+        if (n == cap) {
+            double *grown = realloc(t, 2 * cap * sizeof *t);
+            if (!grown) {
+                st = pb__fail(PB_ERR_NOMEM, "out of memory reading '%s'", path);
+                break;
+            }
+            t = grown;
+            cap *= 2;
+        }
+        t[n++] = v;
+    }
+    if (st == PB_OK && !feof(f) && !ferror(f))
+        st = pb__fail(PB_ERR_IO, "filter file '%s': unreadable content", path);
+    fclose(f);
+    if (st == PB_OK && (n % 2 == 0 || (*radius && n != 2 * *radius + 1)))
+        st = *radius ? pb__fail(PB_ERR_IO, "filter file '%s' has %zu taps; radius %zu needs %zu", path, n, *radius,
+                                2 * *radius + 1)
+                     : pb__fail(PB_ERR_IO, "filter file '%s' has %zu taps; a filter needs an odd count", path, n);
+    if (st != PB_OK) {
+        free(t);
+        return st;
+    }
+    *radius = n / 2;
+    *taps = t;
+    return PB_OK;
+}
+
+pb_status pb__conv_filter_make(const char *spec, size_t *radius, double **taps)
+{
+    *taps = NULL;
+    bool gauss = strcmp(spec, "gauss") == 0 || strncmp(spec, "gauss:", 6) == 0, box = strcmp(spec, "box") == 0;
+    if (!gauss && !box)
+        return filter_file(spec, radius, taps);
+    size_t r = *radius;
+    if (r < 1 || r > PB_CONV_MAX_RADIUS)
+        return pb__fail(PB_ERR_INVALID, "radius must be between 1 and %d (got %zu)", PB_CONV_MAX_RADIUS, r);
+    double sigma = (double)r / 3.0;
+    if (gauss && spec[5] == ':') {
+        char *end;
+        sigma = strtod(spec + 6, &end);
+        if (*end || !(sigma > 0) || !isfinite(sigma))
+            return pb__fail(PB_ERR_INVALID, "filter '%s': sigma must be a positive number", spec);
+    }
+    double *t = malloc((2 * r + 1) * sizeof *t), sum = 0;
+    if (!t)
+        return pb__fail(PB_ERR_NOMEM, "out of memory for the filter");
+    for (size_t k = 0; k <= 2 * r; k++) {
+        double x = (double)k - (double)r;
+        t[k] = box ? 1.0 : exp(-x * x / (2 * sigma * sigma));
+        sum += t[k];
+    }
+    for (size_t k = 0; k <= 2 * r; k++)
+        t[k] /= sum;
+    *taps = t;
+    return PB_OK;
+}
+
+pb_status pb__conv_filter_cast(const double *taps, size_t radius, enum pb_precision prec, void **out)
+{
+    size_t n = 2 * radius + 1;
+    pb_status st = pb__host_alloc(n * pb_precision_size(prec), "conv filter", out);
+    for (size_t k = 0; st == PB_OK && k < n; k++) {
+        if (prec == PB_DOUBLE)
+            ((double *)*out)[k] = taps[k];
+        else
+            ((float *)*out)[k] = (float)taps[k];
+    }
+    return st;
+}
+
+pb_status pb__conv_check_dims(int64_t width, int64_t height, int64_t radius, enum pb_precision prec)
+{
+    if (width < 1 || height < 1 || width > PB_CONV_MAX_SIDE || height > PB_CONV_MAX_SIDE)
+        return pb__fail(PB_ERR_INVALID, "image sides must be between 1 and %u (got %lldx%lld)", PB_CONV_MAX_SIDE,
+                        (long long)width, (long long)height);
+    if (radius < 1 || radius > PB_CONV_MAX_RADIUS)
+        return pb__fail(PB_ERR_INVALID, "radius must be between 1 and %d (got %lld)", PB_CONV_MAX_RADIUS,
+                        (long long)radius);
+    size_t bytes;
+    if (!pb__mul_size((size_t)width, (size_t)height, &bytes) ||
+        !pb__mul_size(bytes, pb_precision_size(prec), &bytes))
+        return pb__fail(PB_ERR_OVERFLOW, "image %lldx%lld: size overflows", (long long)width, (long long)height);
+    return PB_OK;
+}
+
+/* ---- seeded image and oracle ------------------------------------------- */
+
+void pb__conv_host_release(void *host)
+{
+    struct pb_conv_host *h = host;
+    if (!h)
+        return;
+    pb__host_free(h->image);
+    free(h->taps);
+    pb__host_free(h->ref);
+    free(h->rows);
+    free(h);
+}
+
+/* Oracle of output row y alone, from the input rows it depends on. */
+static pb_status oracle_row(const struct pb_conv_host *h, size_t y, double *out)
+{
+    const struct pb_conv_shape *s = &h->shape;
+    size_t top = y < s->radius ? y : s->radius;
+    size_t last = y + 1 + s->radius < s->height ? y + 1 + s->radius : s->height;
+    size_t in_rows = last - (y - top), elt = pb_precision_size(s->prec);
+    double *tmp;
+    pb_status st = pb__host_alloc(in_rows * s->width * sizeof(double), "conv oracle rows", (void **)&tmp);
+    if (st != PB_OK)
+        return st;
+    pb__conv_oracle((const char *)h->image + (y - top) * s->width * elt, s->prec, s->width, in_rows, top, 1, h->taps,
+                    s->radius, s->border, tmp, out);
+    pb__host_free(tmp);
+    return PB_OK;
+}
+
+static int cmp_size(const void *x, const void *y)
+{
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    return (a > b) - (a < b);
+}
+
+pb_status pb__conv_host_prepare(const struct pb_conv_shape *shape, uint64_t seed, struct pb_conv_host **out)
+{
+    *out = NULL;
+    struct pb_conv_host *h = calloc(1, sizeof *h);
+    if (!h)
+        return pb__fail(PB_ERR_NOMEM, "conv: out of host memory");
+    h->shape = *shape;
+    size_t w = shape->width, ht = shape->height, px = w * ht, elt = pb_precision_size(shape->prec);
+    size_t radius = shape->radius;
+    bool full = px <= FULL_ORACLE_PIXELS || ht <= SAMPLED_ROWS;
+    h->n_rows = full ? ht : SAMPLED_ROWS;
+    pb_status st = pb__conv_filter_make(shape->filter, &radius, &h->taps);
+    if (st == PB_OK && radius != shape->radius)
+        st = pb__fail(PB_ERR_INVALID, "filter '%s' has radius %zu, not %zu", shape->filter, radius, shape->radius);
+    if (st == PB_OK && !(h->rows = malloc(h->n_rows * sizeof *h->rows)))
+        st = pb__fail(PB_ERR_NOMEM, "conv: out of host memory");
+    if (st == PB_OK)
+        st = pb__host_alloc(px * elt, "conv input image", &h->image);
+    if (st == PB_OK)
+        st = pb__host_alloc(h->n_rows * w * sizeof(double), "conv reference result", (void **)&h->ref);
+    if (st != PB_OK) {
+        pb__conv_host_release(h);
+        return st;
+    }
+    /* One seeded stream per chunk, so threads fill it and the image does not
+     * depend on the thread count. */
+    const long chunks = (long)((px + FILL_CHUNK - 1) / FILL_CHUNK);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 16)
+#endif
+    for (long c = 0; c < chunks; c++) {
+        struct pb_rng rng;
+        size_t first = (size_t)c * FILL_CHUNK, n = px - first < FILL_CHUNK ? px - first : FILL_CHUNK;
+        pb__rng_init(&rng, seed, 100 + (uint64_t)c);
+        pb__rng_fill(&rng, (char *)h->image + first * elt, shape->prec, n);
+    }
+    if (full) {
+        for (size_t i = 0; i < ht; i++)
+            h->rows[i] = i;
+        double *tmp;
+        st = pb__host_alloc(px * sizeof(double), "conv oracle intermediate", (void **)&tmp);
+        if (st == PB_OK) {
+            pb__conv_oracle(h->image, shape->prec, w, ht, 0, ht, h->taps, shape->radius, shape->border, tmp, h->ref);
+            pb__host_free(tmp);
+        }
+    } else {
+        /* First, last and distinct seeded rows in between, sorted. */
+        struct pb_rng rng;
+        pb__rng_init(&rng, seed, 3);
+        h->rows[0] = 0;
+        h->rows[1] = ht - 1;
+        for (size_t r = 2; r < h->n_rows; r++) {
+            size_t i;
+            bool dup;
+            do {
+                i = 1 + (size_t)(pb__rng_next(&rng) % (ht - 2));
+                dup = false;
+                for (size_t q = 0; q < r && !dup; q++)
+                    dup = h->rows[q] == i;
+            } while (dup);
+            h->rows[r] = i;
+        }
+        qsort(h->rows, h->n_rows, sizeof *h->rows, cmp_size);
+        for (size_t r = 0; r < h->n_rows && st == PB_OK; r++)
+            st = oracle_row(h, h->rows[r], h->ref + r * w);
+    }
+    if (st != PB_OK) {
+        pb__conv_host_release(h);
+        return st;
+    }
+    *out = h;
+    return PB_OK;
+}
+
+void pb__conv_host_check(const struct pb_conv_host *h, void *image, bool corrupt, struct pb_check *out)
+{
+    const struct pb_conv_shape *s = &h->shape;
+    size_t w = s->width, elt = pb_precision_size(s->prec);
+    if (corrupt) {
+        size_t mid = h->rows[h->n_rows / 2] * w + w / 2;
+        if (s->prec == PB_DOUBLE)
+            ((double *)image)[mid] += 1.0;
+        else
+            ((float *)image)[mid] += 1.0f;
+    }
+    bool full = h->n_rows == s->height;
+    /* Sums of 2R+1 products per pass, inputs and taps rounded to prec. */
+    double tol = 16.0 * pb__epsilon(s->prec) * sqrt(2.0 * (double)s->radius + 2.0);
+    pb__check_begin(out, tol, full ? "full" : "sampled");
+    for (size_t r = 0; r < h->n_rows; r++)
+        pb__check_add(out, (char *)image + h->rows[r] * w * elt, s->prec, h->ref + r * w, w, h->rows[r] * w);
+    if (!full)
+        pb__check_finite(out, image, s->prec, w * s->height, 0);
+    pb__check_end(out);
+}
+
+/* ---- the strip engine -------------------------------------------------- */
+
+struct conv_slot {
+    pb_buf *stage_in, *stage_out; /* pinned, strip-sized */
+    pb_buf *in, *tmp, *out;       /* device */
+    pb_stream *stream;
+    bool pending;                 /* stage_out holds a strip not yet in the output */
+    size_t y0, rows;
+};
+
+struct pb_conv_engine {
+    pb_device *dev;
+    struct pb_conv_job job;
+    const struct pb_variant *variant;
+    const char *unsupported;
+    size_t strip;
+    pb_buf *filter;
+    struct conv_slot *slots;
+    size_t device_bytes;
+};
+
+/* Device bytes of one slot for strips of s rows. */
+static bool slot_bytes(const struct pb_conv_shape *sh, size_t s, size_t *out)
+{
+    size_t in_rows = s + 2 * sh->radius < sh->height ? s + 2 * sh->radius : sh->height, rows;
+    return pb__add_size(2 * in_rows, s, &rows) && pb__mul_size(rows, sh->width, out) &&
+           pb__mul_size(*out, pb_precision_size(sh->prec), out);
+}
+
+pb_status pb__conv_strip_rows(const struct pb_conv_job *job, size_t *rows)
+{
+    const struct pb_conv_shape *sh = &job->shape;
+    size_t s = job->strip_rows;
+    if (!s) {
+        /* Enough strips for a deep pipeline, few enough that halo rows stay a small part. */
+        s = (sh->height + 63) / 64;
+        if (s < 8 * sh->radius)
+            s = 8 * sh->radius;
+    }
+    if (s > sh->height)
+        s = sh->height;
+    if (job->device_mem) {
+        size_t filter = (2 * sh->radius + 1) * pb_precision_size(sh->prec), per_slot;
+        size_t budget = job->device_mem > filter ? (job->device_mem - filter) / job->slots : 0;
+        while (s > 0 && (!slot_bytes(sh, s, &per_slot) || per_slot > budget))
+            s = s > 64 ? s - s / 8 : s - 1;
+        if (!s) {
+            char buf[32];
+            return pb__fail(PB_ERR_INVALID,
+                            "--device-mem %s is too small for %zu strip(s) of width %zu with radius %zu",
+                            pb__format_bytes((double)job->device_mem, buf, sizeof buf), job->slots, sh->width,
+                            sh->radius);
+        }
+    }
+    *rows = s;
+    return PB_OK;
+}
+
+/* Conv kernels from fastest to slowest, for "auto". */
+static const char *const fastest_first[] = {"fused", "regs", "tiled", "ring", "rowcol"};
+
+const struct pb_variant *pb__conv_auto_variant(const pb_device *dev, const char *name)
+{
+    if (name && strcmp(name, "auto") != 0)
+        return pb__variant_find(dev->backend, "conv", name);
+    for (size_t i = 0; i < sizeof fastest_first / sizeof fastest_first[0]; i++) {
+        const struct pb_variant *v = pb__variant_find(dev->backend, "conv", fastest_first[i]);
+        if (v)
+            return v;
+    }
+    return NULL;
+}
+
+void pb__conv_engine_free(struct pb_conv_engine *e)
+{
+    if (!e)
+        return;
+    for (size_t i = 0; e->slots && i < e->job.slots; i++) {
+        struct conv_slot *s = &e->slots[i];
+        pb_buf_free(s->stage_in);
+        pb_buf_free(s->stage_out);
+        pb_buf_free(s->in);
+        pb_buf_free(s->tmp);
+        pb_buf_free(s->out);
+        pb_stream_destroy(s->stream);
+    }
+    free(e->slots);
+    pb_buf_free(e->filter);
+    free(e);
+}
+
+static struct pb_conv_args strip_args(const struct pb_conv_engine *e, const struct conv_slot *s, size_t y0,
+                                      size_t rows)
+{
+    const struct pb_conv_shape *sh = &e->job.shape;
+    size_t top = y0 < sh->radius ? y0 : sh->radius;
+    size_t below = sh->height - (y0 + rows);
+    size_t bottom = below < sh->radius ? below : sh->radius;
+    return (struct pb_conv_args){.prec = sh->prec, .width = sh->width, .height = rows,
+                                 .in_rows = top + rows + bottom, .in_top = top, .radius = sh->radius,
+                                 .border = sh->border, .filter = e->filter, .in = s->in, .tmp = s->tmp,
+                                 .out = s->out};
+}
+
+pb_status pb__conv_engine_create(pb_device *dev, const struct pb_conv_job *job, const double *taps,
+                                 struct pb_conv_engine **out)
+{
+    *out = NULL;
+    struct pb_conv_engine *e = calloc(1, sizeof *e);
+    if (!e)
+        return pb__fail(PB_ERR_NOMEM, "conv: out of host memory");
+    e->dev = dev;
+    e->job = *job;
+    if (!e->job.slots)
+        e->job.slots = 1;
+    *out = e;
+    e->variant = pb__conv_auto_variant(dev, job->variant);
+    if (!e->variant) {
+        e->unsupported = "this backend has no such conv kernel";
+        return PB_OK;
+    }
+    const struct pb_conv_shape *sh = &e->job.shape;
+    size_t elt = pb_precision_size(sh->prec), w = sh->width;
+    pb_status st = pb__conv_strip_rows(&e->job, &e->strip);
+    if (st == PB_OK && !(e->slots = calloc(e->job.slots, sizeof *e->slots)))
+        st = pb__fail(PB_ERR_NOMEM, "conv: out of host memory");
+    void *f = NULL;
+    if (st == PB_OK)
+        st = pb__conv_filter_cast(taps, sh->radius, sh->prec, &f);
+    if (st == PB_OK)
+        st = pb_buf_alloc(dev, PB_MEM_DEVICE, (2 * sh->radius + 1) * elt, &e->filter);
+    if (st == PB_OK)
+        st = pb_buf_write(e->filter, 0, f, (2 * sh->radius + 1) * elt);
+    pb__host_free(f);
+    size_t in_rows = e->strip + 2 * sh->radius < sh->height ? e->strip + 2 * sh->radius : sh->height;
+    for (size_t i = 0; i < e->job.slots && st == PB_OK; i++) {
+        struct conv_slot *s = &e->slots[i];
+        st = pb_buf_alloc(dev, PB_MEM_PINNED, in_rows * w * elt, &s->stage_in);
+        if (st == PB_OK)
+            st = pb_buf_alloc(dev, PB_MEM_PINNED, e->strip * w * elt, &s->stage_out);
+        if (st == PB_OK)
+            st = pb_buf_alloc(dev, PB_MEM_DEVICE, in_rows * w * elt, &s->in);
+        if (st == PB_OK)
+            st = pb_buf_alloc(dev, PB_MEM_DEVICE, in_rows * w * elt, &s->tmp);
+        if (st == PB_OK)
+            st = pb_buf_alloc(dev, PB_MEM_DEVICE, e->strip * w * elt, &s->out);
+        /* Zeros, so timing the kernels alone reads defined values. */
+        if (st == PB_OK)
+            st = pb_buf_fill_bytes(s->in, 0);
+        if (st == PB_OK && job->streams)
+            st = pb_stream_create(dev, &s->stream);
+        e->device_bytes += (2 * in_rows + e->strip) * w * elt;
+    }
+    if (st != PB_OK) {
+        pb__conv_engine_free(e);
+        *out = NULL;
+        return st;
+    }
+    /* "auto": the fastest kernel that takes these strips. */
+    struct pb_conv_args a = strip_args(e, &e->slots[0], 0, e->strip);
+    bool pick = !job->variant || strcmp(job->variant, "auto") == 0;
+    for (size_t i = 0; pick && i < sizeof fastest_first / sizeof fastest_first[0]; i++) {
+        const struct pb_variant *v = pb__variant_find(dev->backend, "conv", fastest_first[i]);
+        const char *why;
+        if (v && (!v->supports || v->supports(dev, &a, &why))) {
+            e->variant = v;
+            break;
+        }
+    }
+    if (e->variant->supports && !e->variant->supports(dev, &a, &e->unsupported) && !e->unsupported)
+        e->unsupported = "unsupported";
+    return PB_OK;
+}
+
+const char *pb__conv_engine_unsupported(const struct pb_conv_engine *e) { return e->unsupported; }
+bool pb__conv_engine_auto_variant_ok(const struct pb_conv_engine *e) { return e->variant != NULL; }
+const char *pb__conv_engine_variant(const struct pb_conv_engine *e) { return e->variant ? e->variant->desc.name : "-"; }
+size_t pb__conv_engine_strip_rows(const struct pb_conv_engine *e) { return e->strip; }
+size_t pb__conv_engine_device_bytes(const struct pb_conv_engine *e) { return e->device_bytes; }
+
+/* memcpy split over every thread when large (the host side of a strip's
+ * copy must keep up with the link, and strips may be small). */
+static void copy_host(void *dst, const void *src, size_t bytes)
+{
+    size_t threads = 1;
+#ifdef _OPENMP
+    threads = (size_t)omp_get_max_threads();
+#endif
+    size_t chunk = (bytes / threads + 4095) / 4096 * 4096;
+    if (chunk < ((size_t)1 << 18))
+        chunk = (size_t)1 << 18;
+    const long n = (long)((bytes + chunk - 1) / chunk);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (n > 1)
+#endif
+    for (long i = 0; i < n; i++) {
+        size_t off = (size_t)i * chunk, len = bytes - off < chunk ? bytes - off : chunk;
+        memcpy((char *)dst + off, (const char *)src + off, len);
+    }
+}
+
+/* Waits for the slot's queued work and moves its finished strip into out. */
+static pb_status drain(struct pb_conv_engine *e, struct conv_slot *s, void *out)
+{
+    if (s->stream) {
+        pb_status st = pb_stream_sync(s->stream);
+        if (st != PB_OK)
+            return st;
+    }
+    if (s->pending) {
+        size_t row = e->job.shape.width * pb_precision_size(e->job.shape.prec);
+        copy_host((char *)out + s->y0 * row, pb_buf_host_ptr(s->stage_out), s->rows * row);
+        s->pending = false;
+    }
+    return PB_OK;
+}
+
+pb_status pb__conv_engine_run(struct pb_conv_engine *e, const void *in, void *out, enum pb_conv_part part)
+{
+    if (e->unsupported)
+        return pb__fail(PB_ERR_UNSUPPORTED, "conv: %s", e->unsupported);
+    const struct pb_conv_shape *sh = &e->job.shape;
+    size_t row = sh->width * pb_precision_size(sh->prec);
+    pb_status st = PB_OK;
+    size_t n_strips = (sh->height + e->strip - 1) / e->strip;
+    for (size_t i = 0; i < n_strips && st == PB_OK; i++) {
+        struct conv_slot *s = &e->slots[i % e->job.slots];
+        if ((st = drain(e, s, out)) != PB_OK)
+            break;
+        size_t y0 = i * e->strip, rows = sh->height - y0 < e->strip ? sh->height - y0 : e->strip;
+        struct pb_conv_args a = strip_args(e, s, y0, rows);
+        if (part != PB_CONV_KERNELS) {
+            copy_host(pb_buf_host_ptr(s->stage_in), (const char *)in + (y0 - a.in_top) * row, a.in_rows * row);
+            st = pb_buf_copy(s->in, 0, s->stage_in, 0, a.in_rows * row, s->stream);
+        }
+        if (st == PB_OK && part != PB_CONV_COPIES)
+            st = e->variant->run(e->dev, &a, s->stream);
+        if (st == PB_OK && part != PB_CONV_KERNELS) {
+            st = pb_buf_copy(s->stage_out, 0, s->out, 0, rows * row, s->stream);
+            s->pending = true;
+            s->y0 = y0;
+            s->rows = rows;
+        }
+    }
+    for (size_t i = 0; i < e->job.slots && st == PB_OK; i++)
+        st = drain(e, &e->slots[i], out);
+    if (st == PB_OK)
+        st = pb_device_sync(e->dev);
+    return st;
+}
+
+/* ---- planning, shared by the benchmarks -------------------------------- */
+
+pb_status pb__conv_plan(const struct pb_param_lists *l, size_t n_params, enum pb_precision prec,
+                        struct pb_problem *out, size_t max, size_t *n_out)
+{
+    size_t idx[PB_MAX_PARAMS] = {0}, count = 0;
+    for (;;) {
+        struct pb_problem p = {.prec = prec};
+        for (size_t i = 0; i < n_params; i++) {
+            if (!l->count[i])
+                continue;
+            if (l->text[i])
+                p.s[i] = l->text[i][idx[i]];
+            else
+                p.v[i] = l->values[i][idx[i]];
+        }
+        if (!l->count[PB_CONV_P_HEIGHT])
+            p.v[PB_CONV_P_HEIGHT] = p.v[PB_CONV_P_WIDTH];
+        pb_status st = pb__conv_check_dims(p.v[PB_CONV_P_WIDTH], p.v[PB_CONV_P_HEIGHT], p.v[PB_CONV_P_RADIUS], prec);
+        enum pb_conv_border border = PB_CONV_ZERO;
+        if (st == PB_OK)
+            st = pb__conv_border_parse(p.s[PB_CONV_P_BORDER], &border);
+        if (st != PB_OK)
+            return st;
+        p.v[PB_CONV_P_BORDER] = border;
+        if (count >= max)
+            return pb__fail(PB_ERR_INVALID, "conv: more than %zu problems", max);
+        out[count++] = p;
+        /* next combination, last parameter fastest */
+        size_t i = n_params;
+        while (i > 0) {
+            i--;
+            size_t n = l->count[i] ? l->count[i] : 1;
+            if (++idx[i] < n)
+                break;
+            idx[i] = 0;
+            if (i == 0) {
+                *n_out = count;
+                return PB_OK;
+            }
+        }
+    }
+}
+
+struct pb_conv_shape pb__conv_shape(const struct pb_problem *p)
+{
+    return (struct pb_conv_shape){.width = (size_t)p->v[PB_CONV_P_WIDTH], .height = (size_t)p->v[PB_CONV_P_HEIGHT],
+                                  .radius = (size_t)p->v[PB_CONV_P_RADIUS],
+                                  .border = (enum pb_conv_border)p->v[PB_CONV_P_BORDER],
+                                  .filter = p->s[PB_CONV_P_FILTER], .prec = p->prec};
+}
+
+void pb__conv_describe(const struct pb_problem *p, char *buf, size_t len)
+{
+    snprintf(buf, len, "%lldx%lld r%lld %s %s", (long long)p->v[PB_CONV_P_WIDTH], (long long)p->v[PB_CONV_P_HEIGHT],
+             (long long)p->v[PB_CONV_P_RADIUS], p->s[PB_CONV_P_BORDER], p->s[PB_CONV_P_FILTER]);
+}
+
+double pb__conv_flops(const struct pb_problem *p, const struct pb_variant *v, const void *host)
+{
+    (void)v, (void)host;
+    return 4.0 * (2.0 * (double)p->v[PB_CONV_P_RADIUS] + 1.0) * (double)p->v[PB_CONV_P_WIDTH] *
+           (double)p->v[PB_CONV_P_HEIGHT];
+}
+
+double pb__conv_bytes(const struct pb_problem *p, const struct pb_variant *v, const void *host)
+{
+    (void)v, (void)host;
+    return 4.0 * (double)p->v[PB_CONV_P_WIDTH] * (double)p->v[PB_CONV_P_HEIGHT] *
+           (double)pb_precision_size(p->prec);
+}

@@ -1,0 +1,293 @@
+/* parbench conv: filter an image file with a separable filter on any backend,
+ * through the strip engine of the conv-stream benchmark (so images larger
+ * than device memory work).
+ *
+ * Exit codes: 0 done, 2 usage error (bad option, radius <= 0, absurd size),
+ * 3 unreadable or unwritable file, out of memory, device error. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/conv_host.h"
+#include "cli/conv_cmd.h"
+#include "core/backend_impl.h"
+#include "core/core.h"
+#include "core/parse.h"
+#include "io/image.h"
+#include "parbench/pb_backend.h"
+
+enum { EXIT_OK = 0, EXIT_USAGE = 2, EXIT_ERROR = 3 };
+
+static void conv_help(FILE *f)
+{
+    fprintf(f,
+            "usage: parbench conv --image FILE [--save FILE] --radius R [options]\n\n"
+            "Filters an image with a separable filter (row pass, then column pass), each\n"
+            "channel of a colour image on its own, in strips through the device (images\n"
+            "larger than device memory work). Files: PNG, JPEG, BMP, TGA, PGM/PPM (8-bit,\n"
+            "grey or colour) and raw float32 (.f32/.raw, one channel, with --width/--height).\n\n"
+            "options:\n"
+            "  --image FILE          input image\n"
+            "  --save FILE           output image, format from the extension\n"
+            "  --radius R            filter radius (2R+1 taps); with a filter file: its taps\n"
+            "  --sigma S             Gaussian sigma (default R/3)\n"
+            "  --filter SPEC         gauss, box or a file of 2R+1 taps (default gauss)\n"
+            "  --border zero|clamp   pixels beyond the edges (default clamp)\n"
+            "  --width W --height H  size of a raw float32 input\n"
+            "  --backend NAME        ref, openmp, cuda, opencl (default: cuda, opencl, openmp,\n"
+            "                        ref, the first usable)\n"
+            "  --device N            device index within the backend (default 0)\n"
+            "  --variant NAME        conv kernel of the backend (default: its fastest)\n"
+            "  --precision P         float or double (default float)\n"
+            "  --streams K           strips in flight (default 3)\n"
+            "  --strip ROWS          output rows per strip (default: automatic)\n"
+            "  --device-mem BYTES    device memory the strips may use, e.g. 512M\n"
+            "  --quiet               no summary line\n\n"
+            "exit codes: 0 done, 2 usage error, 3 file, memory or device error.\n");
+}
+
+static int usage(const char *fmt, const char *arg)
+{
+    fputs("parbench: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    return EXIT_USAGE;
+}
+
+/* One line from the library error; usage errors exit 2. */
+static int fail(pb_status st)
+{
+    const char *detail = pb_last_error();
+    fprintf(stderr, "parbench: %s\n", detail[0] ? detail : pb_status_message(st));
+    return st == PB_ERR_INVALID || st == PB_ERR_PARSE || st == PB_ERR_OVERFLOW || st == PB_ERR_NOT_FOUND
+               ? EXIT_USAGE
+               : EXIT_ERROR;
+}
+
+struct conv_opts {
+    const char *image, *save, *filter, *backend, *variant;
+    int64_t radius, width, height, device, streams, strip, device_mem;
+    double sigma;
+    enum pb_conv_border border;
+    enum pb_precision prec;
+    bool quiet;
+};
+
+static int parse_int(const char *s, const char *what, int64_t min, int64_t *out)
+{
+    pb_status st = pb__parse_int(s, what, out);
+    if (st != PB_OK)
+        return fail(st);
+    if (*out < min) {
+        fprintf(stderr, "parbench: %s must be at least %lld (got %s)\n", what, (long long)min, s);
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+static int parse_opts(int argc, char **argv, struct conv_opts *o)
+{
+    enum { O_IMAGE = 256, O_SAVE, O_RADIUS, O_SIGMA, O_FILTER, O_BORDER, O_WIDTH, O_HEIGHT, O_BACKEND, O_DEVICE,
+           O_VARIANT, O_PRECISION, O_STREAMS, O_STRIP, O_DEVMEM, O_QUIET, O_HELP };
+    static const struct option longopts[] = {
+        {"image", required_argument, NULL, O_IMAGE},     {"save", required_argument, NULL, O_SAVE},
+        {"radius", required_argument, NULL, O_RADIUS},   {"sigma", required_argument, NULL, O_SIGMA},
+        {"filter", required_argument, NULL, O_FILTER},   {"border", required_argument, NULL, O_BORDER},
+        {"width", required_argument, NULL, O_WIDTH},     {"height", required_argument, NULL, O_HEIGHT},
+        {"backend", required_argument, NULL, O_BACKEND}, {"device", required_argument, NULL, O_DEVICE},
+        {"variant", required_argument, NULL, O_VARIANT}, {"precision", required_argument, NULL, O_PRECISION},
+        {"streams", required_argument, NULL, O_STREAMS}, {"strip", required_argument, NULL, O_STRIP},
+        {"device-mem", required_argument, NULL, O_DEVMEM}, {"quiet", no_argument, NULL, O_QUIET},
+        {"help", no_argument, NULL, O_HELP},             {NULL, 0, NULL, 0}};
+    *o = (struct conv_opts){.filter = "gauss", .border = PB_CONV_CLAMP, .streams = 3, .prec = PB_FLOAT};
+    opterr = 0;
+    optind = 1;
+    int c, rc = EXIT_OK;
+    while (rc == EXIT_OK && (c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        pb_status st = PB_OK;
+        char *end;
+        switch (c) {
+        case O_IMAGE: o->image = optarg; break;
+        case O_SAVE: o->save = optarg; break;
+        case O_RADIUS: rc = parse_int(optarg, "--radius", 1, &o->radius); break;
+        case O_SIGMA:
+            o->sigma = strtod(optarg, &end);
+            if (*end || !(o->sigma > 0) || o->sigma > 1e6)
+                rc = usage("--sigma must be a positive number (got '%s')", optarg);
+            break;
+        case O_FILTER: o->filter = optarg; break;
+        case O_BORDER: st = pb__conv_border_parse(optarg, &o->border); break;
+        case O_WIDTH: rc = parse_int(optarg, "--width", 1, &o->width); break;
+        case O_HEIGHT: rc = parse_int(optarg, "--height", 1, &o->height); break;
+        case O_BACKEND: o->backend = optarg; break;
+        case O_DEVICE: rc = parse_int(optarg, "--device", 0, &o->device); break;
+        case O_VARIANT: o->variant = optarg; break;
+        case O_PRECISION:
+            if (strcmp(optarg, "float") == 0)
+                o->prec = PB_FLOAT;
+            else if (strcmp(optarg, "double") == 0)
+                o->prec = PB_DOUBLE;
+            else
+                rc = usage("--precision: unknown precision '%s' (float, double)", optarg);
+            break;
+        case O_STREAMS: rc = parse_int(optarg, "--streams", 1, &o->streams); break;
+        case O_STRIP: rc = parse_int(optarg, "--strip", 1, &o->strip); break;
+        case O_DEVMEM: rc = parse_int(optarg, "--device-mem", 1, &o->device_mem); break;
+        case O_QUIET: o->quiet = true; break;
+        case 'h':
+        case O_HELP: conv_help(stdout); return -1;
+        case ':': rc = usage("option %s needs a value", argv[optind - 1]); break;
+        default: rc = usage("unknown option '%s' for conv (see parbench conv --help)", argv[optind - 1]); break;
+        }
+        if (st != PB_OK)
+            rc = fail(st);
+    }
+    if (rc != EXIT_OK)
+        return rc;
+    if (optind < argc)
+        return usage("conv takes no positional arguments (got '%s')", argv[optind]);
+    if (!o->image)
+        return usage("%s", "conv needs --image FILE (see parbench conv --help)");
+    if (o->streams > 64)
+        return usage("%s", "--streams must be at most 64");
+    bool gauss = strcmp(o->filter, "gauss") == 0, box = strcmp(o->filter, "box") == 0;
+    if (!o->radius && (gauss || box))
+        return usage("%s", "conv needs --radius R (at least 1)");
+    if (o->sigma > 0 && !gauss)
+        return usage("%s", "--sigma applies to the gauss filter only");
+    return EXIT_OK;
+}
+
+/* The backend to use: the one named, or the first usable of the default order. */
+static int open_device(const struct conv_opts *o, pb_device **dev)
+{
+    static const char *const order[] = {"cuda", "opencl", "openmp", "ref"};
+    const pb_backend *b = NULL;
+    const char *why = "";
+    if (o->backend) {
+        b = pb_backend_find(o->backend);
+        if (!b)
+            return usage("unknown backend '%s' (ref, openmp, cuda, opencl)", o->backend);
+        if (!pb_backend_available(b, &why)) {
+            fprintf(stderr, "parbench: backend %s is not usable here: %s\n", o->backend, why);
+            return EXIT_ERROR;
+        }
+    } else {
+        for (size_t i = 0; i < sizeof order / sizeof order[0] && !b; i++) {
+            const pb_backend *c = pb_backend_find(order[i]);
+            if (c && pb_backend_available(c, &why) && pb_backend_device_count(c) > 0)
+                b = c;
+        }
+    }
+    if ((int64_t)pb_backend_device_count(b) <= o->device) {
+        fprintf(stderr, "parbench: backend %s has no device %lld\n", pb_backend_name(b), (long long)o->device);
+        return EXIT_USAGE;
+    }
+    pb_status st = pb_device_open(b, (int)o->device, dev);
+    return st == PB_OK ? EXIT_OK : fail(st);
+}
+
+/* Filters every channel of img in place through the engine. */
+static pb_status filter_channels(struct pb_conv_engine *e, struct pb_image *img, enum pb_precision prec)
+{
+    size_t px = img->width * img->height;
+    double *in = NULL, *out = NULL;
+    pb_status st = PB_OK;
+    if (prec == PB_DOUBLE) {
+        st = pb__host_alloc(px * sizeof(double), "double-precision channel", (void **)&in);
+        if (st == PB_OK)
+            st = pb__host_alloc(px * sizeof(double), "double-precision result", (void **)&out);
+    } else {
+        st = pb__host_alloc(px * sizeof(float), "filtered channel", (void **)&out);
+    }
+    for (size_t c = 0; c < img->channels && st == PB_OK; c++) {
+        float *plane = img->data + c * px;
+        if (prec == PB_DOUBLE) {
+            for (size_t i = 0; i < px; i++)
+                in[i] = plane[i];
+            st = pb__conv_engine_run(e, in, out, PB_CONV_ALL);
+            for (size_t i = 0; st == PB_OK && i < px; i++)
+                plane[i] = (float)out[i];
+        } else {
+            st = pb__conv_engine_run(e, plane, out, PB_CONV_ALL);
+            if (st == PB_OK)
+                memcpy(plane, out, px * sizeof(float));
+        }
+    }
+    pb__host_free(in);
+    pb__host_free(out);
+    return st;
+}
+
+int pb__cmd_conv(int argc, char **argv)
+{
+    struct conv_opts o;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc)
+        return rc < 0 ? EXIT_OK : rc;
+    char spec[64];
+    const char *filter = o.filter;
+    if (o.sigma > 0) {
+        snprintf(spec, sizeof spec, "gauss:%.17g", o.sigma);
+        filter = spec;
+    }
+    size_t radius = (size_t)o.radius;
+    double *taps = NULL;
+    if (o.radius > PB_CONV_MAX_RADIUS)
+        return fail(pb__conv_check_dims(1, 1, o.radius, o.prec));
+    pb_status st = pb__conv_filter_make(filter, &radius, &taps);
+    if (st != PB_OK)
+        return fail(st);
+    if (o.width > PB_CONV_MAX_SIDE || o.height > PB_CONV_MAX_SIDE) {
+        free(taps);
+        return fail(pb__conv_check_dims(o.width, o.height, (int64_t)radius, o.prec));
+    }
+    struct pb_image img;
+    st = pb__image_read(o.image, (size_t)o.width, (size_t)o.height, &img);
+    if (st == PB_OK)
+        st = pb__conv_check_dims((int64_t)img.width, (int64_t)img.height, (int64_t)radius, o.prec);
+    if (st != PB_OK) {
+        free(taps);
+        pb__image_free(&img);
+        return fail(st);
+    }
+    pb_device *dev = NULL;
+    rc = open_device(&o, &dev);
+    struct pb_conv_engine *e = NULL;
+    struct pb_conv_job job = {.shape = {.width = img.width, .height = img.height, .radius = radius,
+                                        .border = o.border, .filter = filter, .prec = o.prec},
+                              .variant = o.variant, .slots = (size_t)o.streams, .streams = true,
+                              .strip_rows = (size_t)o.strip, .device_mem = (size_t)o.device_mem};
+    double seconds = 0;
+    if (rc == EXIT_OK) {
+        st = pb__conv_engine_create(dev, &job, taps, &e);
+        if (st == PB_OK && !pb__conv_engine_auto_variant_ok(e)) {
+            rc = usage("backend has no conv variant '%s' (see parbench list)", o.variant ? o.variant : "auto");
+        } else if (st == PB_OK && pb__conv_engine_unsupported(e)) {
+            fprintf(stderr, "parbench: %s/%s cannot filter this image: %s\n", pb_backend_name(pb_device_backend(dev)),
+                    pb__conv_engine_variant(e), pb__conv_engine_unsupported(e));
+            rc = EXIT_ERROR;
+        } else if (st == PB_OK) {
+            double t0 = pb__now();
+            st = filter_channels(e, &img, o.prec);
+            seconds = pb__now() - t0;
+        }
+        if (st != PB_OK)
+            rc = fail(st);
+    }
+    if (rc == EXIT_OK && o.save && (st = pb__image_write(o.save, &img)) != PB_OK)
+        rc = fail(st);
+    if (rc == EXIT_OK && !o.quiet)
+        printf("parbench conv: %zux%zu, %zu channel%s, radius %zu %s, %s border, %s/%s on %s, strips of %zu rows, "
+               "%.3f ms%s%s\n",
+               img.width, img.height, img.channels, img.channels == 1 ? "" : "s", radius, filter,
+               o.border == PB_CONV_CLAMP ? "clamp" : "zero", pb_backend_name(pb_device_backend(dev)),
+               pb__conv_engine_variant(e), pb_device_name(dev), pb__conv_engine_strip_rows(e), seconds * 1e3,
+               o.save ? ", saved " : "", o.save ? o.save : "");
+    pb__conv_engine_free(e);
+    pb_device_close(dev);
+    pb__image_free(&img);
+    free(taps);
+    return rc;
+}
