@@ -45,6 +45,9 @@ static void conv_help(FILE *f)
             "  --device-mem BYTES    device memory the strips may use, e.g. 512M\n"
             "  --quiet               no summary line\n\n"
             "exit codes: 0 done, 2 usage error, 3 file, memory or device error.\n");
+    if (!pb__image_have_codecs())
+        fprintf(f, "\nThis parbench was built without stb_image: it reads raw float32 files only\n"
+                   "(.f32/.raw) and writes those, PGM and PPM.\n");
 }
 
 static int usage(const char *fmt, const char *arg)
