@@ -8,6 +8,8 @@
 #   quick: tests and sanitizers only; spmv, memlab, conv, ceilings: build, then only
 #   that section (ceilings also renders the report of everything in $OUT). spmv
 #   (matrices from $PB_MATRICES, default ../shared/data/matrices or .data/matrices)
+# PB_GIT_COMMIT=HASH names the commit measured in every row (set it where the
+# tree is a copy whose .git may be stale or absent).
 # Missing cJSON/cmocka development files are taken from .deps/*.deb when present
 # (apt-get download libcjson1 libcjson-dev libcmocka0 libcmocka-dev).
 set -uo pipefail
@@ -55,7 +57,8 @@ spmv_section() {
     if [ -n "$all" ]; then
         step "spmv: OpenMP vs CUDA over every shared matrix (the study's crossover)"
         local variants=csr,csr-h2,csr-scalar,csr-vector,csr-adaptive,ell,ellt,cusparse
-        $pb list | grep -q 'openmp/librsb' && variants+=,librsb
+        # grep reads all of the list: -q would stop early and fail the pipe (pipefail)
+        $pb list | grep 'openmp/librsb' >/dev/null && variants+=,librsb
         run $pb run spmv --backend openmp,cuda --variant "$variants" --matrix "$all,$big" --complex-real 1 --precision double --reps 10 --quiet --out "$out/spmv-crossover.csv"
     fi
 }
