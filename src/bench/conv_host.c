@@ -167,12 +167,6 @@ static pb_status oracle_row(const struct pb_conv_host *h, size_t y, double *out)
     return PB_OK;
 }
 
-static int cmp_size(const void *x, const void *y)
-{
-    size_t a = *(const size_t *)x, b = *(const size_t *)y;
-    return (a > b) - (a < b);
-}
-
 pb_status pb__conv_host_prepare(const struct pb_conv_shape *shape, uint64_t seed, struct pb_conv_host **out)
 {
     *out = NULL;
@@ -219,23 +213,7 @@ pb_status pb__conv_host_prepare(const struct pb_conv_shape *shape, uint64_t seed
             pb__host_free(tmp);
         }
     } else {
-        /* First, last and distinct seeded rows in between, sorted. */
-        struct pb_rng rng;
-        pb__rng_init(&rng, seed, 3);
-        h->rows[0] = 0;
-        h->rows[1] = ht - 1;
-        for (size_t r = 2; r < h->n_rows; r++) {
-            size_t i;
-            bool dup;
-            do {
-                i = 1 + (size_t)(pb__rng_next(&rng) % (ht - 2));
-                dup = false;
-                for (size_t q = 0; q < r && !dup; q++)
-                    dup = h->rows[q] == i;
-            } while (dup);
-            h->rows[r] = i;
-        }
-        qsort(h->rows, h->n_rows, sizeof *h->rows, cmp_size);
+        pb__rng_sample_rows(seed, ht, h->rows, h->n_rows);
         for (size_t r = 0; r < h->n_rows && st == PB_OK; r++)
             st = oracle_row(h, h->rows[r], h->ref + r * w);
     }

@@ -147,12 +147,6 @@ static pb_status compute_oracle(struct gemm_host *h)
     return PB_OK;
 }
 
-static int cmp_size(const void *x, const void *y)
-{
-    size_t a = *(const size_t *)x, b = *(const size_t *)y;
-    return (a > b) - (a < b);
-}
-
 void pb__gemm_host_release(void *host)
 {
     struct gemm_host *h = host;
@@ -201,22 +195,7 @@ pb_status pb__gemm_host_prepare(const struct pb_problem *p, uint64_t seed, void 
         for (size_t i = 0; i < m; i++)
             h->rows[i] = i;
     } else {
-        /* First, last, and distinct seeded rows in between, sorted. */
-        pb__rng_init(&rng, seed, 3);
-        h->rows[0] = 0;
-        h->rows[1] = m - 1;
-        for (size_t r = 2; r < h->n_rows; r++) {
-            size_t i;
-            bool dup;
-            do {
-                i = 1 + (size_t)(pb__rng_next(&rng) % (m - 2));
-                dup = false;
-                for (size_t q = 0; q < r && !dup; q++)
-                    dup = h->rows[q] == i;
-            } while (dup);
-            h->rows[r] = i;
-        }
-        qsort(h->rows, h->n_rows, sizeof *h->rows, cmp_size);
+        pb__rng_sample_rows(seed, m, h->rows, h->n_rows);
     }
     st = compute_oracle(h);
     if (st != PB_OK) {

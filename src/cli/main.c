@@ -3,7 +3,6 @@
  * Exit codes: 0 every row OK or skipped, 1 a result FAILED verification,
  * 2 usage error, 3 device, memory or I/O error, 130 interrupted. */
 #include <cjson/cJSON.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,21 +18,10 @@
 #include "output/ceilings.h"
 #include "output/result.h"
 #include "parbench/pb_backend.h"
+#include "report/cli_util.h"
 #include "report/report.h"
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_ERROR = 3, EXIT_INTERRUPTED = 130 };
-
-static int die(int code, const char *fmt, ...) PB__PRINTF(2, 3);
-static int die(int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("parbench: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return code;
-}
 
 /* The last library error as one line; exit code from its status. */
 static int fail_status(pb_status st)
@@ -118,7 +106,7 @@ static int cmd_list(int argc, char **argv)
             list_help(stdout);
             return EXIT_OK;
         }
-        return die(EXIT_USAGE, "list takes no arguments (got '%s')", argv[i]);
+        return pb__cli_die(EXIT_USAGE, "list takes no arguments (got '%s')", argv[i]);
     }
     printf("Backends:\n");
     for (size_t i = 0; i < pb_backend_count(); i++) {
@@ -179,7 +167,7 @@ static int cmd_devices(int argc, char **argv)
             format = val;
     }
     if (strcmp(format, "table") != 0 && strcmp(format, "json") != 0)
-        return die(EXIT_USAGE, "devices: unknown format '%s' (table, json)", format);
+        return pb__cli_die(EXIT_USAGE, "devices: unknown format '%s' (table, json)", format);
     char **names = NULL;
     size_t n_names = 0;
     if (backend_list) {
@@ -188,7 +176,7 @@ static int cmd_devices(int argc, char **argv)
             return fail_status(st);
         for (size_t i = 0; i < n_names; i++)
             if (!pb_backend_find(names[i])) {
-                int rc = die(EXIT_USAGE, "unknown backend '%s'", names[i]);
+                int rc = pb__cli_die(EXIT_USAGE, "unknown backend '%s'", names[i]);
                 free(names);
                 return rc;
             }
@@ -249,7 +237,7 @@ static int cmd_devices(int argc, char **argv)
     if (strcmp(format, "json") == 0) {
         char *text = doc ? cJSON_Print(doc) : NULL;
         if (!text) {
-            rc = die(EXIT_ERROR, "%s", "out of memory");
+            rc = pb__cli_die(EXIT_ERROR, "%s", "out of memory");
         } else {
             printf("%s\n", text);
             cJSON_free(text);
@@ -288,7 +276,7 @@ static int cmd_matinfo(int argc, char **argv)
     char **files = malloc((size_t)argc * sizeof *files);
     int n_files = 0;
     if (!files)
-        return die(EXIT_ERROR, "%s", "out of memory");
+        return pb__cli_die(EXIT_ERROR, "%s", "out of memory");
     for (int i = 1, options = 1; i < argc; i++) {
         if (options && is_help(argv[i])) {
             free(files);
@@ -317,9 +305,9 @@ static int cmd_matinfo(int argc, char **argv)
         matinfo_help(stderr);
         rc = EXIT_USAGE;
     } else if (!pb__format_valid(std_format)) {
-        rc = die(EXIT_USAGE, "matinfo: unknown format '%s' (table, csv, json)", std_format);
+        rc = pb__cli_die(EXIT_USAGE, "matinfo: unknown format '%s' (table, csv, json)", std_format);
     } else if (out && !(out_format = pb__format_from_path(out)) && !(out_format = format)) {
-        rc = die(EXIT_USAGE, "cannot tell the format of '%s' from its extension (.csv, .json, "
+        rc = pb__cli_die(EXIT_USAGE, "cannot tell the format of '%s' from its extension (.csv, .json, "
                              ".txt); add --format", out);
     }
     if (rc != EXIT_OK) {
@@ -595,18 +583,18 @@ static int cmd_run(int argc, char **argv)
 
     const char *format = a.values[O_FORMAT] ? a.values[O_FORMAT] : "table";
     if (!pb__format_valid(format))
-        return die(EXIT_USAGE, "unknown format '%s' (table, csv, json)", format);
+        return pb__cli_die(EXIT_USAGE, "unknown format '%s' (table, csv, json)", format);
     const char *out_format = NULL;
     if (a.values[O_OUT]) {
         out_format = pb__format_from_path(a.values[O_OUT]);
         if (!out_format && a.values[O_FORMAT])
             out_format = format;
         if (!out_format)
-            return die(EXIT_USAGE,
+            return pb__cli_die(EXIT_USAGE,
                        "cannot tell the format of '%s' from its extension (.csv, .json, .txt); "
                        "add --format", a.values[O_OUT]);
     } else if (a.flags[O_APPEND]) {
-        return die(EXIT_USAGE, "%s", "--append needs --out FILE.csv");
+        return pb__cli_die(EXIT_USAGE, "%s", "--append needs --out FILE.csv");
     }
 
     struct run_plan plan;

@@ -1,4 +1,7 @@
 /* xoshiro256** (Blackman & Vigna), seeded through splitmix64. */
+#include <stdbool.h>
+#include <stdlib.h>
+
 #include "core/rng.h"
 
 static uint64_t splitmix64(uint64_t *x)
@@ -49,4 +52,30 @@ void pb__rng_fill(struct pb_rng *r, void *dst, enum pb_precision prec, size_t n)
         for (size_t i = 0; i < n; i++)
             f[i] = (float)pb__rng_uniform(r);
     }
+}
+
+static int cmp_size(const void *x, const void *y)
+{
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    return (a > b) - (a < b);
+}
+
+void pb__rng_sample_rows(uint64_t seed, size_t m, size_t *rows, size_t n)
+{
+    struct pb_rng rng;
+    pb__rng_init(&rng, seed, 3);
+    rows[0] = 0;
+    rows[1] = m - 1;
+    for (size_t r = 2; r < n; r++) {
+        size_t i;
+        bool dup;
+        do {
+            i = 1 + (size_t)(pb__rng_next(&rng) % (m - 2));
+            dup = false;
+            for (size_t q = 0; q < r && !dup; q++)
+                dup = rows[q] == i;
+        } while (dup);
+        rows[r] = i;
+    }
+    qsort(rows, n, sizeof *rows, cmp_size);
 }

@@ -18,6 +18,9 @@ uint64_t pb__rng_next(struct pb_rng *r);
 /* Uniform in [-1, 1), never exactly 0 (so an input is never all zeros).
  * Rounded to float the upper end can reach 1.0f. */
 double pb__rng_uniform(struct pb_rng *r);
+/* n distinct row indices of 0..m-1 (2 < n < m), sorted: the first, the last
+ * and seeded ones in between (the rows a sampled oracle covers). */
+void pb__rng_sample_rows(uint64_t seed, size_t m, size_t *rows, size_t n);
 /* Fill n elements of a float or double array with uniform values. */
 void pb__rng_fill(struct pb_rng *r, void *dst, enum pb_precision prec, size_t n);
 
