@@ -248,6 +248,56 @@ static void test_wrong_format(void **state)
     pb_device_close(dev);
 }
 
+/* Anchors that keep their own copy of the matrix (librsb, cuSPARSE) must see
+ * new values written into the same buffers: y = A x, then A's values
+ * doubled in place, then y must double too. */
+static void test_anchor_sees_new_values(void **state)
+{
+    (void)state;
+    const struct {
+        const char *backend, *variant;
+    } anchors[] = {{"openmp", "librsb"}, {"cuda", "cusparse"}};
+    const struct pb_coo *m = &cases[7].m; /* lap2d:23 */
+    size_t rows = (size_t)m->n_rows, checked = 0;
+    for (size_t ai = 0; ai < PB_ARRAY_LEN(anchors); ai++) {
+        const pb_backend *b = pb_backend_find(anchors[ai].backend);
+        enum pb_sparse_format format;
+        const char *why;
+        if (!b || !pb_backend_available(b, &why) || pb_spmv_format(b, anchors[ai].variant, &format) != PB_OK)
+            continue;
+        pb_device *dev = NULL;
+        assert_int_equal(pb_device_open(b, 0, &dev), PB_OK);
+        int32_t *ptr = NULL;
+        assert_int_equal(pb__csr_offsets(m, &ptr), PB_OK);
+        double *twice = malloc(m->nnz * sizeof *twice), *x = malloc((size_t)m->n_cols * sizeof *x);
+        double *y1 = malloc(rows * sizeof *y1), *y2 = malloc(rows * sizeof *y2);
+        assert_true(twice && x && y1 && y2);
+        for (size_t k = 0; k < m->nnz; k++)
+            twice[k] = 2 * m->values[k];
+        for (int32_t j = 0; j < m->n_cols; j++)
+            x[j] = 1.0 + j % 7;
+        pb_buf *bptr = upload(dev, ptr, (rows + 1) * sizeof *ptr), *bidx = upload(dev, m->cols, m->nnz * sizeof *m->cols),
+               *bval = upload(dev, m->values, m->nnz * sizeof *m->values),
+               *bx = upload(dev, x, (size_t)m->n_cols * sizeof *x), *by = NULL;
+        assert_int_equal(pb_buf_alloc(dev, PB_MEM_DEVICE, rows * sizeof *y1, &by), PB_OK);
+        struct pb_spmv_args a = {.prec = PB_DOUBLE, .format = PB_SPARSE_CSR, .rows = m->n_rows, .cols = m->n_cols,
+                                 .nnz = (int64_t)m->nnz, .ptr = bptr, .idx = bidx, .val = bval, .x = bx, .y = by};
+        assert_int_equal(pb_kernel_run(dev, "spmv", anchors[ai].variant, &a), PB_OK);
+        assert_int_equal(pb_buf_read(by, 0, y1, rows * sizeof *y1), PB_OK);
+        assert_int_equal(pb_buf_write(bval, 0, twice, m->nnz * sizeof *twice), PB_OK);
+        assert_int_equal(pb_kernel_run(dev, "spmv", anchors[ai].variant, &a), PB_OK);
+        assert_int_equal(pb_buf_read(by, 0, y2, rows * sizeof *y2), PB_OK);
+        for (size_t i = 0; i < rows; i++)
+            assert_near(y2[i], 2 * y1[i], 1e-12 * (1 + fabs(y1[i])));
+        checked++;
+        pb_buf_free(bptr), pb_buf_free(bidx), pb_buf_free(bval), pb_buf_free(bx), pb_buf_free(by);
+        free(ptr), free(twice), free(x), free(y1), free(y2);
+        pb_device_close(dev);
+    }
+    if (!checked)
+        print_message("note: no caching anchor available here\n");
+}
+
 /* ELLPACK is refused past its fill limit; CSR offsets and generators. */
 static void test_formats(void **state)
 {
@@ -279,6 +329,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_variant),
         cmocka_unit_test(test_wrong_format),
+        cmocka_unit_test(test_anchor_sees_new_values),
         cmocka_unit_test(test_formats),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
