@@ -9,8 +9,9 @@
 // is can be balanced at run time: csr-adaptive lists the rows past a length
 // (one pass over the row offsets) and gives them a warp or a block each,
 // side by side with csr-vector over the others; csr-merge splits
-// rows + non-zeros evenly over threads (merge path: one binary search per
-// thread, then a fix-up of rows that span threads).
+// rows + non-zeros evenly over blocks and threads (merge path: a binary search
+// per tile, products staged in shared memory, rows split between threads
+// added atomically).
 #include <limits.h>
 
 #include <new>
@@ -23,7 +24,9 @@
 namespace {
 
 constexpr int default_block = 256;
-constexpr int merge_items = 8; // rows + non-zeros per thread of the merge kernel
+// csr-merge: rows + entries per thread (odd, so threads reading shared memory
+// merge_items apart hit different banks) and threads per tile.
+constexpr int merge_items = 7, merge_threads = 128, merge_tile = merge_items * merge_threads;
 
 const pb_spmv_args *spmv_args(const void *args) { return static_cast<const pb_spmv_args *>(args); }
 
@@ -190,44 +193,74 @@ __device__ int32_t merge_search(int64_t diag, const int32_t *__restrict__ ptr, i
     return (int32_t)lo;
 }
 
-// Each thread consumes merge_items of the merged sequence: an entry adds to
-// the running sum, a row end stores it. The unfinished row at the end of a
-// thread's share goes to carry_*, added by merge_fixup once all rows are
-// stored.
-template <typename T>
-__global__ void csr_merge(int32_t rows, int64_t nnz, const int32_t *__restrict__ ptr, const int32_t *__restrict__ idx,
-                          const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y,
-                          int32_t *__restrict__ carry_row, T *__restrict__ carry_val, int64_t threads)
+// The merge path split in tiles of merge_tile items (rows + entries), a block
+// each: the start of every tile, found once per call by merge_tiles.
+struct merge_coord {
+    int32_t row, k;
+};
+
+__global__ void merge_tiles(int32_t rows, int64_t nnz, const int32_t *__restrict__ ptr, merge_coord *coords,
+                            int64_t tiles)
 {
     int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    if (t >= threads)
+    if (t > tiles)
         return;
-    int64_t total = rows + nnz, diag = t * merge_items, end = diag + merge_items < total ? diag + merge_items : total;
+    int64_t diag = t * merge_tile < rows + nnz ? t * merge_tile : rows + nnz;
     int32_t row = merge_search(diag, ptr, rows, nnz);
-    int64_t k = diag - row;
-    T sum = 0;
-    int32_t row_end = row < rows ? ptr[row + 1] : 0;
-    for (int64_t item = diag; item < end; item++) {
-        if (k < row_end) {
-            sum += val[k] * x[idx[k]];
-            k++;
-        } else {
-            y[row] = sum;
-            sum = 0;
-            row++;
-            row_end = row < rows ? ptr[row + 1] : 0;
-        }
-    }
-    carry_row[t] = row < rows ? row : -1;
-    carry_val[t] = sum;
+    coords[t] = {row, (int32_t)(diag - row)};
 }
 
+// One tile per block. The tile's products val[k] * x[idx[k]] and row ends
+// are staged in shared memory with coalesced loads; then each thread walks
+// merge_items of the path: an entry adds to the running sum, a row end
+// stores it. A row begun and ended by one thread is stored; any other part
+// of a row is added atomically into y, zeroed beforehand.
 template <typename T>
-__global__ void merge_fixup(const int32_t *__restrict__ carry_row, const T *__restrict__ carry_val, T *y, int64_t threads)
+__global__ void __launch_bounds__(merge_threads)
+    csr_merge(int32_t rows, const int32_t *__restrict__ ptr, const int32_t *__restrict__ idx,
+              const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y,
+              const merge_coord *__restrict__ coords)
 {
-    int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    if (t < threads && carry_row[t] >= 0)
-        atomicAdd(&y[carry_row[t]], carry_val[t]);
+    __shared__ T prod[merge_tile];
+    __shared__ int32_t row_end[merge_tile]; // local entry index where each row of the tile ends
+    __shared__ int32_t first_start;         // local entry index where the tile's first row starts
+    const merge_coord c0 = coords[blockIdx.x], c1 = coords[blockIdx.x + 1];
+    const int32_t n_rows = c1.row - c0.row, n_k = c1.k - c0.k;
+    for (int32_t i = threadIdx.x; i < n_rows; i += merge_threads)
+        row_end[i] = ptr[c0.row + i + 1] - c0.k;
+    for (int32_t i = threadIdx.x; i < n_k; i += merge_threads)
+        prod[i] = val[c0.k + i] * x[idx[c0.k + i]];
+    if (threadIdx.x == 0)
+        first_start = c0.row < rows ? ptr[c0.row] - c0.k : 0;
+    __syncthreads();
+    const int32_t len = n_rows + n_k, d = min((int32_t)threadIdx.x * merge_items, len),
+                  d_end = min(d + merge_items, len);
+    int32_t lo = max(0, d - n_k), hi = min(d, n_rows);
+    while (lo < hi) {
+        int32_t mid = (lo + hi) / 2;
+        if (row_end[mid] <= d - mid - 1)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int32_t r = lo, k = d - lo;
+    bool whole = k == (r == 0 ? first_start : row_end[r - 1]); // the row starts in this thread
+    bool begun = false;                                        // entries of row r summed here
+    T sum = 0;
+    for (int32_t item = d; item < d_end; item++) {
+        if (r < n_rows && row_end[r] <= k) {
+            if (whole)
+                y[c0.row + r] = sum;
+            else
+                atomicAdd(&y[c0.row + r], sum);
+            sum = 0, r++, whole = true, begun = false;
+        } else {
+            sum += prod[k++];
+            begun = true;
+        }
+    }
+    if (begun) // the row goes on past this thread
+        atomicAdd(&y[c0.row + r], sum);
 }
 
 unsigned blocks_for(int64_t threads, int block) { return (unsigned)((threads + block - 1) / block); }
@@ -308,24 +341,23 @@ template <typename T, bool transposed> pb_status launch_ell(const pb_spmv_args *
 
 template <typename T> pb_status launch_merge(const pb_spmv_args *a, cudaStream_t s)
 {
-    int block = block_of(a);
-    int64_t threads = ((int64_t)a->rows + a->nnz + merge_items - 1) / merge_items;
-    void *carry = nullptr;
-    size_t rows_bytes = ((size_t)threads * sizeof(int32_t) + 15) / 16 * 16;
-    PB_CUDA_CHECK(cudaMallocAsync(&carry, rows_bytes + (size_t)threads * sizeof(T), s));
-    int32_t *carry_row = static_cast<int32_t *>(carry);
-    T *carry_val = reinterpret_cast<T *>(static_cast<char *>(carry) + rows_bytes);
-    csr_merge<T><<<blocks_for(threads, block), block, 0, s>>>(
-        a->rows, a->nnz, pb__cuda_ptr<const int32_t>(a->ptr), pb__cuda_ptr<const int32_t>(a->idx),
-        pb__cuda_ptr<const T>(a->val), pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y), carry_row, carry_val,
-        threads);
-    cudaError_t e = cudaGetLastError();
+    int64_t tiles = ((int64_t)a->rows + a->nnz + merge_tile - 1) / merge_tile;
+    merge_coord *coords = nullptr;
+    PB_CUDA_CHECK(cudaMallocAsync(&coords, (size_t)(tiles + 1) * sizeof *coords, s));
+    T *y = pb__cuda_ptr<T>(a->y);
+    cudaError_t e = cudaMemsetAsync(y, 0, (size_t)a->rows * sizeof(T), s);
     if (e == cudaSuccess) {
-        merge_fixup<T><<<blocks_for(threads, block), block, 0, s>>>(carry_row, carry_val, pb__cuda_ptr<T>(a->y),
-                                                                     threads);
+        merge_tiles<<<blocks_for(tiles + 1, 256), 256, 0, s>>>(a->rows, a->nnz, pb__cuda_ptr<const int32_t>(a->ptr),
+                                                               coords, tiles);
         e = cudaGetLastError();
     }
-    cudaError_t freed = cudaFreeAsync(carry, s);
+    if (e == cudaSuccess) {
+        csr_merge<T><<<(unsigned)tiles, merge_threads, 0, s>>>(
+            a->rows, pb__cuda_ptr<const int32_t>(a->ptr), pb__cuda_ptr<const int32_t>(a->idx),
+            pb__cuda_ptr<const T>(a->val), pb__cuda_ptr<const T>(a->x), y, coords);
+        e = cudaGetLastError();
+    }
+    cudaError_t freed = cudaFreeAsync(coords, s);
     PB_CUDA_CHECK(e);
     PB_CUDA_CHECK(freed);
     return PB_OK;
@@ -355,7 +387,7 @@ bool pb__cuda_spmv_supports(const pb_device *dev, const void *args, const char *
 {
     (void)dev;
     const pb_spmv_args *a = spmv_args(args);
-    return fits(a, (int64_t)a->rows * 32, why) && fits(a, ((int64_t)a->rows + a->nnz) / merge_items + 1, why);
+    return fits(a, (int64_t)a->rows * 32, why);
 }
 
 pb_status pb__cuda_spmv_scalar(pb_device *dev, const void *args, pb_stream *s)
