@@ -74,18 +74,25 @@ void pb__reduce_store(const struct pb_reduce_args *r, float f, double d, uint32_
         memcpy(out, &u, sizeof u);
 }
 
-pb_status pb__ref_reduce_pairwise(pb_device *dev, const void *args, pb_stream *s)
+/* r's sum with the float and the float-into-double summation given (integers
+ * are exact in any order). */
+static pb_status reduce_with(const struct pb_reduce_args *r, float (*sum_f32)(const float *, size_t),
+                             double (*sum_f32_f64)(const float *, size_t))
 {
-    (void)dev, (void)s;
-    const struct pb_reduce_args *r = args;
     const void *in = r->in ? r->in->host : NULL;
     if (r->type == PB_REDUCE_INT)
         pb__reduce_store(r, 0, 0, r->n ? pb__sum_u32(in, r->n) : 0);
     else if (r->type == PB_REDUCE_FLOAT_DOUBLE)
-        pb__reduce_store(r, 0, r->n ? pb__sum_pairwise_f32_f64(in, r->n) : 0, 0);
+        pb__reduce_store(r, 0, r->n ? sum_f32_f64(in, r->n) : 0, 0);
     else
-        pb__reduce_store(r, r->n ? pb__sum_pairwise_f32(in, r->n) : 0, 0, 0);
+        pb__reduce_store(r, r->n ? sum_f32(in, r->n) : 0, 0, 0);
     return PB_OK;
+}
+
+pb_status pb__ref_reduce_pairwise(pb_device *dev, const void *args, pb_stream *s)
+{
+    (void)dev, (void)s;
+    return reduce_with(args, pb__sum_pairwise_f32, pb__sum_pairwise_f32_f64);
 }
 
 /* Kahan's compensated sum: the rounding error of each addition is carried
@@ -107,15 +114,7 @@ DEFINE_KAHAN(double, kahan_f32_f64)
 pb_status pb__ref_reduce_kahan(pb_device *dev, const void *args, pb_stream *s)
 {
     (void)dev, (void)s;
-    const struct pb_reduce_args *r = args;
-    const void *in = r->in ? r->in->host : NULL;
-    if (r->type == PB_REDUCE_INT)
-        pb__reduce_store(r, 0, 0, r->n ? pb__sum_u32(in, r->n) : 0);
-    else if (r->type == PB_REDUCE_FLOAT_DOUBLE)
-        pb__reduce_store(r, 0, r->n ? kahan_f32_f64(in, r->n) : 0, 0);
-    else
-        pb__reduce_store(r, r->n ? kahan_f32(in, r->n) : 0, 0, 0);
-    return PB_OK;
+    return reduce_with(args, kahan_f32, kahan_f32_f64);
 }
 
 /* ---- access ------------------------------------------------------------- */
