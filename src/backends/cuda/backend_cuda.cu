@@ -340,7 +340,7 @@ static const struct pb_variant cuda_variants[] = {
     {.desc = {"gemm", "cublas", "cuBLAS sgemm/dgemm (TF32 off)", PB_VARIANT_ANCHOR}, .supports = pb__cuda_gemm_cublas_supports, .run = pb__cuda_gemm_cublas},
     {.desc = {"spmv", "csr-scalar", "CSR, one thread per row (the study's 1D blocks)", 0}, .supports = pb__cuda_spmv_supports, .run = pb__cuda_spmv_scalar, .data = &pb__spmv_csr},
     {.desc = {"spmv", "csr-vector", "CSR, --group threads per row reduced by shuffles (the study's 2D blocks)", 0}, .supports = pb__cuda_spmv_supports, .run = pb__cuda_spmv_vector, .data = &pb__spmv_csr},
-    {.desc = {"spmv", "csr-adaptive", "CSR, longer rows listed first and given a warp or a block each, side by side with csr-vector", 0}, .supports = pb__cuda_spmv_supports, .run = pb__cuda_spmv_adaptive, .data = &pb__spmv_csr},
+    {.desc = {"spmv", "csr-adaptive", "CSR, longer rows listed (once per matrix) and given a warp or a block each, beside csr-vector", 0}, .supports = pb__cuda_spmv_supports, .run = pb__cuda_spmv_adaptive, .data = &pb__spmv_csr},
     {.desc = {"spmv", "csr-merge", "CSR, merge-path split of rows + non-zeros (irregular matrices)", 0}, .supports = pb__cuda_spmv_supports, .run = pb__cuda_spmv_merge, .data = &pb__spmv_csr},
     {.desc = {"spmv", "ell", "ELLPACK row-major, one thread per row", 0}, .supports = pb__cuda_spmv_supports, .run = pb__cuda_spmv_ell, .data = &pb__spmv_ell},
     {.desc = {"spmv", "ellt", "ELLPACK transposed (column-major), one thread per row, coalesced", 0}, .supports = pb__cuda_spmv_supports, .run = pb__cuda_spmv_ellt, .data = &pb__spmv_ellt},

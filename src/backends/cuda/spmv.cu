@@ -277,28 +277,22 @@ template <typename T, int G> pb_status launch_vector(const pb_spmv_args *a, cuda
 
 // Rows past 8 passes of the group go to warps, past 1024 entries to blocks;
 // a quarter of the threads the GPU holds at once work on them.
+// The long-row lists of a (made by csr_classify once per matrix, kept with
+// the device's sparse state; defined below).
+pb_status adaptive_lists(pb_device *dev, const pb_spmv_args *a, int32_t split, cudaStream_t s, long_rows *out);
+
 template <typename T, int G> pb_status launch_adaptive(pb_device *dev, const pb_spmv_args *a, cudaStream_t s)
 {
     const cudaDeviceProp &prop = pb__cuda(dev)->prop;
     int block = block_of(a), long_blocks = prop.multiProcessorCount * (prop.maxThreadsPerMultiProcessor / block) / 4;
-    void *work = nullptr;
-    PB_CUDA_CHECK(cudaMallocAsync(&work, ((size_t)a->rows + 2) * sizeof(int32_t), s));
-    long_rows lr = {8 * G, 1024, static_cast<int32_t *>(work) + 2, static_cast<int32_t *>(work), a->rows};
-    const int32_t *ptr = pb__cuda_ptr<const int32_t>(a->ptr);
-    cudaError_t e = cudaMemsetAsync(lr.counts, 0, 2 * sizeof(int32_t), s);
-    if (e == cudaSuccess) {
-        csr_classify<<<blocks_for(a->rows, 256), 256, 0, s>>>(a->rows, ptr, lr);
-        e = cudaGetLastError();
-    }
-    if (e == cudaSuccess) {
-        csr_adaptive<T, G><<<long_blocks + blocks_for((int64_t)a->rows * G, block), block, 0, s>>>(
-            a->rows, ptr, pb__cuda_ptr<const int32_t>(a->idx), pb__cuda_ptr<const T>(a->val),
-            pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y), lr, long_blocks);
-        e = cudaGetLastError();
-    }
-    cudaError_t freed = cudaFreeAsync(work, s);
-    PB_CUDA_CHECK(e);
-    PB_CUDA_CHECK(freed);
+    long_rows lr = {};
+    pb_status st = adaptive_lists(dev, a, 8 * G, s, &lr);
+    if (st != PB_OK)
+        return st;
+    csr_adaptive<T, G><<<long_blocks + blocks_for((int64_t)a->rows * G, block), block, 0, s>>>(
+        a->rows, pb__cuda_ptr<const int32_t>(a->ptr), pb__cuda_ptr<const int32_t>(a->idx),
+        pb__cuda_ptr<const T>(a->val), pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y), lr, long_blocks);
+    PB_CUDA_CHECK_LAUNCH();
     return PB_OK;
 }
 
@@ -439,11 +433,16 @@ static pb_status cusparse_status(cusparseStatus_t e, const char *expr, const cha
             return cusparse_status(pb__e, #expr, __FILE__, __LINE__);              \
     } while (0)
 
-// The anchor as a user multiplying many times would call it: descriptors,
-// workspace and cusparseSpMV_preprocess once per matrix (buffer stamps say
-// when the CSR arrays changed) and per x/y, then cusparseSpMV alone.
+// Per-matrix state kept across calls, as a user multiplying many times would
+// keep it (buffer stamps say when the CSR arrays changed). The cuSPARSE
+// anchor: descriptors, workspace and cusparseSpMV_preprocess once per matrix
+// and per x/y, then cusparseSpMV alone. csr-adaptive: its long-row lists.
 struct pb_cuda_sparse {
-    cusparseHandle_t handle;
+    int32_t *lists; // csr-adaptive: counts[2], then the list
+    size_t lists_bytes;
+    uint64_t lists_ptr; // stamp of the row offsets the lists were made from
+    int32_t lists_rows, lists_split;
+    cusparseHandle_t handle; // created on first use of the anchor
     cusparseSpMatDescr_t mat;
     cusparseDnVecDescr_t x, y;
     void *buffer;
@@ -472,9 +471,46 @@ void pb__cuda_sparse_release(pb_cuda_device *impl)
     sparse_drop_matrix(sp);
     if (sp->handle)
         cusparseDestroy(sp->handle);
+    cudaFree(sp->lists);
     delete sp;
     impl->sparse = nullptr;
 }
+
+static pb_status sparse_state(pb_device *dev, pb_cuda_sparse **out)
+{
+    pb_cuda_device *impl = pb__cuda(dev);
+    if (!impl->sparse && !(impl->sparse = new (std::nothrow) pb_cuda_sparse{}))
+        return pb__fail(PB_ERR_NOMEM, "out of host memory");
+    *out = impl->sparse;
+    return PB_OK;
+}
+
+namespace {
+pb_status adaptive_lists(pb_device *dev, const pb_spmv_args *a, int32_t split, cudaStream_t s, long_rows *out)
+{
+    pb_cuda_sparse *sp = nullptr;
+    pb_status st = sparse_state(dev, &sp);
+    if (st != PB_OK)
+        return st;
+    size_t bytes = ((size_t)a->rows + 2) * sizeof(int32_t);
+    bool fresh = sp->lists && sp->lists_ptr == a->ptr->stamp && sp->lists_rows == a->rows && sp->lists_split == split;
+    if (!fresh && bytes > sp->lists_bytes) {
+        cudaFree(sp->lists);
+        sp->lists = nullptr, sp->lists_bytes = 0;
+        PB_CUDA_CHECK(cudaMalloc(&sp->lists, bytes));
+        sp->lists_bytes = bytes;
+    }
+    *out = {split, 1024, sp->lists + 2, sp->lists, a->rows};
+    if (!fresh) {
+        sp->lists_ptr = 0; // stale until the lists below are made
+        PB_CUDA_CHECK(cudaMemsetAsync(out->counts, 0, 2 * sizeof(int32_t), s));
+        csr_classify<<<blocks_for(a->rows, 256), 256, 0, s>>>(a->rows, pb__cuda_ptr<const int32_t>(a->ptr), *out);
+        PB_CUDA_CHECK_LAUNCH();
+        sp->lists_ptr = a->ptr->stamp, sp->lists_rows = a->rows, sp->lists_split = split;
+    }
+    return PB_OK;
+}
+} // namespace
 
 static pb_status sparse_prepare(pb_cuda_sparse *sp, const pb_spmv_args *a, const void *alpha, const void *beta,
                                 cudaDataType type)
@@ -512,19 +548,17 @@ pb_status pb__cuda_spmv_cusparse(pb_device *dev, const void *args, pb_stream *s)
     const pb_spmv_args *a = spmv_args(args);
     if (a->rows == 0)
         return PB_OK;
-    pb_cuda_device *impl = pb__cuda(dev);
-    if (!impl->sparse) {
-        impl->sparse = new (std::nothrow) pb_cuda_sparse{};
-        if (!impl->sparse)
-            return pb__fail(PB_ERR_NOMEM, "out of host memory");
-        cusparseStatus_t e = cusparseCreate(&impl->sparse->handle);
+    pb_cuda_sparse *sp = nullptr;
+    pb_status st = sparse_state(dev, &sp);
+    if (st != PB_OK)
+        return st;
+    if (!sp->handle) {
+        cusparseStatus_t e = cusparseCreate(&sp->handle);
         if (e != CUSPARSE_STATUS_SUCCESS) {
-            pb_status st = cusparse_status(e, "cusparseCreate", __FILE__, __LINE__);
-            pb__cuda_sparse_release(impl);
-            return st;
+            sp->handle = nullptr;
+            return cusparse_status(e, "cusparseCreate", __FILE__, __LINE__);
         }
     }
-    pb_cuda_sparse *sp = impl->sparse;
     PB_CUSPARSE_CHECK(cusparseSetStream(sp->handle, pb__cuda_stream(s)));
     const double one = 1, zero = 0;
     const float one_f = 1, zero_f = 0;
