@@ -19,15 +19,15 @@ static size_t group_size(const pb_device *dev, const struct pb_cl_kernel *k, siz
     return g;
 }
 
-/* Work-items per row of csr-vector: --group, or the mean row length rounded
- * up to a power of two (at most 32). */
+/* Work-items per row of csr-vector: --group, or the rule of the CUDA twin
+ * (the largest power of two up to a third of the mean row length). */
 static int row_group(const struct pb_spmv_args *a)
 {
     if (a->group)
         return a->group;
     double mean = a->rows ? (double)a->nnz / a->rows : 1;
     int g = 1;
-    while (g < 32 && g < mean)
+    while (g < 32 && 2 * g <= mean / 3)
         g *= 2;
     return g;
 }
