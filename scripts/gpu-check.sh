@@ -4,9 +4,10 @@
 # racecheck), then the benchmarks. Results and logs go to $OUT (default
 # bench/results/<date>-<gpu>/).
 #
-# usage: scripts/gpu-check.sh [quick|full|spmv|memlab|conv|ceilings]
-#   quick: tests and sanitizers only; spmv, memlab, conv, ceilings: build, then only
-#   that section (ceilings also renders the report of everything in $OUT). spmv
+# usage: scripts/gpu-check.sh [quick|full|spmv|memlab|conv|ceilings|opencl|opencl_copies|opencl_kernels]
+#   quick: tests and sanitizers only; spmv, memlab, conv, ceilings, opencl: build, then only
+#   that section (ceilings also renders the report of everything in $OUT; opencl, the OpenCL
+#   twins, runs as its two halves opencl_copies and opencl_kernels within 10 minutes each). spmv
 #   (matrices from $PB_MATRICES, default ../shared/data/matrices or .data/matrices)
 # PB_GIT_COMMIT=HASH names the commit measured in every row (set it where the
 # tree is a copy whose .git may be stale or absent).
@@ -101,13 +102,52 @@ ceilings_section() {
     run $pb report "$out" -o "$out/report.html" --title "parbench on $gpu"
 }
 
+# Study 001 on every benchmark: the OpenCL variants on NVIDIA's platform, verified on awkward
+# shapes, then measured next to their CUDA twins (scripts/twins.py pairs the rows).
+opencl_verify() {
+    step "opencl: every variant on the NVIDIA platform, awkward shapes (verified)"
+    local cl="--backend opencl --device nvidia --reps 1 --warmup 0 --quiet"
+    run $pb run gemm $cl --m 33,1,130 --n 17,129 --k 5,67,1 --precision float,double
+    run $pb run reduce $cl --n 1,3,255,257,1000,100003 --type 0,1,2
+    run $pb run transpose $cl --m 1,33,100 --n 1,31,130 --precision float,double
+    run $pb run conv $cl --width 33,300 --height 17,70 --radius 1,8,17 --border zero,clamp --precision float,double
+    run $pb run spmv $cl --matrix lap2d:30,powerlaw:3000:8,random:2000:5 --group 0,4,32 --precision float,double
+    run $pb run bandwidth $cl --size 4K,1M --buffers 1,4
+    run $pb run overlap $cl --n 67 --lm 3 --bs 8,0
+}
+
+opencl_copies_section() {
+    opencl_verify
+    step "opencl twins: copies, GEMM, overlap"
+    run $pb run bandwidth $twins --size 1K:1G:x4 --reps 10 --quiet --out "$out/opencl-twins-bandwidth.csv"
+    run $pb run bandwidth $twins --variant bidir-pinned --size 16M,256M --buffers 1,4,16 --reps 10 --quiet --out "$out/opencl-twins-bidir.csv"
+    run $pb run gemm $twins --n 1024,4096,8192 --precision float,double --reps 10 --quiet --out "$out/opencl-twins-gemm.csv"
+    run $pb run overlap $twins --n 864,1728,4096 --lm 5,10 --bs 16,0 --reps 5 --quiet --out "$out/opencl-twins-overlap.csv"
+}
+
+opencl_kernels_section() {
+    step "opencl twins: reduce, transpose, conv, spmv"
+    run $pb run reduce $twins --n 256M --type 0,1,2 --reps 10 --warmup 2 --quiet --out "$out/opencl-twins-reduce.csv"
+    run $pb run transpose $twins --n 16384 --reps 10 --warmup 2 --quiet --out "$out/opencl-twins-transpose.csv"
+    run $pb run conv $twins --width 8192 --radius 2,4,8,16,32,64 --reps 12 --quiet --out "$out/opencl-twins-conv.csv"
+    run $pb run spmv $twins --variant csr-scalar,csr-vector,ellt --matrix lap2d:2048,lap3d:160,random:1M:16,powerlaw:1M:16 --precision double,float --reps 20 --quiet --out "$out/opencl-twins-spmv.csv"
+}
+
+opencl_section() {
+    opencl_copies_section
+    opencl_kernels_section
+    python3 scripts/twins.py "$out"/opencl-twins-*.csv >"$out/opencl-twins.md" 2>>"$log"
+}
+
 twins="--backend cuda,opencl --device nvidia"
-if [ "$mode" = spmv ] || [ "$mode" = memlab ] || [ "$mode" = conv ] || [ "$mode" = ceilings ]; then
+case "$mode" in
+spmv | memlab | conv | ceilings | opencl | opencl_copies | opencl_kernels)
     ${mode}_section
     tail -n 30 "$log"
     echo "status $status"
     exit $status
-fi
+    ;;
+esac
 
 step "devices"
 $pb devices | tee -a "$log"

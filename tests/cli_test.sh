@@ -300,5 +300,15 @@ contains "$tmp/err" "needs"
 expect 2 "$pb" conv --image "$tmp/g.pgm" --radius 3 --bogus
 expect 3 "$pb" conv --image "$tmp/g.pgm" --radius 3 --save "$tmp/no/dir/o.pgm"
 
+# OpenCL development hooks: PARBENCH_CL_DUMP writes the built programs,
+# PARBENCH_CL_OPTIONS reaches the compiler (a bad option is an ERROR row that names it).
+if "$pb" list | grep -q '^  opencl .* available$'; then
+    mkdir "$tmp/cldump"
+    expect 0 env PARBENCH_CL_DUMP="$tmp/cldump" "$pb" run reduce --backend opencl --n 1000 --reps 1 --quiet
+    if [ -s "$tmp/cldump/reduce-float.bin" ]; then ok; else bad "PARBENCH_CL_DUMP wrote no reduce-float.bin"; fi
+    expect 3 env PARBENCH_CL_OPTIONS=-cl-no-such-option "$pb" run reduce --backend opencl --n 1000 --reps 1 --quiet
+    contains "$tmp/out" "-cl-no-such-option"
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -189,13 +189,15 @@ static pb_status bw_bind(pb_device *dev, const struct pb_problem *p, const struc
     return PB_OK;
 }
 
-/* Queue every lane's copies before waiting on any, so two lanes overlap. */
+/* Queue every lane's copies before waiting on any, so two lanes overlap;
+ * the lanes take turns (breadth first), so a runtime that serialises its
+ * queues in issue order still sees both directions early. */
 static pb_status bw_run(pb_device *dev, const void *args, pb_stream *stream)
 {
     (void)dev, (void)stream;
     const struct bw_args *a = args;
-    for (int l = 0; l < a->n_lanes; l++)
-        for (size_t i = 0; i < a->n; i++) {
+    for (size_t i = 0; i < a->n; i++)
+        for (int l = 0; l < a->n_lanes; l++) {
             const struct lane *lane = &a->lanes[l];
             pb_status st = pb_buf_copy(lane->dst[i], 0, lane->src[i], 0, a->chunk, lane->stream);
             if (st != PB_OK)

@@ -273,6 +273,14 @@ static pb_status query_limits(struct pb_cl_device *impl)
     for (int i = 0; i < 3; i++)
         impl->max_items[i] = i < (int)dims ? items[i] : 1;
     impl->fp64 = has_extension(d, "cl_khr_fp64");
+    /* NVIDIA's compiler takes inline PTX: kernels may then use warp-level
+     * steps as their CUDA twins do (PB_NV_WARP, see program_for). */
+    impl->nv_warp = 0;
+    if (has_extension(d, "cl_nv_device_attribute_query")) {
+        cl_uint warp = 0;
+        if (clGetDeviceInfo(d, CL_DEVICE_WARP_SIZE_NV, sizeof warp, &warp, NULL) == CL_SUCCESS)
+            impl->nv_warp = warp;
+    }
     return PB_OK;
 }
 
@@ -398,6 +406,8 @@ static pb_status cl_info(pb_device *dev, struct pb_device_info *out)
     }
     pb__info_add(out, "preferred_vector_widths", "%s", s);
     pb__info_add(out, "double_precision", "%s", impl->fp64 ? "yes (cl_khr_fp64)" : "no");
+    if (impl->nv_warp)
+        pb__info_add(out, "warp_size", "%u (cl_nv_device_attribute_query)", (unsigned)impl->nv_warp);
     pb__info_add(out, "profiling_timer_resolution", "%zu ns", resolution);
     pb__info_add(out, "address_bits", "%u", (unsigned)impl->address_bits);
     return PB_OK;
@@ -915,6 +925,43 @@ static pb_status build_failed(const pb_device *dev, cl_program prog, const char 
     return st;
 }
 
+/* With $PARBENCH_CL_DUMP set to a directory, writes the built program
+ * (PTX on NVIDIA's platform) and its build log there as FILE-PREC.bin and
+ * FILE-PREC.log, to compare the code a platform's compiler makes with
+ * another's. Best effort: a development aid, never an error. */
+static void dump_program(const struct pb_cl_device *impl, cl_program prog, const char *file,
+                         enum pb_precision prec)
+{
+    const char *dir = getenv("PARBENCH_CL_DUMP");
+    if (!dir || !*dir)
+        return;
+    const char *what[2] = {"bin", "log"};
+    for (int i = 0; i < 2; i++) {
+        size_t size = 0;
+        unsigned char *data = NULL;
+        if (i == 0) {
+            if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
+                !(data = malloc(size + 1)) ||
+                clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof data, &data, NULL) != CL_SUCCESS)
+                size = 0;
+        } else if (clGetProgramBuildInfo(prog, impl->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) != CL_SUCCESS ||
+                   !(data = malloc(size + 1)) ||
+                   clGetProgramBuildInfo(prog, impl->device, CL_PROGRAM_BUILD_LOG, size, data, NULL) != CL_SUCCESS)
+            size = 0;
+        while (i == 1 && size && (data[size - 1] == '\0' || data[size - 1] == '\n'))
+            size--; /* the log's terminator and blank tail */
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%.*s-%s.%s", dir, (int)strcspn(file, "."), file,
+                 prec == PB_DOUBLE ? "double" : "float", what[i]);
+        FILE *f = size ? fopen(path, "wb") : NULL;
+        if (f) {
+            fwrite(data, 1, size, f);
+            fclose(f);
+        }
+        free(data);
+    }
+}
+
 static pb_status program_for(const pb_device *dev, const char *file, enum pb_precision prec, cl_program *out)
 {
     struct pb_cl_device *impl = pb__cl(dev);
@@ -936,13 +983,26 @@ static pb_status program_for(const pb_device *dev, const char *file, enum pb_pre
     cl_program prog = clCreateProgramWithSource(impl->ctx, 1, &text, NULL, &e);
     free(owned);
     PB_CL_CHECK_ERR(e, "clCreateProgramWithSource");
-    const char *options = prec == PB_DOUBLE ? "-DT=double -DPB_FP64" : "-DT=float";
+    /* PB_NV_WARP: the warp size where inline PTX may use it;
+     * $PARBENCH_CL_OPTIONS: extra build options for development. */
+    char options[512];
+    const char *extra = getenv("PARBENCH_CL_OPTIONS");
+    int len = snprintf(options, sizeof options, "%s", prec == PB_DOUBLE ? "-DT=double -DPB_FP64" : "-DT=float");
+    if (impl->nv_warp)
+        len += snprintf(options + len, sizeof options - (size_t)len, " -DPB_NV_WARP=%u", (unsigned)impl->nv_warp);
+    if (extra && *extra)
+        len += snprintf(options + len, sizeof options - (size_t)len, " %s", extra);
+    if (len >= (int)sizeof options) {
+        clReleaseProgram(prog);
+        return pb__fail(PB_ERR_INVALID, "PARBENCH_CL_OPTIONS is too long");
+    }
     e = clBuildProgram(prog, 1, &impl->device, options, NULL, NULL);
     if (e != CL_SUCCESS) {
         st = build_failed(dev, prog, file, options, e);
         clReleaseProgram(prog);
         return st;
     }
+    dump_program(impl, prog, file, prec);
     impl->programs[impl->n_programs++] = (struct pb_cl_program){.file = file, .prec = prec, .program = prog};
     *out = prog;
     return PB_OK;
@@ -1019,7 +1079,7 @@ static const struct pb_variant cl_variants[] = {
     CL_REDUCE(interleaved, interleaved, "2: interleaved addressing, strided index (bank conflicts)"),
     CL_REDUCE(sequential, sequential, "3: sequential addressing"),
     CL_REDUCE(first-add-on-load, first_add, "4: first add during the load"),
-    CL_REDUCE(unroll-last-warp, unroll_last_warp, "5: the last six steps unrolled (barriers kept: OpenCL has no warps)"),
+    CL_REDUCE(unroll-last-warp, unroll_last_warp, "5: the last six steps unrolled (warp-synchronous on NVIDIA, barriers kept elsewhere)"),
     CL_REDUCE(unroll-all, unroll_all, "6: completely unrolled, work-group size a compile-time constant"),
     CL_REDUCE(multiple-per-thread, multiple_per_thread, "7: many elements per work-item"),
     {.desc = {"peak", "fma", "independent FMA chains per work-item, no loads (arithmetic peak)", 0}, .supports = pb__cl_peak_supports, .run = pb__cl_peak_fma},

@@ -6,6 +6,7 @@
 
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
+#include <CL/cl_ext.h>
 
 #include <stdbool.h>
 
@@ -77,6 +78,7 @@ struct pb_cl_device {
     size_t max_group, max_items[3];
     cl_uint address_bits;
     bool fp64;
+    cl_uint nv_warp; /* warp size on NVIDIA's platform, else 0 */
 
     struct pb_cl_program programs[PB_CL_MAX_PROGRAMS];
     size_t n_programs;

@@ -9,7 +9,7 @@
 #define ROWS_X 64
 #define ROWS_Y 4
 #define COLS_X 32
-#define COLS_Y 8
+#define COLS_Y 16
 
 static size_t rows_local_bytes(const struct pb_conv_args *a)
 {
@@ -34,8 +34,9 @@ bool pb__cl_conv_tiled_supports(const pb_device *dev, const void *args, const ch
         *why = "the device has no double precision (cl_khr_fp64)";
         return false;
     }
-    if (impl->max_group < ROWS_X * ROWS_Y || impl->max_items[0] < ROWS_X || impl->max_items[1] < COLS_Y) {
-        *why = "the device's work-groups are smaller than the tiles (64x4 and 32x8)";
+    if (impl->max_group < ROWS_X * ROWS_Y || impl->max_group < COLS_X * COLS_Y || impl->max_items[0] < ROWS_X ||
+        impl->max_items[1] < COLS_Y) {
+        *why = "the device's work-groups are smaller than the tiles (64x4 and 32x16)";
         return false;
     }
     size_t local = rows_local_bytes(a) > cols_local_bytes(a) ? rows_local_bytes(a) : cols_local_bytes(a);

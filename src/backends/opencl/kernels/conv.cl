@@ -12,10 +12,11 @@
 #error "build with -DT=float or -DT=double"
 #endif
 
+// The tiles of the CUDA twin (src/backends/cuda/conv.cu); conv.c uses the same.
 #define ROWS_X 64
 #define ROWS_Y 4
 #define COLS_X 32
-#define COLS_Y 8
+#define COLS_Y 16
 
 T line_at(__global const T *line, long i, long n, long stride, int clamp)
 {
@@ -43,7 +44,7 @@ __kernel void conv_rows_tiled(ulong width, ulong in_rows, ulong radius, int clam
     if (y >= (long)in_rows || x >= w)
         return;
     T acc = 0;
-    for (long k = 0; k <= 2 * r; k++)
+    for (int k = 0; k <= 2 * (int)r; k++)
         acc += f[k] * srow[tx + k];
     tmp[y * w + x] = acc;
 }
@@ -63,7 +64,7 @@ __kernel void conv_cols_tiled(ulong width, ulong height, ulong in_rows, ulong in
     if (y >= (long)height || x >= w)
         return;
     T acc = 0;
-    for (long k = 0; k <= 2 * r; k++)
+    for (int k = 0; k <= 2 * (int)r; k++)
         acc += f[k] * s[(ty + k) * COLS_X + tx];
     out[y * w + x] = acc;
 }

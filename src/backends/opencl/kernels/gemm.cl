@@ -49,31 +49,56 @@ __kernel void gemm_naive(ulong m, ulong n, ulong k, T alpha, __global const T *r
 // C, walking k in TS-wide steps through local copies of one tile of A and
 // one of B. Out-of-range elements load as 0 so any m, n, k works. TS is a
 // constant in each caller, so the inner loop unrolls.
+//
+// A's row is read from local memory 16 bytes at a time (TV): nvcc merges the
+// CUDA twin's scalar reads into such loads (LDS.128), NVIDIA's OpenCL
+// compiler does not, and the kernel is bound by local-memory instructions.
+// The sum runs in the same order as the scalar loop.
+#ifdef PB_FP64
+typedef double2 TV;
+#define TV_WIDTH 2
+#define TV_FMA(acc, av, bs, p, TS, tx) acc += av.s0 * bs[(p) * TS + tx]; acc += av.s1 * bs[((p) + 1) * TS + tx]
+#else
+typedef float4 TV;
+#define TV_WIDTH 4
+#define TV_FMA(acc, av, bs, p, TS, tx)                                                                   \
+    acc += av.s0 * bs[(p) * TS + tx];                                                                    \
+    acc += av.s1 * bs[((p) + 1) * TS + tx];                                                              \
+    acc += av.s2 * bs[((p) + 2) * TS + tx];                                                              \
+    acc += av.s3 * bs[((p) + 3) * TS + tx]
+#endif
+
 void tiled(const int TS, __local T *as, __local T *bs, ulong m, ulong n, ulong k, T alpha,
            __global const T *restrict a, ulong lda, __global const T *restrict b, ulong ldb, T beta,
            __global T *restrict c, ulong ldc)
 {
     const int tx = get_local_id(0), ty = get_local_id(1);
     const ulong row = get_group_id(1) * TS + ty, col = get_group_id(0) * TS + tx;
+    __local const TV *arow = (__local const TV *)(as + ty * TS);
     T acc = 0;
     for (ulong t = 0; t < k; t += TS) {
         as[ty * TS + tx] = row < m && t + tx < k ? a[row * lda + t + tx] : (T)0;
         bs[ty * TS + tx] = t + ty < k && col < n ? b[(t + ty) * ldb + col] : (T)0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (int p = 0; p < TS; p++)
-            acc += as[ty * TS + p] * bs[p * TS + tx];
+        for (int p = 0; p < TS; p += TV_WIDTH) {
+            const TV av = arow[p / TV_WIDTH];
+            TV_FMA(acc, av, bs, p, TS, tx);
+        }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (row < m && col < n)
         store_c(&c[row * ldc + col], acc, alpha, beta);
 }
 
+// The local arrays are 16-byte aligned for the TV reads (TS is a multiple of
+// TV_WIDTH, so every row starts aligned).
 #define PB_TILED(TS)                                                                                     \
     __kernel __attribute__((reqd_work_group_size(TS, TS, 1))) void gemm_tiled##TS(                      \
         ulong m, ulong n, ulong k, T alpha, __global const T *restrict a, ulong lda,                      \
         __global const T *restrict b, ulong ldb, T beta, __global T *restrict c, ulong ldc)               \
     {                                                                                                    \
-        __local T as[TS * TS], bs[TS * TS];                                                              \
+        __local T as[TS * TS] __attribute__((aligned(16)));                                              \
+        __local T bs[TS * TS];                                                                           \
         tiled(TS, as, bs, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);                                 \
     }
 PB_TILED(8)

@@ -5,8 +5,11 @@
 // float), u32 (int32 as uint: sums wrap modulo 2^32), and with -DPB_FP64
 // f32f64 (float in double) and f64 (double partial sums).
 //
-// OpenCL 1.2 promises nothing about warps, so the "unrolled" steps keep
-// their barriers: unrolling removes the loop, not the synchronisation.
+// OpenCL 1.2 promises nothing about warps, so on most platforms the last
+// six steps keep their barriers: unrolling removes the loop, not the
+// synchronisation. On NVIDIA's platform (PB_NV_WARP, set by the host) they
+// run warp-synchronously as in the CUDA twin, with inline PTX for
+// __syncwarp (bar.warp.sync) between a step's reads and its writes.
 
 #ifdef PB_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -39,7 +42,22 @@
         s[tid] += s[tid + (D)];                                                                       \
     barrier(CLK_LOCAL_MEM_FENCE)
 
-#define LAST_STEPS STEP(32); STEP(16); STEP(8); STEP(4); STEP(2); STEP(1)
+#if defined(PB_NV_WARP) && PB_NV_WARP == 32
+#define WARP_SYNC() asm volatile("bar.warp.sync -1;" ::: "memory")
+#define LAST_STEPS(A)                                                                                 \
+    if (tid < 32) {                                                                                   \
+        volatile __local A *v = s;                                                                    \
+        A x_ = v[tid];                                                                                \
+        for (uint d = 32; d > 0; d >>= 1) {                                                           \
+            x_ += v[tid + d];                                                                         \
+            WARP_SYNC();                                                                              \
+            v[tid] = x_;                                                                              \
+            WARP_SYNC();                                                                              \
+        }                                                                                             \
+    }
+#else
+#define LAST_STEPS(A) STEP(32); STEP(16); STEP(8); STEP(4); STEP(2); STEP(1)
+#endif
 
 #define STORE                                                                                         \
     if (tid == 0)                                                                                     \
@@ -95,7 +113,7 @@
         __local A s[BS];                                                                              \
         LOAD_TWO(IN, A);                                                                              \
         SEQUENTIAL_TREE(32)                                                                           \
-        LAST_STEPS;                                                                                   \
+        LAST_STEPS(A);                                                                                   \
         STORE;                                                                                        \
     }                                                                                                 \
     /* 6: every step unrolled (BS is a compile-time constant) */                                      \
@@ -104,7 +122,7 @@
         __local A s[BS];                                                                              \
         LOAD_TWO(IN, A);                                                                              \
         STEP(128); STEP(64);                                                                          \
-        LAST_STEPS;                                                                                   \
+        LAST_STEPS(A);                                                                                   \
         STORE;                                                                                        \
     }                                                                                                 \
     /* 7: many elements per work-item: the groups stride over the input */                            \
@@ -122,7 +140,7 @@
         s[tid] = x;                                                                                   \
         barrier(CLK_LOCAL_MEM_FENCE);                                                                 \
         SEQUENTIAL_TREE(32)                                                                           \
-        LAST_STEPS;                                                                                   \
+        LAST_STEPS(A);                                                                                   \
         STORE;                                                                                        \
     }
 
