@@ -962,6 +962,27 @@ static void dump_program(const struct pb_cl_device *impl, cl_program prog, const
     }
 }
 
+/* Build options a program needs on this device beyond T and PB_FP64. On
+ * NVIDIA's platform: PB_NV_WARP (the warp size, for inline PTX), and the float
+ * GEMM held to 128 registers so two regblock work-groups share an SM, as
+ * __launch_bounds__(256, 2) does for the CUDA twin (159 registers and one
+ * work-group per SM otherwise: 42 instead of 46 TFLOP/s on an H100). The
+ * other kernels of gemm.cl use far fewer registers. */
+static int program_options(const struct pb_cl_device *impl, const char *file, enum pb_precision prec, char *out,
+                           size_t size)
+{
+    int len = snprintf(out, size, "%s", prec == PB_DOUBLE ? "-DT=double -DPB_FP64" : "-DT=float");
+    if (impl->nv_warp) {
+        len += snprintf(out + len, size - (size_t)len, " -DPB_NV_WARP=%u", (unsigned)impl->nv_warp);
+        if (prec == PB_FLOAT && strcmp(file, "gemm.cl") == 0)
+            len += snprintf(out + len, size - (size_t)len, " -cl-nv-maxrregcount=128");
+    }
+    const char *extra = getenv("PARBENCH_CL_OPTIONS");
+    if (extra && *extra)
+        len += snprintf(out + len, size - (size_t)len, " %s", extra);
+    return len;
+}
+
 static pb_status program_for(const pb_device *dev, const char *file, enum pb_precision prec, cl_program *out)
 {
     struct pb_cl_device *impl = pb__cl(dev);
@@ -983,16 +1004,8 @@ static pb_status program_for(const pb_device *dev, const char *file, enum pb_pre
     cl_program prog = clCreateProgramWithSource(impl->ctx, 1, &text, NULL, &e);
     free(owned);
     PB_CL_CHECK_ERR(e, "clCreateProgramWithSource");
-    /* PB_NV_WARP: the warp size where inline PTX may use it;
-     * $PARBENCH_CL_OPTIONS: extra build options for development. */
     char options[512];
-    const char *extra = getenv("PARBENCH_CL_OPTIONS");
-    int len = snprintf(options, sizeof options, "%s", prec == PB_DOUBLE ? "-DT=double -DPB_FP64" : "-DT=float");
-    if (impl->nv_warp)
-        len += snprintf(options + len, sizeof options - (size_t)len, " -DPB_NV_WARP=%u", (unsigned)impl->nv_warp);
-    if (extra && *extra)
-        len += snprintf(options + len, sizeof options - (size_t)len, " %s", extra);
-    if (len >= (int)sizeof options) {
+    if (program_options(impl, file, prec, options, sizeof options) >= (int)sizeof options) {
         clReleaseProgram(prog);
         return pb__fail(PB_ERR_INVALID, "PARBENCH_CL_OPTIONS is too long");
     }

@@ -424,9 +424,12 @@ void regblock(const bool va, const bool vb, __local T *As, __local T *Bs, ulong 
 }
 
 // VA / VB: A / B may be read 16 bytes at a time (lda / ldb multiples of a
-// vector; buffer bases are always aligned).
+// vector; buffer bases are always aligned). The host always launches
+// RB_THREADS work-items; the kernels do not say so with
+// reqd_work_group_size because NVIDIA's compiler then ignores the register
+// cap the host asks for (see program_options in backend_opencl.c).
 #define PB_REGBLOCK(NAME, VA, VB)                                                                        \
-    __kernel __attribute__((reqd_work_group_size(RB_THREADS, 1, 1))) void gemm_regblock_##NAME(          \
+    __kernel void gemm_regblock_##NAME(                                                                  \
         ulong m, ulong n, ulong k, T alpha, __global const T *restrict a, ulong lda,                      \
         __global const T *restrict b, ulong ldb, T beta, __global T *restrict c, ulong ldc, int c_vec)    \
     {                                                                                                    \
