@@ -285,16 +285,24 @@ static void run_everywhere(const struct shape *s, size_t n_shapes, const struct 
         struct pb_variant_desc variants[32];
         size_t nv = pb_kernel_variants(b, "gemm", variants, PB_ARRAY_LEN(variants));
         assert_true(nv <= PB_ARRAY_LEN(variants));
-        for (size_t v = 0; v < nv; v++)
-            for (size_t ti = 0; ti < n_threads; ti++) {
-                pb_device_set_threads(dev, threaded ? thread_counts[ti] : 0);
-                if (threaded)
-                    assert_int_equal(pb_device_threads(dev), thread_counts[ti]);
-                struct target t = {dev, pb_backend_name(b), variants[v], pb_device_threads(dev)};
-                assert_string_equal(variants[v].bench, "gemm");
-                failed += run_on_targets(&t, s, n_shapes, modes, n_modes);
-                targets++;
-            }
+        for (size_t v = 0; v < nv; v++) {
+            /* OpenCL's regblock picks its tile by shape and device: run both. */
+            static const char *const cl_tiles[] = {"large", "small"};
+            bool cl_regblock = strcmp(pb_backend_name(b), "opencl") == 0 && strcmp(variants[v].name, "regblock") == 0;
+            for (size_t tile = 0; tile < (cl_regblock ? PB_ARRAY_LEN(cl_tiles) : 1); tile++)
+                for (size_t ti = 0; ti < n_threads; ti++) {
+                    if (cl_regblock)
+                        assert_int_equal(setenv("PARBENCH_CL_REGBLOCK_TILE", cl_tiles[tile], 1), 0);
+                    pb_device_set_threads(dev, threaded ? thread_counts[ti] : 0);
+                    if (threaded)
+                        assert_int_equal(pb_device_threads(dev), thread_counts[ti]);
+                    struct target t = {dev, pb_backend_name(b), variants[v], pb_device_threads(dev)};
+                    assert_string_equal(variants[v].bench, "gemm");
+                    failed += run_on_targets(&t, s, n_shapes, modes, n_modes);
+                    targets++;
+                }
+            unsetenv("PARBENCH_CL_REGBLOCK_TILE");
+        }
         pb_device_close(dev);
     }
     /* At least the two serial reference variants are always there. */

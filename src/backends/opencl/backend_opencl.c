@@ -14,6 +14,7 @@
  * yet waited for, so a device without streams pays nothing. Commands on host
  * memory only (memcpy/memset on pinned or pageable buffers) first wait for
  * the whole device. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,6 +266,7 @@ static pb_status query_limits(struct pb_cl_device *impl)
     GET_DEVICE_INFO(d, CL_DEVICE_LOCAL_MEM_SIZE, impl->local_mem);
     GET_DEVICE_INFO(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, impl->max_group);
     GET_DEVICE_INFO(d, CL_DEVICE_ADDRESS_BITS, impl->address_bits);
+    GET_DEVICE_INFO(d, CL_DEVICE_MAX_COMPUTE_UNITS, impl->compute_units);
     GET_DEVICE_INFO(d, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS, dims);
     size_t items[16] = {0};
     if (dims > 16)
@@ -929,7 +931,7 @@ static pb_status build_failed(const pb_device *dev, cl_program prog, const char 
  * (PTX on NVIDIA's platform) and its build log there as FILE-PREC.bin and
  * FILE-PREC.log, to compare the code a platform's compiler makes with
  * another's. Best effort: a development aid, never an error. */
-static void dump_program(const struct pb_cl_device *impl, cl_program prog, const char *file,
+static void dump_program(const struct pb_cl_device *impl, cl_program prog, const char *file, const char *defines,
                          enum pb_precision prec)
 {
     const char *dir = getenv("PARBENCH_CL_DUMP");
@@ -950,9 +952,17 @@ static void dump_program(const struct pb_cl_device *impl, cl_program prog, const
             size = 0;
         while (i == 1 && size && (data[size - 1] == '\0' || data[size - 1] == '\n'))
             size--; /* the log's terminator and blank tail */
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%.*s-%s.%s", dir, (int)strcspn(file, "."), file,
-                 prec == PB_DOUBLE ? "double" : "float", what[i]);
+        char path[4096], tag[64] = "";
+        if (defines) { /* "-DRB_SMALL" -> "-DRB_SMALL", other characters dropped */
+            size_t t = 0;
+            tag[t++] = '-';
+            for (const char *c = defines; *c && t + 1 < sizeof tag; c++)
+                if (isalnum((unsigned char)*c) || *c == '_')
+                    tag[t++] = *c;
+            tag[t] = '\0';
+        }
+        snprintf(path, sizeof path, "%s/%.*s-%s%s.%s", dir, (int)strcspn(file, "."), file,
+                 prec == PB_DOUBLE ? "double" : "float", tag, what[i]);
         FILE *f = size ? fopen(path, "wb") : NULL;
         if (f) {
             fwrite(data, 1, size, f);
@@ -968,10 +978,11 @@ static void dump_program(const struct pb_cl_device *impl, cl_program prog, const
  * __launch_bounds__(256, 2) does for the CUDA twin (159 registers and one
  * work-group per SM otherwise: 42 instead of 46 TFLOP/s on an H100). The
  * other kernels of gemm.cl use far fewer registers. */
-static int program_options(const struct pb_cl_device *impl, const char *file, enum pb_precision prec, char *out,
-                           size_t size)
+static int program_options(const struct pb_cl_device *impl, const char *file, const char *defines,
+                           enum pb_precision prec, char *out, size_t size)
 {
-    int len = snprintf(out, size, "%s", prec == PB_DOUBLE ? "-DT=double -DPB_FP64" : "-DT=float");
+    int len = snprintf(out, size, "%s%s%s", prec == PB_DOUBLE ? "-DT=double -DPB_FP64" : "-DT=float",
+                       defines ? " " : "", defines ? defines : "");
     if (impl->nv_warp) {
         len += snprintf(out + len, size - (size_t)len, " -DPB_NV_WARP=%u", (unsigned)impl->nv_warp);
         if (prec == PB_FLOAT && strcmp(file, "gemm.cl") == 0)
@@ -983,11 +994,19 @@ static int program_options(const struct pb_cl_device *impl, const char *file, en
     return len;
 }
 
-static pb_status program_for(const pb_device *dev, const char *file, enum pb_precision prec, cl_program *out)
+/* NULL and "" are no defines; otherwise equal strings. */
+static bool same_defines(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+static pb_status program_for(const pb_device *dev, const char *file, const char *defines, enum pb_precision prec,
+                             cl_program *out)
 {
     struct pb_cl_device *impl = pb__cl(dev);
     for (size_t i = 0; i < impl->n_programs; i++)
-        if (impl->programs[i].prec == prec && strcmp(impl->programs[i].file, file) == 0) {
+        if (impl->programs[i].prec == prec && strcmp(impl->programs[i].file, file) == 0 &&
+            same_defines(impl->programs[i].defines, defines)) {
             *out = impl->programs[i].program;
             return PB_OK;
         }
@@ -1005,7 +1024,7 @@ static pb_status program_for(const pb_device *dev, const char *file, enum pb_pre
     free(owned);
     PB_CL_CHECK_ERR(e, "clCreateProgramWithSource");
     char options[512];
-    if (program_options(impl, file, prec, options, sizeof options) >= (int)sizeof options) {
+    if (program_options(impl, file, defines, prec, options, sizeof options) >= (int)sizeof options) {
         clReleaseProgram(prog);
         return pb__fail(PB_ERR_INVALID, "PARBENCH_CL_OPTIONS is too long");
     }
@@ -1015,8 +1034,9 @@ static pb_status program_for(const pb_device *dev, const char *file, enum pb_pre
         clReleaseProgram(prog);
         return st;
     }
-    dump_program(impl, prog, file, prec);
-    impl->programs[impl->n_programs++] = (struct pb_cl_program){.file = file, .prec = prec, .program = prog};
+    dump_program(impl, prog, file, defines, prec);
+    impl->programs[impl->n_programs++] =
+        (struct pb_cl_program){.file = file, .defines = defines, .prec = prec, .program = prog};
     *out = prog;
     return PB_OK;
 }
@@ -1024,21 +1044,27 @@ static pb_status program_for(const pb_device *dev, const char *file, enum pb_pre
 pb_status pb__cl_kernel(const pb_device *dev, const char *file, enum pb_precision prec, const char *name,
                         const struct pb_cl_kernel **out)
 {
+    return pb__cl_kernel_with(dev, file, NULL, prec, name, out);
+}
+
+pb_status pb__cl_kernel_with(const pb_device *dev, const char *file, const char *defines, enum pb_precision prec,
+                             const char *name, const struct pb_cl_kernel **out)
+{
     struct pb_cl_device *impl = pb__cl(dev);
     for (size_t i = 0; i < impl->n_kernels; i++)
         if (impl->kernels[i].prec == prec && strcmp(impl->kernels[i].name, name) == 0 &&
-            strcmp(impl->kernels[i].file, file) == 0) {
+            strcmp(impl->kernels[i].file, file) == 0 && same_defines(impl->kernels[i].defines, defines)) {
             *out = &impl->kernels[i];
             return PB_OK;
         }
     if (impl->n_kernels == PB_CL_MAX_KERNELS)
         return pb__fail(PB_ERR_NOMEM, "too many OpenCL kernels on one device");
     cl_program prog = NULL;
-    pb_status st = program_for(dev, file, prec, &prog);
+    pb_status st = program_for(dev, file, defines, prec, &prog);
     if (st != PB_OK)
         return st;
     cl_int e;
-    struct pb_cl_kernel k = {.file = file, .name = name, .prec = prec};
+    struct pb_cl_kernel k = {.file = file, .defines = defines, .name = name, .prec = prec};
     k.kernel = clCreateKernel(prog, name, &e);
     PB_CL_CHECK_ERR(e, "clCreateKernel");
     e = clGetKernelWorkGroupInfo(k.kernel, impl->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof k.max_group,
@@ -1080,7 +1106,7 @@ static const struct pb_variant cl_variants[] = {
     CL_GEMM(tiled16, "16x16 local-memory tiles"),
     CL_GEMM(tiled32, "32x32 local-memory tiles"),
     CL_GEMM(onerow, "one work-group per row of C, that row of A in local memory (study 001)"),
-    CL_GEMM(regblock, "the CUDA regblock design: 128x128 tiles, 8x8 per work-item, vector loads, two local-memory stages"),
+    CL_GEMM(regblock, "the CUDA regblock design: 128x128 tiles (64x64 where they fill the device better), vector loads, two local-memory stages"),
     {.desc = {"spmv", "csr-scalar", "CSR, one work-item per row", 0}, .supports = pb__cl_spmv_supports, .run = pb__cl_spmv_scalar, .data = &pb__spmv_csr},
     {.desc = {"spmv", "csr-vector", "CSR, --group work-items per row reduced in local memory", 0}, .supports = pb__cl_spmv_supports, .run = pb__cl_spmv_vector, .data = &pb__spmv_csr},
     {.desc = {"spmv", "ellt", "ELLPACK transposed (column-major), one work-item per row", 0}, .supports = pb__cl_spmv_supports, .run = pb__cl_spmv_ellt, .data = &pb__spmv_ellt},

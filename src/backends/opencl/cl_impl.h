@@ -45,24 +45,25 @@ struct pb_cl_queue {
     bool behind;  /* the default queue got work it has not waited for */
 };
 
-/* A built program: one source file for one precision. */
+/* A built program: one source file for one precision and set of defines. */
 struct pb_cl_program {
-    const char *file; /* static string, e.g. "gemm.cl" */
+    const char *file;    /* static string, e.g. "gemm.cl" */
+    const char *defines; /* static string of extra build options, or NULL */
     enum pb_precision prec;
     cl_program program;
 };
 
 /* A kernel of a built program with what the compiled code allows. */
 struct pb_cl_kernel {
-    const char *file, *name; /* static strings */
+    const char *file, *defines, *name; /* static strings (defines may be NULL) */
     enum pb_precision prec;
     cl_kernel kernel;
     size_t max_group;   /* CL_KERNEL_WORK_GROUP_SIZE */
     cl_ulong local_mem; /* CL_KERNEL_LOCAL_MEM_SIZE: static __local use */
 };
 
-#define PB_CL_MAX_PROGRAMS 16
-#define PB_CL_MAX_KERNELS 64
+#define PB_CL_MAX_PROGRAMS 32
+#define PB_CL_MAX_KERNELS 128
 
 struct pb_cl_device {
     cl_platform_id platform;
@@ -76,7 +77,7 @@ struct pb_cl_device {
     /* Limits the variants check in their supports(). */
     cl_ulong max_alloc, global_mem, local_mem;
     size_t max_group, max_items[3];
-    cl_uint address_bits;
+    cl_uint address_bits, compute_units;
     bool fp64;
     cl_uint nv_warp; /* warp size on NVIDIA's platform, else 0 */
 
@@ -102,6 +103,11 @@ static inline cl_mem pb__cl_mem(const pb_buf *b) { return b ? (cl_mem)b->handle 
  * static strings. */
 pb_status pb__cl_kernel(const pb_device *dev, const char *file, enum pb_precision prec,
                         const char *name, const struct pb_cl_kernel **out);
+
+/* The same from a program built with extra options `defines` (a static
+ * string such as "-DRB_SMALL"; NULL for none), cached apart. */
+pb_status pb__cl_kernel_with(const pb_device *dev, const char *file, const char *defines, enum pb_precision prec,
+                             const char *name, const struct pb_cl_kernel **out);
 
 /* Queues an NDRange of k on stream s (NULL = the default queue), ordered
  * like every other command of the backend. local may be NULL. */

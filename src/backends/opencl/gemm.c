@@ -1,9 +1,13 @@
 /* GEMM on OpenCL, host side: the teaching kernels (naive, local-memory tiles
  * of 8, 16, 32), study 001's one-row work-groups and a register-blocked
  * kernel (the twin of CUDA's regblock: 128x128x8 tiles, 256 work-items, 8x8
- * per work-item), all in kernels/gemm.cl. Row-major throughout; beta == 0 never reads
- * C; k == 0 or alpha == 0 only scales C (A and B are not read). */
+ * per work-item, or 64x64x8 tiles of 128 work-items where those fill the
+ * device better), all in kernels/gemm.cl. Row-major throughout; beta == 0
+ * never reads C; k == 0 or alpha == 0 only scales C (A and B are not read). */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "backends/opencl/cl_impl.h"
 
@@ -16,17 +20,51 @@ struct gemm_kind {
     unsigned tile_x, tile_y; /* columns and rows of C one work-group covers */
     unsigned local_elems;    /* static __local elements (checked before building) */
     bool regblock;           /* kernel picked by alignment (gemm_regblock_*), takes c_vec */
+    const char *defines;     /* build options of its program, or NULL */
 };
 
-static const struct gemm_kind k_naive = {"gemm_naive", 16, 16, 16, 16, 0, false};
-static const struct gemm_kind k_tiled8 = {"gemm_tiled8", 8, 8, 8, 8, 2 * 8 * 8, false};
-static const struct gemm_kind k_tiled16 = {"gemm_tiled16", 16, 16, 16, 16, 2 * 16 * 16, false};
-static const struct gemm_kind k_tiled32 = {"gemm_tiled32", 32, 32, 32, 32, 2 * 32 * 32, false};
-static const struct gemm_kind k_onerow = {"gemm_onerow", 0, 1, 0, 1, 0, false};
+static const struct gemm_kind k_naive = {"gemm_naive", 16, 16, 16, 16, 0, false, NULL};
+static const struct gemm_kind k_tiled8 = {"gemm_tiled8", 8, 8, 8, 8, 2 * 8 * 8, false, NULL};
+static const struct gemm_kind k_tiled16 = {"gemm_tiled16", 16, 16, 16, 16, 2 * 16 * 16, false, NULL};
+static const struct gemm_kind k_tiled32 = {"gemm_tiled32", 32, 32, 32, 32, 2 * 32 * 32, false, NULL};
+static const struct gemm_kind k_onerow = {"gemm_onerow", 0, 1, 0, 1, 0, false, NULL};
 /* Must match RB_* in gemm.cl: 128x128 tiles of C, a 1-D work-group of 256
  * (dimension 1 counts tile rows), two stages of k slices of 8 with A's rows
- * padded by 4. */
-static const struct gemm_kind k_regblock = {"gemm_regblock_ss", 256, 1, 128, 128, 2 * (8 * 132 + 8 * 128), true};
+ * padded by 4; the small tile 64x64 with 128 work-items. */
+static const struct gemm_kind k_regblock = {"gemm_regblock_ss", 256, 1, 128, 128, 2 * (8 * 132 + 8 * 128), true,
+                                            NULL};
+static const struct gemm_kind k_regblock_small = {"gemm_regblock_ss", 128, 1, 64, 64, 2 * (8 * 68 + 8 * 64), true,
+                                                  "-DRB_SMALL"};
+
+/* The regblock tile for this product, as the CUDA twin picks it
+ * (pb__pick_tile in src/backends/cuda/gemm_tiles.cuh): the work-groups spread
+ * over the compute units, so the time is about (work-groups per unit, rounded
+ * up) x (work of one) / (efficiency of the tile; the small one's relative to
+ * the large as measured for CUDA on an H100). PARBENCH_CL_REGBLOCK_TILE=large
+ * or small forces one (tests use it to cover both on any device). */
+static const struct gemm_kind *regblock_tile(const pb_device *dev, const struct pb_gemm_args *g)
+{
+    const char *force = getenv("PARBENCH_CL_REGBLOCK_TILE");
+    if (force && strcmp(force, "large") == 0)
+        return &k_regblock;
+    if (force && strcmp(force, "small") == 0)
+        return &k_regblock_small;
+    const struct gemm_kind *tiles[2] = {&k_regblock, &k_regblock_small};
+    const double eff[2] = {1.0, g->prec == PB_DOUBLE ? 0.905 : 0.83 / 0.985};
+    double units = pb__cl(dev)->compute_units ? pb__cl(dev)->compute_units : 1;
+    const struct gemm_kind *best = tiles[0];
+    double best_cost = 0;
+    for (int i = 0; i < 2; i++) {
+        double groups = (double)((g->m + tiles[i]->tile_y - 1) / tiles[i]->tile_y) *
+                        (double)((g->n + tiles[i]->tile_x - 1) / tiles[i]->tile_x);
+        double cost = ceil(groups / units) * tiles[i]->tile_x * tiles[i]->tile_y / eff[i];
+        if (i == 0 || cost < best_cost) {
+            best = tiles[i];
+            best_cost = cost;
+        }
+    }
+    return best;
+}
 
 /* Elements of the 16-byte vectors gemm_regblock loads and stores. */
 static size_t regblock_vec(enum pb_precision prec)
@@ -81,6 +119,8 @@ static bool gemm_supports(const struct gemm_kind *kind, const pb_device *dev, co
 {
     const struct pb_gemm_args *g = args;
     struct pb_cl_device *impl = pb__cl(dev);
+    if (kind->regblock)
+        kind = regblock_tile(dev, g);
     size_t elt = pb_precision_size(g->prec);
     if ((g->a && g->a->kind != PB_MEM_DEVICE) || (g->b && g->b->kind != PB_MEM_DEVICE) ||
         (g->c && g->c->kind != PB_MEM_DEVICE)) {
@@ -129,7 +169,7 @@ static bool gemm_supports(const struct gemm_kind *kind, const pb_device *dev, co
      * device maximum a launch limit, and NVIDIA reports 256 for every kernel
      * (even at 14 registers) while launching 1024 work-items works. */
     const struct pb_cl_kernel *k;
-    if (pb__cl_kernel(dev, GEMM_CL, g->prec, kernel_name(kind, g), &k) != PB_OK)
+    if (pb__cl_kernel_with(dev, GEMM_CL, kind->defines, g->prec, kernel_name(kind, g), &k) != PB_OK)
         return true;
     if (!kind->lx && onerow_chunk(impl, k, elt, g->k) < 1) {
         *why = "no local memory left for a row of A";
@@ -186,8 +226,10 @@ static pb_status gemm_run(const struct gemm_kind *kind, pb_device *dev, const vo
     if (!product_needed(g))
         return gemm_scale(dev, g, s);
     struct pb_cl_device *impl = pb__cl(dev);
+    if (kind->regblock)
+        kind = regblock_tile(dev, g);
     const struct pb_cl_kernel *k;
-    pb_status st = pb__cl_kernel(dev, GEMM_CL, g->prec, kernel_name(kind, g), &k);
+    pb_status st = pb__cl_kernel_with(dev, GEMM_CL, kind->defines, g->prec, kernel_name(kind, g), &k);
     if (st != PB_OK)
         return st;
     cl_kernel kk = k->kernel;

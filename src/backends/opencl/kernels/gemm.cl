@@ -149,9 +149,11 @@ __kernel void gemm_onerow(ulong m, ulong n, ulong k, T alpha, __global const T *
 }
 
 // Register blocking, the OpenCL twin of the CUDA regblock kernel
-// (src/backends/cuda/gemm_regblock.cu, tiles F32Medium / F64Large): a 1-D
-// work-group of 256 work-items computes a 128 x 128 tile of C, walking k in
-// slices of 8 through two local-memory stages with one barrier per slice.
+// (src/backends/cuda/gemm_regblock.cu, tiles F32Medium / F64Large, and with
+// RB_SMALL F32Small / F64Small): a 1-D work-group of 256 work-items computes
+// a 128 x 128 tile of C (128 work-items, 64 x 64 small), walking k in slices
+// of 8 through two local-memory stages with one barrier per slice. The
+// figures below are the large tile's.
 //
 //  * A's slice is stored transposed (as[k][row], rows padded by 4 elements so
 //    the scalar transposing stores avoid bank conflicts and rows stay 16-byte
@@ -187,20 +189,29 @@ typedef float4 VT;
 #define RB_JOIN(s) ((float4)((s)[0], (s)[1], (s)[2], (s)[3]))
 #endif
 
+// Two tiles, as the CUDA twin picks by shape (gemm.c chooses): 128 x 128 with
+// 256 work-items, and with -DRB_SMALL 64 x 64 with 128 work-items (8 x 4 per
+// work-item) for products too small to fill the device with the large one.
+#ifdef RB_SMALL
+#define RB_BM 64
+#define RB_BN 64
+#define RB_WN 32
+#else
 #define RB_BM 128
 #define RB_BN 128
+#define RB_WN 64
+#endif
 #define RB_BK 8
 #define RB_WM 32 /* warp tile */
-#define RB_WN 64
 #define RB_WARPS_N (RB_BN / RB_WN)
 #define RB_THREADS ((RB_BM / RB_WM) * RB_WARPS_N * 32)
 #define RB_TWM 4 /* lanes of a warp along m */
 #define RB_TWN (32 / RB_TWM)
 #define RB_REP_M (RB_WM / (RB_TWM * RB_VEC))
 #define RB_REP_N (RB_WN / (RB_TWN * RB_VEC))
-#define RB_TM (RB_REP_M * RB_VEC) /* register tile: 8 x 8 */
+#define RB_TM (RB_REP_M * RB_VEC) /* register tile: 8 x 8 (8 x 4 small) */
 #define RB_TN (RB_REP_N * RB_VEC)
-#define RB_A_CG (RB_BK / (2 * RB_VEC)) /* A loads per work-item and slice (128 rows x 2 vectors each) */
+#define RB_A_CG (RB_BK / (2 * RB_VEC)) /* A loads per work-item and slice (RB_BM rows x 2 vectors each) */
 #define RB_B_VPR (RB_BN / RB_VEC)       /* vectors per row of B's slice */
 #define RB_B_RPI (RB_THREADS / RB_B_VPR) /* rows of B one load covers */
 #define RB_B_LOADS (RB_BK / RB_B_RPI)
@@ -210,7 +221,7 @@ typedef float4 VT;
 #define RB_B_STAGE (RB_BK * RB_B_LD)
 #define RB_GROUP_M 8
 
-#if RB_THREADS != 256 || RB_BM != RB_THREADS / 2 || RB_TM != 8 || RB_TN != 8 || RB_B_LOADS < 1 ||            \
+#if RB_BM != RB_THREADS / 2 || RB_TM != 8 || (RB_TN != 8 && RB_TN != 4) || RB_B_LOADS < 1 ||                 \
     RB_BK % (2 * RB_VEC) != 0
 #error "regblock tile configuration"
 #endif
