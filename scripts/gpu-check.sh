@@ -108,6 +108,7 @@ opencl_verify() {
     step "opencl: every variant on the NVIDIA platform, awkward shapes (verified)"
     local cl="--backend opencl --device nvidia --reps 1 --warmup 0 --quiet"
     run $pb run gemm $cl --m 33,1,130 --n 17,129 --k 5,67,1 --precision float,double
+    run env PARBENCH_CL_REGBLOCK_TILE=large $pb run gemm $cl --variant regblock --m 33,1,130 --n 17,129 --k 5,67,1 --precision float,double
     run $pb run reduce $cl --n 1,3,255,257,1000,100003 --type 0,1,2
     run $pb run transpose $cl --m 1,33,100 --n 1,31,130 --precision float,double
     run $pb run conv $cl --width 33,300 --height 17,70 --radius 1,8,17 --border zero,clamp --precision float,double
