@@ -103,22 +103,16 @@ ceilings_section() {
 }
 
 # Study 001 on every benchmark: the OpenCL variants on NVIDIA's platform, verified on awkward
-# shapes, then measured next to their CUDA twins (scripts/twins.py pairs the rows).
-opencl_verify() {
-    step "opencl: every variant on the NVIDIA platform, awkward shapes (verified)"
-    local cl="--backend opencl --device nvidia --reps 1 --warmup 0 --quiet"
-    run $pb run gemm $cl --m 33,1,130 --n 17,129 --k 5,67,1 --precision float,double
-    run env PARBENCH_CL_REGBLOCK_TILE=large $pb run gemm $cl --variant regblock --m 33,1,130 --n 17,129 --k 5,67,1 --precision float,double
-    run $pb run reduce $cl --n 1,3,255,257,1000,100003 --type 0,1,2
-    run $pb run transpose $cl --m 1,33,100 --n 1,31,130 --precision float,double
-    run $pb run conv $cl --width 33,300 --height 17,70 --radius 1,8,17 --border zero,clamp --precision float,double
-    run $pb run spmv $cl --matrix lap2d:30,powerlaw:3000:8,random:2000:5 --group 0,4,32 --precision float,double
-    run $pb run bandwidth $cl --size 4K,1M --buffers 1,4
-    run $pb run overlap $cl --n 67 --lm 3 --bs 8,0
-}
+# shapes (cl_verify; the measured runs verify too), then measured next to their CUDA twins
+# (scripts/twins.py pairs the rows).
+cl_verify="--backend opencl --device nvidia --reps 1 --warmup 0 --quiet"
 
 opencl_copies_section() {
-    opencl_verify
+    step "opencl: gemm, copies, overlap on the NVIDIA platform, awkward shapes (verified)"
+    run $pb run gemm $cl_verify --m 33,1,130 --n 17,129 --k 5,67,1 --precision float,double
+    run env PARBENCH_CL_REGBLOCK_TILE=large $pb run gemm $cl_verify --variant regblock --m 33,1,130 --n 17,129 --k 5,67,1 --precision float,double
+    run $pb run bandwidth $cl_verify --size 4K,1M --buffers 1,4
+    run $pb run overlap $cl_verify --n 67 --lm 3 --bs 8,0
     step "opencl twins: copies, GEMM, overlap"
     run $pb run bandwidth $twins --size 1K:1G:x4 --reps 10 --quiet --out "$out/opencl-twins-bandwidth.csv"
     run $pb run bandwidth $twins --variant bidir-pinned --size 16M,256M --buffers 1,4,16 --reps 10 --quiet --out "$out/opencl-twins-bidir.csv"
@@ -127,6 +121,11 @@ opencl_copies_section() {
 }
 
 opencl_kernels_section() {
+    step "opencl: reduce, transpose, conv, spmv on the NVIDIA platform, awkward shapes (verified)"
+    run $pb run reduce $cl_verify --n 1,3,255,257,1000,100003 --type 0,1,2
+    run $pb run transpose $cl_verify --m 1,33,100 --n 1,31,130 --precision float,double
+    run $pb run conv $cl_verify --width 33,300 --height 17,70 --radius 1,8,17,64,65 --border zero,clamp --precision float,double
+    run $pb run spmv $cl_verify --matrix lap2d:30,powerlaw:3000:8,random:2000:5 --group 0,4,32 --precision float,double
     step "opencl twins: reduce, transpose, conv, spmv"
     run $pb run reduce $twins --n 256M --type 0,1,2 --reps 10 --warmup 2 --quiet --out "$out/opencl-twins-reduce.csv"
     run $pb run transpose $twins --n 16384 --reps 10 --warmup 2 --quiet --out "$out/opencl-twins-transpose.csv"

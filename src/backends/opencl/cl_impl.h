@@ -86,6 +86,10 @@ struct pb_cl_device {
     struct pb_cl_kernel kernels[PB_CL_MAX_KERNELS];
     size_t n_kernels;
     char why[256]; /* detailed supports() reasons live here */
+    /* conv: the taps of the filter buffer with this stamp, read back once for
+     * the kernels that take them by value (conv.c). */
+    uint64_t conv_taps_stamp;
+    unsigned char conv_taps[(2 * 64 + 1) * sizeof(double)];
 };
 
 static inline struct pb_cl_device *pb__cl(const pb_device *dev)
