@@ -276,7 +276,7 @@ static pb_status query_limits(struct pb_cl_device *impl)
         impl->max_items[i] = i < (int)dims ? items[i] : 1;
     impl->fp64 = has_extension(d, "cl_khr_fp64");
     /* NVIDIA's compiler takes inline PTX: kernels may then use warp-level
-     * steps as their CUDA twins do (PB_NV_WARP, see program_for). */
+     * steps as their CUDA twins do (PB_NV_WARP, see program_options). */
     impl->nv_warp = 0;
     if (has_extension(d, "cl_nv_device_attribute_query")) {
         cl_uint warp = 0;
@@ -929,7 +929,7 @@ static pb_status build_failed(const pb_device *dev, cl_program prog, const char 
 
 /* With $PARBENCH_CL_DUMP set to a directory, writes the built program
  * (PTX on NVIDIA's platform) and its build log there as FILE-PREC.bin and
- * FILE-PREC.log, to compare the code a platform's compiler makes with
+ * FILE-PREC.log (FILE-PREC-DEFINES.* for programs built with defines), to compare the code a platform's compiler makes with
  * another's. Best effort: a development aid, never an error. */
 static void dump_program(const struct pb_cl_device *impl, cl_program prog, const char *file, const char *defines,
                          enum pb_precision prec)

@@ -2,7 +2,8 @@
  * tiled kernels (local-memory tiles with the halo, taps in constant memory).
  * Up to CONV_ARG_RADIUS the taps go by value as a kernel argument (see
  * conv.cl for why), from a host copy read back once per filter buffer
- * content (its stamp), outside the timed runs. */
+ * content (its stamp): by the first call, which in a benchmark is the untimed
+ * warm-up. */
 #include <stdio.h>
 #include <string.h>
 
