@@ -76,3 +76,14 @@ void pb__ell_free(struct pb_ell *e)
     pb__host_free(e->val);
     memset(e, 0, sizeof *e);
 }
+
+int pb__spmv_row_group(const struct pb_spmv_args *args)
+{
+    if (args->group)
+        return args->group;
+    double mean = args->rows ? (double)args->nnz / args->rows : 1;
+    int g = 1;
+    while (g < 32 && 2 * g <= mean / 3)
+        g *= 2;
+    return g;
+}

@@ -9,6 +9,16 @@
 #include "parbench/pb_kernels.h"
 #include "parbench/pb_matrix.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Threads (work-items) cooperating on one CSR row when args->group leaves it
+ * open: the largest power of two up to 32 and a third of the mean row length
+ * (measured on an H100: one per row wins for Laplacians, 4-16 for rows of
+ * 16-70). Shared by the CUDA and OpenCL csr-vector kernels. */
+int pb__spmv_row_group(const struct pb_spmv_args *args);
+
 /* CSR row offsets of m (its cols/values arrays are CSR's idx/val as they
  * are). PB_ERR_UNSUPPORTED when nnz does not fit int32 offsets. */
 pb_status pb__csr_offsets(const struct pb_coo *m, int32_t **ptr);
@@ -43,5 +53,9 @@ bool pb__sparse_is_generated(const char *spec);
 /* Whether spec parses (PB_ERR_INVALID / PB_ERR_PARSE with a message), without generating. */
 pb_status pb__sparse_check(const char *spec);
 pb_status pb__sparse_generate(const char *spec, uint64_t seed, struct pb_coo *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

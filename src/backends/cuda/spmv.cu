@@ -20,6 +20,7 @@
 
 #include "backends/cuda/check.cuh"
 #include "backends/cuda/cuda_impl.cuh"
+#include "sparse/sparse.h"
 
 namespace {
 
@@ -31,20 +32,6 @@ constexpr int merge_items = 7, merge_threads = 128, merge_tile = merge_items * m
 const pb_spmv_args *spmv_args(const void *args) { return static_cast<const pb_spmv_args *>(args); }
 
 int block_of(const pb_spmv_args *a) { return a->block ? a->block : default_block; }
-
-// Threads per row when the caller leaves it open: the largest power of two
-// up to a third of the mean row length (measured on an H100: one thread per
-// row wins for Laplacians, 4-16 for rows of 16-70).
-int group_of(const pb_spmv_args *a)
-{
-    if (a->group)
-        return a->group;
-    double mean = a->rows ? (double)a->nnz / a->rows : 1;
-    int g = 1;
-    while (g < 32 && 2 * g <= mean / 3)
-        g *= 2;
-    return g;
-}
 
 // The sum over a full warp, in lane 0.
 template <typename T> __device__ __forceinline__ T warp_reduce(T v)
@@ -391,7 +378,7 @@ pb_status pb__cuda_spmv_scalar(pb_device *dev, const void *args, pb_stream *s)
 
 pb_status pb__cuda_spmv_vector(pb_device *dev, const void *args, pb_stream *s)
 {
-    PB_SPMV_DISPATCH(dispatch_vector<float>(a, group_of(a), stream), dispatch_vector<double>(a, group_of(a), stream));
+    PB_SPMV_DISPATCH(dispatch_vector<float>(a, pb__spmv_row_group(a), stream), dispatch_vector<double>(a, pb__spmv_row_group(a), stream));
 }
 
 pb_status pb__cuda_spmv_adaptive(pb_device *dev, const void *args, pb_stream *s)

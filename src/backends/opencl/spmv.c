@@ -1,6 +1,7 @@
 /* SpMV on OpenCL, host side of kernels/spmv.cl: CSR one work-item per row,
  * CSR with a group of work-items per row, ELLPACK transposed. */
 #include "backends/opencl/cl_impl.h"
+#include "sparse/sparse.h"
 
 #define SPMV_CL "spmv.cl"
 #define ROWS_GROUP 128 /* work-group of the one-row-per-work-item kernels, at most */
@@ -19,18 +20,6 @@ static size_t group_size(const pb_device *dev, const struct pb_cl_kernel *k, siz
     return g;
 }
 
-/* Work-items per row of csr-vector: --group, or the rule of the CUDA twin
- * (the largest power of two up to a third of the mean row length). */
-static int row_group(const struct pb_spmv_args *a)
-{
-    if (a->group)
-        return a->group;
-    double mean = a->rows ? (double)a->nnz / a->rows : 1;
-    int g = 1;
-    while (g < 32 && 2 * g <= mean / 3)
-        g *= 2;
-    return g;
-}
 
 bool pb__cl_spmv_supports(const pb_device *dev, const void *args, const char **why)
 {
@@ -87,7 +76,7 @@ pb_status pb__cl_spmv_vector(pb_device *dev, const void *args, pb_stream *s)
     if (st != PB_OK)
         return st;
     size_t local = group_size(dev, k, ROWS_GROUP);
-    cl_int rows = a->rows, group = row_group(a);
+    cl_int rows = a->rows, group = pb__spmv_row_group(a);
     if ((size_t)group > local)
         group = (cl_int)local; /* a work-group smaller than the row group: still correct, fewer lanes */
     cl_mem ptr = pb__cl_mem(a->ptr), idx = pb__cl_mem(a->idx), val = pb__cl_mem(a->val), x = pb__cl_mem(a->x),
