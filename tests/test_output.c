@@ -27,8 +27,9 @@ static struct pb_result make_row(const struct fixture *f, const char *backend, c
                                  enum pb_result_status status, const char *reason)
 {
     struct pb_result r = {.bench = f->gemm, .problem = {PB_DOUBLE, {48, 64, 80}},
-                          .backend = backend, .variant = variant, .threads = 2,
-                          .status = status, .gflops = NAN, .gbps = NAN, .speedup = NAN};
+                          .backend = backend, .variant = variant, .threads = 2, .ranks = 1,
+                          .status = status, .gflops = NAN, .gbps = NAN, .speedup = NAN,
+                          .rank_rate_min = NAN, .rank_rate_median = NAN, .rank_rate_max = NAN};
     f->gemm->describe(&r.problem, r.label, sizeof r.label);
     snprintf(r.device, sizeof r.device, "Test \"Turbo\" CPU"); /* a quote, no comma */
     snprintf(r.reason, sizeof r.reason, "%s", reason);
@@ -54,6 +55,9 @@ static int setup(void **state)
     ok->samples = f->samples;
     ok->gflops = f->gemm->flops(&ok->problem, NULL, NULL) / ok->stats.median * 1e-9;
     ok->gbps = 1.25;
+    /* The aggregate of four ranks. */
+    ok->ranks = 4, ok->rank = PB_RANK_ALL;
+    ok->rank_rate_min = 1.5, ok->rank_rate_median = 2.5, ok->rank_rate_max = 3.5;
     pb__check_begin(&ok->check, 1e-12, "full");
     ok->check.err_norm = 1e-16, ok->check.err_max = 2e-16, ok->check.pass = true;
 
@@ -121,10 +125,11 @@ static void test_csv(void **state)
     for (size_t r = 1; r < csv->n_records; r++)
         assert_int_equal(csv->n_fields[r], csv->n_fields[0]);
 
-    /* The bench's parameters are columns, in definition order, after "threads". */
+    /* The bench's parameters are columns, in definition order, after "threads", "ranks", "rank". */
     size_t threads = csv_col(csv, "threads");
+    assert_int_equal(csv_col(csv, "rank"), threads + 2);
     for (size_t i = 0; i < f->gemm->n_params; i++)
-        assert_string_equal(csv->field[0][threads + 1 + i], f->gemm->params[i].name);
+        assert_string_equal(csv->field[0][threads + 3 + i], f->gemm->params[i].name);
     assert_int_equal(csv_col(csv, "n"), csv_col(csv, "m") + 1);
 
     const size_t ok = 1 + ROW_OK, bad = 1 + ROW_FAILED, skip = 1 + ROW_SKIP;
@@ -141,6 +146,13 @@ static void test_csv(void **state)
     assert_string_equal(csv_get(csv, ok, "speedup"), ""); /* NaN: empty */
     assert_string_equal(csv_get(csv, ok, "check"), "full");
     assert_string_equal(csv_get(csv, ok, "device"), "Test \"Turbo\" CPU");
+    assert_string_equal(csv_get(csv, ok, "ranks"), "4");
+    assert_string_equal(csv_get(csv, ok, "rank"), "all");
+    assert_near(atof(csv_get(csv, ok, "rank_rate_median")), 2.5, 0);
+    assert_near(atof(csv_get(csv, ok, "rank_rate_max")), 3.5, 0);
+    assert_string_equal(csv_get(csv, skip, "ranks"), "1");
+    assert_string_equal(csv_get(csv, skip, "rank"), "0");
+    assert_string_equal(csv_get(csv, skip, "rank_rate_min"), "");
 
     assert_string_equal(csv_get(csv, bad, "status"), "FAILED");
     assert_string_equal(csv_get(csv, bad, "reason"), NASTY_REASON); /* quoting round trip */
@@ -242,6 +254,10 @@ static void test_json(void **state)
     assert_string_equal(get_str(ok, "status"), "OK");
     assert_string_equal(get_str(ok, "device"), "Test \"Turbo\" CPU");
     assert_near(get(get(ok, "params"), "k")->valuedouble, 80, 0);
+    assert_string_equal(get_str(ok, "rank"), "all");
+    assert_near(get(ok, "ranks")->valuedouble, 4, 0);
+    assert_near(get(get(ok, "rank_rates"), "min")->valuedouble, 1.5, 0);
+    assert_near(get(ctx, "ranks")->valuedouble, 1, 0);
     cJSON *samples = get(get(ok, "time_s"), "samples");
     assert_int_equal(cJSON_GetArraySize(samples), REPS);
     for (int i = 0; i < REPS; i++)
@@ -294,7 +310,7 @@ static void test_table(void **state)
     assert_int_equal(write_rows(f, "table", false, 3), PB_OK);
     char *text = pb_test_slurp(f->path);
     assert_non_null(text);
-    assert_contains(text, "blocked");
+    assert_contains(text, "blocked@all"); /* the aggregate of several ranks */
     assert_contains(text, "FAILED");
     assert_contains(text, NASTY_REASON);
     assert_contains(text, "SKIP: no CUDA driver");

@@ -2,6 +2,7 @@
  * problem, data is uploaded once per (problem, device), and only the kernel is
  * inside the timed region. */
 #include <math.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "bench/runner.h"
+#include "comm/comm.h"
 #include "core/backend_impl.h"
 #include "core/core.h"
 #include "output/ceilings.h"
@@ -136,6 +138,11 @@ struct job {
 struct run_state {
     const struct pb_run_config *cfg;
     struct pb_run_summary *sum;
+    pb_comm *comm;
+    int rank, size;
+    int syncs;  /* repetition starts this job has agreed on so far */
+    bool stop;  /* every rank agreed to stop (an interrupt on any of them) */
+    pb_status comm_status;
     pb_device **devices;            /* opened lazily, per backend index */
     double *baseline;               /* per backend index: baseline median of this problem */
     pb_status *device_status;
@@ -171,7 +178,7 @@ static void progress(struct run_state *rs, size_t done, size_t total, const stru
                      const char *label, const char *phase, int rep)
 {
     double now = pb__now();
-    if (!rs->cfg->progress || now - rs->start < 1.0 || now - rs->last_progress < 0.1)
+    if (!rs->cfg->progress || rs->rank != 0 || now - rs->start < 1.0 || now - rs->last_progress < 0.1)
         return;
     rs->last_progress = now;
     fprintf(stderr, "\r\033[K[%zu/%zu] %s/%s %s: %s", done + 1, total, j->backend->name,
@@ -208,21 +215,42 @@ static void set_reason(struct pb_result *r, enum pb_result_status status, pb_sta
 }
 
 /* Opens the device cfg selects on backend b: by index, or the first whose name
- * contains cfg->device_match. */
-static pb_status open_selected(const struct pb_run_config *cfg, const struct pb_backend *b, pb_device **out)
+ * contains cfg->device_match. Under several ranks per node each takes the
+ * next one in turn (node-local rank), cycling when there are fewer devices
+ * than ranks, so ranks share them. */
+static pb_status open_selected(const struct pb_run_config *cfg, const struct pb_backend *b, int local_rank,
+                               pb_device **out)
 {
-    if (!cfg->device_match)
-        return pb_device_open(b, cfg->device, out);
-    for (int i = 0; i < pb_backend_device_count(b); i++) {
-        pb_status st = pb_device_open(b, i, out);
-        if (st != PB_OK)
-            return st;
-        if (strcasestr(pb_device_name(*out), cfg->device_match))
-            return PB_OK;
-        pb_device_close(*out);
-        *out = NULL;
+    int count = pb_backend_device_count(b), turn = cfg->device_per_rank ? local_rank : 0;
+    if (!cfg->device_match) {
+        int index = cfg->device;
+        if (turn > 0 && count > cfg->device)
+            index += turn % (count - cfg->device);
+        return pb_device_open(b, index, out);
     }
-    return pb__fail(PB_ERR_UNAVAILABLE, "no %s device matches '%s'", b->name, cfg->device_match);
+    int matching = 0, chosen = -1;
+    for (int pass = 0; pass < 2 && chosen < 0; pass++) {
+        /* First pass counts the matches, the second opens the rank's turn. */
+        int seen = 0;
+        for (int i = 0; i < count; i++) {
+            pb_status st = pb_device_open(b, i, out);
+            if (st != PB_OK)
+                return st;
+            bool match = strcasestr(pb_device_name(*out), cfg->device_match) != NULL;
+            if (match && pass == 1 && seen == turn % matching) {
+                chosen = i;
+                break;
+            }
+            seen += match;
+            pb_device_close(*out);
+            *out = NULL;
+        }
+        if (pass == 0 && (matching = seen) == 0)
+            break;
+    }
+    if (chosen < 0)
+        return pb__fail(PB_ERR_UNAVAILABLE, "no %s device matches '%s'", b->name, cfg->device_match);
+    return PB_OK;
 }
 
 /* The device of backend index bi, opened on first use. */
@@ -230,7 +258,8 @@ static pb_device *device_for(struct run_state *rs, size_t bi, struct pb_result *
 {
     if (!rs->devices[bi] && rs->device_status[bi] == PB_OK) {
         pb__clear_error();
-        rs->device_status[bi] = open_selected(rs->cfg, pb_backend_at(bi), &rs->devices[bi]);
+        rs->device_status[bi] = open_selected(rs->cfg, pb_backend_at(bi), pb__comm_local_rank(rs->comm),
+                                              &rs->devices[bi]);
         if (rs->device_status[bi] != PB_OK)
             snprintf(rs->device_error[bi], sizeof rs->device_error[bi], "%s",
                      pb_last_error()[0] ? pb_last_error() : pb_status_message(rs->device_status[bi]));
@@ -242,7 +271,44 @@ static pb_device *device_for(struct run_state *rs, size_t bi, struct pb_result *
     return rs->devices[bi];
 }
 
-/* Time one job; fills r. Returns false when interrupted. */
+/* Every rank calls this before each repetition of a job (warm-up included),
+ * and as often when it has nothing to run, so repetitions start together and
+ * an interrupt seen by any rank stops every rank at the same point. False =
+ * stop. */
+static bool start_together(struct run_state *rs)
+{
+    rs->syncs++;
+    int32_t stop = interrupted != 0;
+    if (rs->size > 1 && rs->comm_status == PB_OK) {
+        pb_status st = pb__comm_allreduce(rs->comm, &stop, &stop, 1, PB_COMM_INT32, PB_COMM_MAX);
+        if (st != PB_OK) {
+            rs->comm_status = st;
+            stop = 1;
+        }
+    }
+    rs->stop = stop != 0 || rs->comm_status != PB_OK;
+    return !rs->stop;
+}
+
+/* One process stops at once on an interrupt; several ranks only where they
+ * agreed to (start_together). */
+static bool stopping(struct run_state *rs)
+{
+    if (rs->size == 1 && interrupted)
+        rs->stop = true;
+    return rs->stop;
+}
+
+/* A rank whose job ended early (no device, bind failed, an error in a
+ * repetition) still takes part in the job's remaining repetition starts. */
+static void finish_starts(struct run_state *rs)
+{
+    int total = rs->cfg->warmup + rs->cfg->reps;
+    while (rs->size > 1 && rs->syncs < total && !rs->stop)
+        start_together(rs);
+}
+
+/* Time one job; fills r. Returns false when the ranks agreed to stop. */
 static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
                     const struct pb_problem *p, void *host, struct pb_result *r, size_t done,
                     size_t total)
@@ -273,10 +339,12 @@ static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
         return true;
     }
     int total_runs = cfg->warmup + cfg->reps;
-    for (int i = 0; i < total_runs && st == PB_OK && !interrupted; i++) {
+    for (int i = 0; i < total_runs && st == PB_OK && !rs->stop; i++) {
         bool warm = i < cfg->warmup;
         progress(rs, done, total, j, r->label, warm ? "warm-up" : "rep", warm ? i : i - cfg->warmup);
         if ((st = b->poison(state)) != PB_OK || (st = pb_device_sync(dev)) != PB_OK)
+            break;
+        if (!start_together(rs))
             break;
         double t0 = pb__now(), elapsed = 0;
         if ((st = pb_timer_start(timer, NULL)) != PB_OK)
@@ -295,7 +363,7 @@ static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
         }
     }
     pb_timer_destroy(timer);
-    if (interrupted) {
+    if (rs->stop) {
         b->unbind(state);
         return false;
     }
@@ -338,6 +406,194 @@ static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
         b->extras(state, &r->stats, r->extras);
     b->unbind(state);
     return true;
+}
+
+/* ---- every rank at once: rows to rank 0, and their aggregate ------------ */
+
+/* One rank's row as it crosses to rank 0 (followed by 2 * reps samples). */
+struct row_wire {
+    int32_t status, threads, pass;
+    char device[256], reason[256], timer[8], mode[16];
+    struct pb_stats stats, host_stats;
+    double gflops, gbps, speedup, fraction, err_norm, err_max, tol;
+    double extras[PB_MAX_EXTRAS];
+};
+
+static void pack_row(const struct pb_result *r, int reps, struct row_wire *w)
+{
+    memset(w, 0, sizeof *w + 2 * (size_t)reps * sizeof(double));
+    w->status = (int32_t)r->status;
+    w->threads = r->threads;
+    w->pass = r->check.pass;
+    snprintf(w->device, sizeof w->device, "%s", r->device);
+    snprintf(w->reason, sizeof w->reason, "%s", r->reason);
+    snprintf(w->timer, sizeof w->timer, "%s", r->timer ? r->timer : "");
+    snprintf(w->mode, sizeof w->mode, "%s", r->check.mode ? r->check.mode : "");
+    w->stats = r->stats;
+    w->host_stats = r->host_stats;
+    w->gflops = r->gflops;
+    w->gbps = r->gbps;
+    w->speedup = r->speedup;
+    w->fraction = r->fraction;
+    w->err_norm = r->check.err_norm;
+    w->err_max = r->check.err_max;
+    w->tol = r->check.tol;
+    memcpy(w->extras, r->extras, sizeof w->extras);
+    double *samples = (double *)(w + 1);
+    if (r->status == PB_RESULT_OK) {
+        memcpy(samples, r->samples, (size_t)reps * sizeof(double));
+        memcpy(samples + reps, r->host_samples, (size_t)reps * sizeof(double));
+    }
+}
+
+/* r keeps the job's common fields (bench, problem, backend, variant); the
+ * rest comes from w. Strings point into w. */
+static void unpack_row(struct row_wire *w, int reps, int rank, struct pb_result *r)
+{
+    r->rank = rank;
+    r->status = (enum pb_result_status)w->status;
+    r->threads = w->threads;
+    snprintf(r->device, sizeof r->device, "%s", w->device);
+    snprintf(r->reason, sizeof r->reason, "%s", w->reason);
+    r->timer = w->timer[0] ? w->timer : NULL;
+    r->stats = w->stats;
+    r->host_stats = w->host_stats;
+    r->gflops = w->gflops;
+    r->gbps = w->gbps;
+    r->speedup = w->speedup;
+    r->fraction = w->fraction;
+    r->check.err_norm = w->err_norm;
+    r->check.err_max = w->err_max;
+    r->check.tol = w->tol;
+    r->check.pass = w->pass != 0;
+    r->check.mode = w->mode[0] ? w->mode : NULL;
+    memcpy(r->extras, w->extras, sizeof r->extras);
+    r->samples = (const double *)(w + 1);
+    r->host_samples = r->samples + reps;
+}
+
+/* The row for all ranks from the per-rank rows: a rank that did not run OK
+ * decides the status (FAILED before ERROR before SKIP before UNSUPPORTED);
+ * otherwise each repetition takes the slowest rank's time (they started
+ * together), and the rates are every rank's work over that time. */
+static void aggregate_rows(const struct pb_result *rows, int n, int reps, double *samples, double *host_samples,
+                           double *scratch, struct pb_result *agg)
+{
+    static const enum pb_result_status order[] = {PB_RESULT_FAILED, PB_RESULT_ERROR, PB_RESULT_SKIP,
+                                                  PB_RESULT_UNSUPPORTED};
+    agg->rank = PB_RANK_ALL;
+    agg->status = PB_RESULT_OK;
+    agg->speedup = agg->fraction = NAN;
+    agg->rank_rate_min = agg->rank_rate_median = agg->rank_rate_max = NAN;
+    for (size_t e = 0; e < PB_MAX_EXTRAS; e++)
+        agg->extras[e] = NAN;
+    for (size_t o = 0; o < sizeof order / sizeof order[0] && agg->status == PB_RESULT_OK; o++)
+        for (int r = 0; r < n; r++)
+            if (rows[r].status == order[o]) {
+                agg->status = order[o];
+                snprintf(agg->reason, sizeof agg->reason, "rank %d: %.200s", r, rows[r].reason);
+                break;
+            }
+    bool same_device = true;
+    agg->check = rows[0].check;
+    for (int r = 0; r < n; r++) {
+        same_device &= strcmp(rows[r].device, rows[0].device) == 0;
+        agg->check.err_norm = fmax(agg->check.err_norm, rows[r].check.err_norm);
+        agg->check.err_max = fmax(agg->check.err_max, rows[r].check.err_max);
+        agg->check.pass &= rows[r].check.pass;
+    }
+    snprintf(agg->device, sizeof agg->device, "%d x %.200s", n, same_device ? rows[0].device : "mixed devices");
+    agg->threads = rows[0].threads;
+    if (agg->status != PB_RESULT_OK)
+        return;
+    for (int i = 0; i < reps; i++) {
+        samples[i] = host_samples[i] = 0;
+        for (int r = 0; r < n; r++) {
+            samples[i] = fmax(samples[i], rows[r].samples[i]);
+            host_samples[i] = fmax(host_samples[i], rows[r].host_samples[i]);
+        }
+    }
+    pb__stats_compute(samples, (size_t)reps, scratch, &agg->stats);
+    pb__stats_compute(host_samples, (size_t)reps, scratch, &agg->host_stats);
+    agg->samples = samples;
+    agg->host_samples = host_samples;
+    agg->timer = rows[0].timer;
+    /* Work of each rank = its rate x its time; the per-rank rates give the spread. */
+    double flop = 0, byte = 0, ceiling = 0, *rates = malloc((size_t)n * 2 * sizeof *rates);
+    bool use_flops = !isnan(rows[0].gflops);
+    for (int r = 0; r < n; r++) {
+        flop += rows[r].gflops * rows[r].stats.median;
+        byte += rows[r].gbps * rows[r].stats.median;
+        double rate = use_flops ? rows[r].gflops : rows[r].gbps;
+        ceiling += rate / rows[r].fraction; /* NAN when a rank has no ceiling */
+        if (rates)
+            rates[r] = rate;
+    }
+    double t = agg->stats.median;
+    agg->gflops = t > 0 ? flop / t : NAN;
+    agg->gbps = t > 0 ? byte / t : NAN;
+    agg->fraction = (use_flops ? agg->gflops : agg->gbps) / ceiling;
+    if (rates) {
+        struct pb_stats spread;
+        pb__stats_compute(rates, (size_t)n, rates + n, &spread);
+        agg->rank_rate_min = spread.min;
+        agg->rank_rate_median = spread.median;
+        agg->rank_rate_max = spread.max;
+        free(rates);
+    }
+}
+
+/* Every rank's row of this job to rank 0, which writes them and their
+ * aggregate. A failure to exchange stops the run (rs->comm_status). */
+static void exchange_rows(struct run_state *rs, const struct pb_result *mine)
+{
+    int reps = rs->cfg->reps, n = rs->size;
+    size_t each = sizeof(struct row_wire) + 2 * (size_t)reps * sizeof(double);
+    struct row_wire *out = malloc(each);
+    unsigned char *all = rs->rank == 0 ? malloc(each * (size_t)n) : NULL;
+    struct pb_result *rows = rs->rank == 0 ? calloc((size_t)n + 1, sizeof *rows) : NULL;
+    double *agg_samples = rs->rank == 0 ? malloc(3 * (size_t)reps * sizeof(double)) : NULL;
+    /* A rank short of memory still takes part in the agreement. */
+    int32_t fine = out && (rs->rank != 0 || (all && rows && agg_samples));
+    pb_status st = pb__comm_allreduce(rs->comm, &fine, &fine, 1, PB_COMM_INT32, PB_COMM_MIN);
+    if (st == PB_OK && !fine)
+        st = pb__fail(PB_ERR_NOMEM, "out of memory gathering the ranks' rows");
+    if (st == PB_OK) {
+        pack_row(mine, reps, out);
+        st = pb__comm_gather(rs->comm, out, each, all, 0);
+    }
+    if (st != PB_OK) {
+        rs->comm_status = st;
+        rs->stop = true;
+    } else if (rs->rank == 0) {
+        for (int r = 0; r < n; r++) {
+            rows[r] = *mine;
+            unpack_row((struct row_wire *)(all + (size_t)r * each), reps, r, &rows[r]);
+            emit(rs, &rows[r]);
+        }
+        rows[n] = *mine;
+        aggregate_rows(rows, n, reps, agg_samples, agg_samples + reps, agg_samples + 2 * reps, &rows[n]);
+        emit(rs, &rows[n]);
+    }
+    free(out);
+    free(all);
+    free(rows);
+    free(agg_samples);
+}
+
+/* Threads of a threaded backend's job by default: with several ranks on a
+ * node, their share of the cores this rank may run on. 0 = the backend's own
+ * default (one rank per node). */
+static int default_threads(const struct run_state *rs)
+{
+    int local = pb__comm_local_size(rs->comm);
+    if (local <= 1)
+        return 0;
+    cpu_set_t set;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int mine = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : (int)online;
+    int share = online > 0 ? (int)(online / local) : 1;
+    return share < 1 ? 1 : share < mine ? share : mine;
 }
 
 static bool is_baseline(const struct pb_bench *bench, const char *backend, const char *variant)
@@ -392,7 +648,9 @@ static size_t backend_index(const struct pb_backend *b)
 pb_status pb__run(const struct pb_run_config *cfg, struct pb_run_summary *sum)
 {
     memset(sum, 0, sizeof *sum);
-    struct run_state rs = {.cfg = cfg, .sum = sum, .start = pb__now()};
+    struct run_state rs = {.cfg = cfg, .sum = sum, .start = pb__now(), .comm = pb__comm_world()};
+    rs.rank = pb__comm_rank(rs.comm);
+    rs.size = pb__comm_size(rs.comm);
     size_t n_jobs = plan_jobs(cfg, NULL);
     size_t total = n_jobs * cfg->n_problems, done = 0;
     struct job *jobs = calloc(n_jobs ? n_jobs : 1, sizeof *jobs);
@@ -413,7 +671,7 @@ pb_status pb__run(const struct pb_run_config *cfg, struct pb_run_summary *sum)
     interrupted = 0;
     install_signals(&saved);
 
-    for (size_t pi = 0; pi < cfg->n_problems && !interrupted; pi++) {
+    for (size_t pi = 0; pi < cfg->n_problems && !stopping(&rs); pi++) {
         const struct pb_problem *p = &cfg->problems[pi];
         void *host = NULL;
         pb_status host_status = PB_OK;
@@ -422,13 +680,15 @@ pb_status pb__run(const struct pb_run_config *cfg, struct pb_run_summary *sum)
             rs.baseline[bi] = NAN;
         cfg->bench->describe(p, label, sizeof label);
 
-        for (size_t ji = 0; ji < n_jobs && !interrupted; ji++, done++) {
+        for (size_t ji = 0; ji < n_jobs && !stopping(&rs); ji++, done++) {
             const struct job *j = &jobs[ji];
             struct pb_result r = {.bench = cfg->bench, .problem = *p, .backend = j->backend->name,
                                   .variant = j->variant->desc.name,
                                   .anchor = (j->variant->desc.flags & PB_VARIANT_ANCHOR) != 0,
-                                  .threads = j->threads, .gflops = NAN, .gbps = NAN,
-                                  .speedup = NAN, .fraction = NAN};
+                                  .threads = j->threads, .ranks = rs.size, .rank = rs.rank,
+                                  .gflops = NAN, .gbps = NAN, .speedup = NAN, .fraction = NAN,
+                                  .rank_rate_min = NAN, .rank_rate_median = NAN, .rank_rate_max = NAN};
+            rs.syncs = 0;
             for (size_t e = 0; e < PB_MAX_EXTRAS; e++)
                 r.extras[e] = NAN;
             snprintf(r.label, sizeof r.label, "%s", label);
@@ -443,7 +703,8 @@ pb_status pb__run(const struct pb_run_config *cfg, struct pb_run_summary *sum)
                 snprintf(r.reason, sizeof r.reason, "%s", why);
             } else if ((dev = device_for(&rs, bi, &r)) != NULL) {
                 snprintf(r.device, sizeof r.device, "%s", pb_device_name(dev));
-                pb_device_set_threads(dev, j->threads);
+                pb_device_set_threads(dev, j->threads || !j->backend->threaded ? j->threads
+                                                                                : default_threads(&rs));
                 r.threads = pb_device_threads(dev);
                 if (!host && host_status == PB_OK) {
                     progress(&rs, done, total, j, label, "preparing inputs and reference", -1);
@@ -460,6 +721,9 @@ pb_status pb__run(const struct pb_run_config *cfg, struct pb_run_summary *sum)
                     break; /* interrupted: the unfinished row is not written */
                 }
             }
+            finish_starts(&rs);
+            if (rs.stop)
+                break;
             if (r.status == PB_RESULT_OK) {
                 /* The baseline of a named backend serves every row; otherwise each
                  * backend's own. */
@@ -469,14 +733,24 @@ pb_status pb__run(const struct pb_run_config *cfg, struct pb_run_summary *sum)
                 if (!isnan(rs.baseline[slot]) && r.stats.median > 0)
                     r.speedup = rs.baseline[slot] / r.stats.median;
             }
-            emit(&rs, &r);
+            if (rs.size > 1)
+                exchange_rows(&rs, &r);
+            else
+                emit(&rs, &r);
         }
         cfg->bench->release(host);
     }
     progress_clear(&rs);
-    sum->interrupted = interrupted != 0;
+    sum->interrupted = stopping(&rs) && rs.comm_status == PB_OK;
+    if (rs.size > 1 && rs.comm_status == PB_OK) {
+        /* Rank 0 wrote the rows: its counts are the run's, on every rank. */
+        uint64_t counts[5] = {sum->ok, sum->failed, sum->skipped, sum->unsupported, sum->errors};
+        rs.comm_status = pb__comm_bcast(rs.comm, counts, sizeof counts, 0);
+        sum->ok = counts[0], sum->failed = counts[1], sum->skipped = counts[2];
+        sum->unsupported = counts[3], sum->errors = counts[4];
+    }
     restore_signals(&saved);
     free_run_state(&rs);
     free(jobs);
-    return rs.writer_status;
+    return rs.comm_status != PB_OK ? rs.comm_status : rs.writer_status;
 }

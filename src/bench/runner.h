@@ -21,6 +21,10 @@ struct pb_run_config {
     size_t n_threads;
     int device;         /* device index within each backend */
     const char *device_match; /* else: first device whose name contains this (any case) */
+    /* Under several ranks: true = the ranks of a node take the devices from
+     * `device` on (or the matching ones) in turn by node-local rank; false =
+     * every rank takes `device`. */
+    bool device_per_rank;
     int reps, warmup;
     uint64_t seed;
     bool verify;        /* false: rows say check "none" */
@@ -32,6 +36,8 @@ struct pb_run_config {
     const struct pb_ceilings *ceilings; /* NULL = rows carry no fraction of ceiling */
 };
 
+/* Rows written (on rank 0: every rank's rows and the aggregates; the same
+ * summary is returned on every rank). */
 struct pb_run_summary {
     size_t ok, failed, skipped, unsupported, errors;
     bool interrupted;
@@ -42,7 +48,12 @@ struct pb_run_summary {
 pb_status pb__run_validate(const struct pb_run_config *cfg);
 
 /* Runs everything, writing each row as it is measured. Returns an error only
- * when a writer fails (rows that fail are counted in the summary). */
+ * when a writer fails (rows that fail are counted in the summary).
+ *
+ * Under several ranks (comm/comm.h) it is collective: every rank runs every
+ * job on its own device ("every rank at once"), the repetitions of a job
+ * start together, rank 0 gathers the rows, writes one per rank and one for
+ * all (rank PB_RANK_ALL), and only rank 0's writers are used. */
 pb_status pb__run(const struct pb_run_config *cfg, struct pb_run_summary *sum);
 
 #endif

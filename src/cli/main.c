@@ -3,6 +3,7 @@
  * Exit codes: 0 every row OK or skipped, 1 a result FAILED verification,
  * 2 usage error, 3 device, memory or I/O error, 130 interrupted. */
 #include <cjson/cJSON.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "bench/bench.h"
 #include "bench/runner.h"
 #include "cli/conv_cmd.h"
+#include "comm/comm.h"
 #include "core/backend_impl.h"
 #include "core/core.h"
 #include "core/parse.h"
@@ -353,7 +355,7 @@ static int cmd_matinfo(int argc, char **argv)
 
 enum {
     O_BACKEND, O_VARIANT, O_PRECISION, O_REPS, O_WARMUP, O_SEED, O_THREADS, O_DEVICE, O_FORMAT,
-    O_OUT, O_APPEND, O_NO_VERIFY, O_INJECT, O_QUIET, O_PROGRESS, O_CEILINGS, N_COMMON
+    O_OUT, O_APPEND, O_NO_VERIFY, O_INJECT, O_QUIET, O_PROGRESS, O_CEILINGS, O_RANK_DEVICE, N_COMMON
 };
 
 static const struct opt run_opts[N_COMMON] = {
@@ -374,6 +376,8 @@ static const struct opt run_opts[N_COMMON] = {
     [O_QUIET] = {"quiet", NULL, "no progress line on stderr"},
     [O_PROGRESS] = {"progress", NULL, "progress line even when stderr is not a terminal"},
     [O_CEILINGS] = {"ceilings", "FILE", "ceilings for the fraction-of-ceiling column (default: parbench ceilings' file)"},
+    [O_RANK_DEVICE] = {"rank-device", "local|same", "under mpirun: the ranks of a node take the devices from --device "
+                                                    "on in turn (local, default) or all take --device (same)"},
 };
 
 static void run_help(FILE *f, const struct pb_bench *bench)
@@ -509,10 +513,26 @@ static pb_status build_plan(const struct pb_bench *bench, const struct run_args 
     return PB_OK;
 }
 
-static int cmd_run(int argc, char **argv)
+/* What a run needs once its options are parsed; owned by cmd_run. */
+struct run_cmd {
+    const struct pb_bench *bench;
+    struct pb_context ctx;
+    struct run_plan plan;
+    struct pb_run_config cfg;
+    struct pb_ceilings ceilings;
+    struct pb_writer *writers[2];
+    size_t n_writers;
+    bool done; /* --help: nothing to run */
+};
+
+/* Parses the options and opens the outputs: EXIT_OK when ready to run (or
+ * done, for --help), else the exit code with its message printed. Only rank
+ * 0 opens writers. */
+static int run_setup(int argc, char **argv, int rank, struct run_cmd *rc_out)
 {
     if (argc < 2 || is_help(argv[1])) {
         run_help(argc < 2 ? stderr : stdout, NULL);
+        rc_out->done = true;
         return argc < 2 ? EXIT_USAGE : EXIT_OK;
     }
     const struct pb_bench *bench = pb__bench_find(argv[1]);
@@ -523,6 +543,7 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, ")\n");
         return EXIT_USAGE;
     }
+    rc_out->bench = bench;
     /* Common options then the benchmark's own, in one table. */
     struct opt opts[N_COMMON + PB_MAX_PARAMS];
     memcpy(opts, run_opts, sizeof run_opts);
@@ -535,6 +556,7 @@ static int cmd_run(int argc, char **argv)
     for (int i = 2; i < argc; i++) {
         if (is_help(argv[i])) {
             run_help(stdout, bench);
+            rc_out->done = true;
             return EXIT_OK;
         }
         const char *val;
@@ -549,17 +571,17 @@ static int cmd_run(int argc, char **argv)
         }
     }
 
-    struct pb_context ctx;
-    pb__context_init(&ctx, argc + 1, argv - 1);
-    ctx.reps = 5;
-    ctx.warmup = 1;
+    struct pb_context *ctx = &rc_out->ctx;
+    pb__context_init(ctx, argc + 1, argv - 1);
+    ctx->reps = 5;
+    ctx->warmup = 1;
     int device = 0;
     int64_t seed = 42;
     pb_status st = PB_OK;
     if (a.values[O_REPS])
-        st = parse_count(a.values[O_REPS], "--reps", 1, 1000000, &ctx.reps);
+        st = parse_count(a.values[O_REPS], "--reps", 1, 1000000, &ctx->reps);
     if (st == PB_OK && a.values[O_WARMUP])
-        st = parse_count(a.values[O_WARMUP], "--warmup", 0, 1000000, &ctx.warmup);
+        st = parse_count(a.values[O_WARMUP], "--warmup", 0, 1000000, &ctx->warmup);
     const char *device_match = NULL;
     if (st == PB_OK && a.values[O_DEVICE]) {
         const char *d = a.values[O_DEVICE];
@@ -570,6 +592,13 @@ static int cmd_run(int argc, char **argv)
         else
             st = pb__fail(PB_ERR_INVALID, "--device needs an index or part of a device name");
     }
+    bool device_per_rank = true;
+    if (st == PB_OK && a.values[O_RANK_DEVICE]) {
+        if (strcmp(a.values[O_RANK_DEVICE], "same") == 0)
+            device_per_rank = false;
+        else if (strcmp(a.values[O_RANK_DEVICE], "local") != 0)
+            st = pb__fail(PB_ERR_INVALID, "--rank-device: '%s' is neither local nor same", a.values[O_RANK_DEVICE]);
+    }
     if (st == PB_OK && a.values[O_SEED]) {
         st = pb__parse_int(a.values[O_SEED], "--seed", &seed);
         /* JSON numbers hold integers exactly up to 2^53: keep seeds repeatable. */
@@ -579,7 +608,7 @@ static int cmd_run(int argc, char **argv)
     }
     if (st != PB_OK)
         return fail_status(st);
-    ctx.seed = (unsigned long long)seed;
+    ctx->seed = (unsigned long long)seed;
 
     const char *format = a.values[O_FORMAT] ? a.values[O_FORMAT] : "table";
     if (!pb__format_valid(format))
@@ -597,72 +626,181 @@ static int cmd_run(int argc, char **argv)
         return pb__cli_die(EXIT_USAGE, "%s", "--append needs --out FILE.csv");
     }
 
-    struct run_plan plan;
-    memset(&plan, 0, sizeof plan);
+    struct run_plan *plan = &rc_out->plan;
     pb__clear_error();
-    st = build_plan(bench, &a, &plan);
-    struct pb_run_config cfg = {
-        .bench = bench, .problems = plan.problems, .n_problems = plan.n_problems,
-        .backends = (const char *const *)plan.backends, .n_backends = plan.n_backends,
-        .variants = (const char *const *)plan.variants, .n_variants = plan.n_variants,
-        .threads = plan.threads, .n_threads = plan.n_threads, .device = device, .device_match = device_match,
-        .reps = ctx.reps, .warmup = ctx.warmup, .seed = ctx.seed,
+    st = build_plan(bench, &a, plan);
+    rc_out->cfg = (struct pb_run_config){
+        .bench = bench, .problems = plan->problems, .n_problems = plan->n_problems,
+        .backends = (const char *const *)plan->backends, .n_backends = plan->n_backends,
+        .variants = (const char *const *)plan->variants, .n_variants = plan->n_variants,
+        .threads = plan->threads, .n_threads = plan->n_threads, .device = device, .device_match = device_match,
+        .device_per_rank = device_per_rank,
+        .reps = ctx->reps, .warmup = ctx->warmup, .seed = ctx->seed,
         .verify = !a.flags[O_NO_VERIFY], .inject_fault = a.flags[O_INJECT],
         .progress = !a.flags[O_QUIET] && (a.flags[O_PROGRESS] || isatty(STDERR_FILENO)),
-        .ctx = &ctx,
+        .ctx = ctx,
     };
     if (st == PB_OK)
-        st = pb__run_validate(&cfg);
-    struct pb_ceilings ceilings = {0};
+        st = pb__run_validate(&rc_out->cfg);
     if (st == PB_OK)
-        st = pb__ceilings_for_run(a.values[O_CEILINGS], &ceilings);
-    cfg.ceilings = &ceilings;
-    if (st != PB_OK) {
-        run_plan_free(&plan);
+        st = pb__ceilings_for_run(a.values[O_CEILINGS], &rc_out->ceilings);
+    rc_out->cfg.ceilings = &rc_out->ceilings;
+    if (st != PB_OK)
         return fail_status(st);
-    }
+    if (rank != 0)
+        return EXIT_OK;
 
     /* Open every output before measuring anything: a bad --out path costs nothing. */
-    struct pb_writer *writers[2] = {NULL, NULL};
-    size_t n_writers = 0;
-    st = pb__writer_open(format, NULL, false, &writers[n_writers]);
+    struct pb_writer **writers = rc_out->writers;
+    st = pb__writer_open(format, NULL, false, &writers[rc_out->n_writers]);
     if (st == PB_OK)
-        n_writers++;
+        rc_out->n_writers++;
     if (st == PB_OK && out_format) {
-        st = pb__writer_open(out_format, a.values[O_OUT], a.flags[O_APPEND], &writers[n_writers]);
+        st = pb__writer_open(out_format, a.values[O_OUT], a.flags[O_APPEND], &writers[rc_out->n_writers]);
         if (st == PB_OK)
-            n_writers++;
+            rc_out->n_writers++;
     }
-    for (size_t i = 0; i < n_writers && st == PB_OK; i++)
-        st = pb__writer_begin(writers[i], &ctx, bench);
+    for (size_t i = 0; i < rc_out->n_writers && st == PB_OK; i++)
+        st = pb__writer_begin(writers[i], ctx, bench);
+    return st == PB_OK ? EXIT_OK : fail_status(st);
+}
+
+/* Setup messages of ranks other than 0 are held until the ranks know whether
+ * rank 0 failed too: every rank parses the same options, so rank 0 speaks for
+ * all, unless only another rank failed (a file only it cannot read). */
+struct held_stderr {
+    FILE *saved;
+    char *text;
+    size_t len;
+};
+
+static void hold_stderr(struct held_stderr *h)
+{
+    memset(h, 0, sizeof *h);
+    FILE *mem = open_memstream(&h->text, &h->len);
+    if (mem) {
+        h->saved = stderr;
+        stderr = mem;
+    }
+}
+
+static void release_stderr(struct held_stderr *h, bool show, int rank)
+{
+    if (!h->saved)
+        return;
+    fclose(stderr);
+    stderr = h->saved;
+    for (char *line = h->text, *next; show && line && *line; line = next) {
+        next = strchr(line, '\n');
+        next = next ? next + 1 : line + strlen(line);
+        fprintf(stderr, "[rank %d] %.*s", rank, (int)(next - line), line);
+    }
+    free(h->text);
+}
+
+/* FNV-1a of the arguments: ranks started with different ones would run
+ * different jobs and wait for each other forever. */
+static uint64_t args_hash(int argc, char **argv)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 1; i < argc; i++)
+        for (const char *c = argv[i];; c++) {
+            h = (h ^ (unsigned char)*c) * 1099511628211ull;
+            if (!*c)
+                break;
+        }
+    return h;
+}
+
+/* Exit code on every rank: the highest of the ranks' (1 wrong result < 2
+ * usage < 3 error < 130 interrupted). */
+static int agree_exit(pb_comm *comm, int rc)
+{
+    int32_t v = rc;
+    if (pb__comm_allreduce(comm, &v, &v, 1, PB_COMM_INT32, PB_COMM_MAX) != PB_OK)
+        return EXIT_ERROR;
+    return (int)v;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    pb_comm *comm = pb__comm_world();
+    int rank = pb__comm_rank(comm), size = pb__comm_size(comm);
+    struct held_stderr held = {0};
+    if (rank != 0) {
+        /* Only rank 0 prints results; the others' messages are held or prefixed. */
+        if (!freopen("/dev/null", "w", stdout))
+            return pb__cli_die(EXIT_ERROR, "rank %d: cannot silence standard output", rank);
+        hold_stderr(&held);
+    }
+    struct run_cmd run = {0};
     int rc = EXIT_OK;
-    struct pb_run_summary sum = {0};
-    if (st == PB_OK) {
-        cfg.writers = writers;
-        cfg.n_writers = n_writers;
-        st = pb__run(&cfg, &sum);
+    if (size > 1) {
+        int64_t h[2] = {(int64_t)args_hash(argc, argv), 0};
+        h[1] = -h[0];
+        if (pb__comm_allreduce(comm, h, h, 2, PB_COMM_INT64, PB_COMM_MAX) != PB_OK || h[0] != -h[1])
+            rc = pb__cli_die(EXIT_USAGE, "%s", "the ranks were started with different arguments: every rank "
+                                               "must run the same command");
     }
-    if (st != PB_OK)
-        rc = fail_status(st);
-    for (size_t i = 0; i < n_writers; i++) {
-        pb_status cst = pb__writer_close(writers[i]);
+    if (rc == EXIT_OK)
+        rc = run_setup(argc, argv, rank, &run);
+    if (size > 1) {
+        /* Agree before anyone enters the run's collectives. */
+        int32_t failed[2] = {rank == 0 && rc != EXIT_OK, rc != EXIT_OK};
+        int32_t any[2];
+        pb_status st = pb__comm_allreduce(comm, failed, any, 2, PB_COMM_INT32, PB_COMM_MAX);
+        release_stderr(&held, rc != EXIT_OK && !any[0], rank);
+        if (st != PB_OK && rc == EXIT_OK)
+            rc = fail_status(st);
+        rc = agree_exit(comm, rc);
+        if (rc == EXIT_OK && st == PB_OK && any[1])
+            rc = EXIT_ERROR;
+    } else {
+        release_stderr(&held, true, rank);
+    }
+    struct pb_run_summary sum = {0};
+    if (rc == EXIT_OK && !run.done) {
+        run.cfg.writers = run.writers;
+        run.cfg.n_writers = run.n_writers;
+        pb_status st = pb__run(&run.cfg, &sum);
+        if (st != PB_OK)
+            rc = fail_status(st);
+    }
+    for (size_t i = 0; i < run.n_writers; i++) {
+        pb_status cst = pb__writer_close(run.writers[i]);
         if (cst != PB_OK && rc == EXIT_OK)
             rc = fail_status(cst);
     }
-    run_plan_free(&plan);
-    pb__ceilings_free(&ceilings);
-    if (rc != EXIT_OK)
-        return rc;
-    if (sum.interrupted)
-        return EXIT_INTERRUPTED;
-    if (sum.ok + sum.failed + sum.skipped + sum.unsupported + sum.errors > 0 && isatty(STDERR_FILENO))
-        fprintf(stderr, "%zu OK, %zu failed, %zu skipped, %zu unsupported, %zu errors\n", sum.ok,
-                sum.failed, sum.skipped, sum.unsupported, sum.errors);
-    if (sum.failed)
-        return EXIT_FAILED;
-    if (sum.errors)
-        return EXIT_ERROR;
-    return EXIT_OK;
+    run_plan_free(&run.plan);
+    pb__ceilings_free(&run.ceilings);
+    if (rc == EXIT_OK && !run.done) {
+        if (sum.interrupted)
+            rc = EXIT_INTERRUPTED;
+        else if (sum.failed)
+            rc = EXIT_FAILED;
+        else if (sum.errors)
+            rc = EXIT_ERROR;
+        if (rank == 0 && sum.ok + sum.failed + sum.skipped + sum.unsupported + sum.errors > 0 &&
+            isatty(STDERR_FILENO))
+            fprintf(stderr, "%zu OK, %zu failed, %zu skipped, %zu unsupported, %zu errors\n", sum.ok,
+                    sum.failed, sum.skipped, sum.unsupported, sum.errors);
+    }
+    return size > 1 ? agree_exit(comm, rc) : rc;
+}
+
+/* `run` is the one command that spans ranks: MPI starts for it alone. */
+static int cmd_run_ranks(int argc, char **argv)
+{
+    pb__clear_error();
+    pb_status st = pb__comm_init();
+    if (st != PB_OK) {
+        int rc = fail_status(st);
+        pb__comm_finalize();
+        return rc == EXIT_USAGE ? EXIT_ERROR : rc;
+    }
+    int rc = cmd_run(argc, argv);
+    pb__comm_finalize();
+    return rc;
 }
 
 /* ---- the command table ---------------------------------------------------- */
@@ -679,7 +817,7 @@ static const struct command {
     const char *summary;
     int (*run)(int argc, char **argv);
 } commands[] = {
-    {"run", "run a benchmark: parbench run gemm --n 1024", cmd_run},
+    {"run", "run a benchmark: parbench run gemm --n 1024 (under mpirun: on every rank)", cmd_run_ranks},
     {"list", "benchmarks, variants and backends (and which are usable here)", cmd_list},
     {"devices", "every device of every backend with its properties", cmd_devices},
     {"matinfo", "structure of Matrix Market files: NZ, row lengths, bytes per format", cmd_matinfo},

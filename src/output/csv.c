@@ -32,12 +32,13 @@ static void num(FILE *f, double x)
 }
 
 static const char *const fixed_head[] = {"date", "host", "version", "commit", "bench", "backend",
-                                         "variant", "anchor", "device", "precision", "threads"};
+                                         "variant", "anchor", "device", "precision", "threads",
+                                         "ranks", "rank"};
 static const char *const fixed_tail[] = {"problem", "status", "reason", "reps", "min_s", "median_s",
                                          "mean_s", "trimmed_mean_s", "stddev_s", "cv", "timer",
                                          "host_median_s", "gflops",
                                          "gbps", "speedup", "ceiling_fraction", "err_norm", "err_max", "tolerance",
-                                         "check"};
+                                         "check", "rank_rate_min", "rank_rate_median", "rank_rate_max"};
 
 /* The header line into buf (without newline). */
 static void header(const struct pb_bench *b, char *buf, size_t len)
@@ -91,6 +92,11 @@ static pb_status csv_row(struct pb_writer *w, const struct pb_result *r)
     field(f, r->device, false);
     field(f, r->bench->typeless ? "" : pb_precision_name(r->problem.prec), false);
     fprintf(f, "%d,", r->threads);
+    fprintf(f, "%d,", r->ranks);
+    if (r->rank == PB_RANK_ALL)
+        fputs("all,", f);
+    else
+        fprintf(f, "%d,", r->rank);
     for (size_t i = 0; i < r->bench->n_params; i++) {
         if (r->bench->params[i].text)
             field(f, r->problem.s[i] ? r->problem.s[i] : "", false);
@@ -118,7 +124,12 @@ static pb_status csv_row(struct pb_writer *w, const struct pb_result *r)
     num(f, checked ? r->check.err_max : NAN);
     num(f, checked ? r->check.tol : NAN);
     snprintf(buf, sizeof buf, "%s", checked && r->check.mode ? r->check.mode : "");
-    field(f, buf, r->bench->n_extras == 0);
+    field(f, buf, false);
+    num(f, ok ? r->rank_rate_min : NAN);
+    num(f, ok ? r->rank_rate_median : NAN);
+    if (ok && !isnan(r->rank_rate_max))
+        fprintf(f, "%.9g", r->rank_rate_max);
+    fputc(r->bench->n_extras == 0 ? '\n' : ',', f);
     for (size_t i = 0; i < r->bench->n_extras; i++) {
         if (ok && !isnan(r->extras[i]))
             fprintf(f, "%.9g", r->extras[i]);

@@ -75,6 +75,10 @@ static pb_status json_begin(struct pb_writer *w)
     cJSON_AddNumberToObject(ctx, "reps", c->reps);
     cJSON_AddNumberToObject(ctx, "warmup", c->warmup);
     cJSON_AddNumberToObject(ctx, "seed", (double)c->seed);
+    cJSON_AddNumberToObject(ctx, "ranks", c->ranks);
+    cJSON_AddNumberToObject(ctx, "nodes", c->nodes);
+    cJSON_AddStringToObject(ctx, "hosts", c->hosts);
+    cJSON_AddStringToObject(ctx, "mpi", c->mpi);
     cJSON *bench = cJSON_AddObjectToObject(s->doc, "bench");
     cJSON_AddStringToObject(bench, "name", b->name);
     cJSON_AddStringToObject(bench, "summary", b->summary);
@@ -109,6 +113,11 @@ static pb_status json_row(struct pb_writer *w, const struct pb_result *r)
     else
         cJSON_AddStringToObject(o, "precision", pb_precision_name(r->problem.prec));
     cJSON_AddNumberToObject(o, "threads", r->threads);
+    cJSON_AddNumberToObject(o, "ranks", r->ranks);
+    if (r->rank == PB_RANK_ALL)
+        cJSON_AddStringToObject(o, "rank", "all");
+    else
+        cJSON_AddNumberToObject(o, "rank", r->rank);
     cJSON *params = cJSON_AddObjectToObject(o, "params");
     for (size_t i = 0; i < r->bench->n_params; i++) {
         if (r->bench->params[i].text)
@@ -140,6 +149,12 @@ static pb_status json_row(struct pb_writer *w, const struct pb_result *r)
         add_num(o, "gbps", r->gbps);
         add_num(o, "speedup", r->speedup);
         add_num(o, "ceiling_fraction", r->fraction);
+        if (!isnan(r->rank_rate_median)) {
+            cJSON *rr = cJSON_AddObjectToObject(o, "rank_rates");
+            add_num(rr, "min", r->rank_rate_min);
+            add_num(rr, "median", r->rank_rate_median);
+            add_num(rr, "max", r->rank_rate_max);
+        }
         for (size_t i = 0; i < r->bench->n_extras; i++)
             add_num(o, r->bench->extra_names[i], r->extras[i]);
     }

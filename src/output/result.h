@@ -33,7 +33,13 @@ struct pb_context {
     char command[512];
     int reps, warmup;
     unsigned long long seed;
+    /* The ranks of the run (1 without a launcher), their nodes and hosts, and
+     * the MPI library ("none"). */
+    int ranks, nodes;
+    char hosts[256], mpi[64];
 };
+
+#define PB_RANK_ALL (-1) /* pb_result.rank of the aggregate of every rank */
 
 struct pb_result {
     const struct pb_bench *bench;
@@ -43,6 +49,13 @@ struct pb_result {
     bool anchor;
     char device[256];
     int threads; /* 0 = not applicable */
+    /* ranks of the run; rank = this row's rank, or PB_RANK_ALL for the
+     * aggregate (total rate over the slowest rank's time per repetition) and
+     * for distributed benchmarks (one row for all ranks). */
+    int ranks, rank;
+    /* Aggregate rows: the lowest, median and highest per-rank rate (GFLOP/s,
+     * else GB/s); NAN otherwise. */
+    double rank_rate_min, rank_rate_median, rank_rate_max;
     enum pb_result_status status;
     char reason[256];
     /* Seconds; valid for OK rows. `stats` is what rates are computed from:

@@ -12,6 +12,10 @@ static pb_status table_begin(struct pb_writer *w)
             c->compiler, c->date);
     fprintf(w->f, "# %s: %s. %d timed repetitions after %d warm-up, seed %llu.\n", b->name,
             b->summary, c->reps, c->warmup, c->seed);
+    if (c->ranks > 1)
+        fprintf(w->f, "# %d ranks on %d node%s (%s), %s; rank `all` = total rate over the slowest "
+                      "rank's time per repetition\n",
+                c->ranks, c->nodes, c->nodes == 1 ? "" : "s", c->hosts, c->mpi);
     fprintf(w->f, "# time = median; GFLOP/s = %s / time; GB/s (1e9 B/s) = %s / time\n",
             b->flop_model, b->byte_model);
     fprintf(w->f, "%-8s %-18s %-18s %-6s %3s %10s %6s %9s %9s %8s %9s  %s\n", "backend", "variant",
@@ -22,8 +26,15 @@ static pb_status table_begin(struct pb_writer *w)
 
 static pb_status table_row(struct pb_writer *w, const struct pb_result *r)
 {
-    char variant[40], thr[16] = "-", speedup[16] = "-", err[16] = "-", gflops[16] = "-", gbps[16] = "-";
+    char variant[48], thr[16] = "-", speedup[16] = "-", err[16] = "-", gflops[16] = "-", gbps[16] = "-";
     snprintf(variant, sizeof variant, "%s%s", r->variant, r->anchor ? "*" : "");
+    if (r->ranks > 1) { /* the rank after the variant keeps the columns of one-rank runs */
+        size_t len = strlen(variant);
+        if (r->rank == PB_RANK_ALL)
+            snprintf(variant + len, sizeof variant - len, "@all");
+        else
+            snprintf(variant + len, sizeof variant - len, "@%d", r->rank);
+    }
     if (r->threads > 0)
         snprintf(thr, sizeof thr, "%d", r->threads);
     if (r->status == PB_RESULT_OK || r->status == PB_RESULT_FAILED)

@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "comm/comm.h"
 #include "core/core.h"
 #include "core/cpuinfo.h"
 #include "output/writer_impl.h"
@@ -135,6 +136,11 @@ void pb__context_init(struct pb_context *ctx, int argc, char **argv)
     ctx->host[sizeof ctx->host - 1] = '\0';
     pb__cpu_model(ctx->cpu, sizeof ctx->cpu);
     snprintf(ctx->compiler, sizeof ctx->compiler, "%s", compiler_name());
+    const pb_comm *comm = pb__comm_world();
+    ctx->ranks = pb__comm_size(comm);
+    ctx->nodes = pb__comm_nodes(comm);
+    snprintf(ctx->hosts, sizeof ctx->hosts, "%.255s", pb__comm_hosts(comm));
+    snprintf(ctx->mpi, sizeof ctx->mpi, "%.63s", pb__comm_library(comm));
     size_t used = 0;
     for (int i = 0; i < argc && used + 1 < sizeof ctx->command; i++)
         used += (size_t)snprintf(ctx->command + used, sizeof ctx->command - used, "%s%s",

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# parbench under an MPI launcher: rows from every rank and their aggregate,
+# only rank 0 writing, one rank's failure reported in its rows without a
+# hang, an interrupt on one rank stopping all, ranks given different
+# arguments refused. Every launch is bounded by `timeout`.
+# usage: mpi_test.sh PATH/TO/parbench PATH/TO/mpiexec
+set -u
+pb=$(realpath "$1")
+mpiexec=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0 failed=0
+# Open MPI in containers: root, more ranks than cores.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+
+ok() { passed=$((passed + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+expect() { # expect CODE CMD...
+    local want=$1; shift
+    timeout 120 "$@" >"$tmp/out" 2>"$tmp/err"
+    local got=$?
+    if [ "$got" -eq "$want" ]; then ok; else bad "exit $got (want $want): $*"; sed 's/^/  /' "$tmp/err" | head -8; fi
+}
+contains() { if grep -qF -- "$2" "$1"; then ok; else bad "$1 lacks '$2'"; sed 's/^/  /' "$1" | head -20; fi; }
+lacks() { if grep -qF -- "$2" "$1"; then bad "$1 has '$2'"; else ok; fi; }
+json_has() { # json_has FILE '"key":value' (whitespace ignored)
+    if tr -d ' \t\n' <"$1" | grep -qF -- "$2"; then ok; else bad "$1 lacks $2"; fi
+}
+count() { # count FILE TEXT N: lines holding TEXT
+    local n; n=$(grep -cF -- "$2" "$1")
+    if [ "$n" -eq "$3" ]; then ok; else bad "$1: $n lines with '$2' (want $3)"; fi
+}
+
+run="run gemm --n 40 --reps 2 --backend ref,opencl --variant ikj,tiled16 --quiet"
+
+# Three ranks: a row per rank and job, one aggregate per job, printed once.
+expect 0 "$mpiexec" -n 3 "$pb" $run --out "$tmp/ep.json"
+count "$tmp/out" "# parbench" 1
+count "$tmp/out" "ikj@" 4
+count "$tmp/out" "tiled16@all" 1
+count "$tmp/out" " OK" 8
+contains "$tmp/out" "3 ranks on 1 node"
+json_has "$tmp/ep.json" '"ranks":3'
+json_has "$tmp/ep.json" '"rank":"all"'
+json_has "$tmp/ep.json" '"rank_rates":{"min":'
+# Only rank 0 wrote: the file is one complete document.
+count "$tmp/ep.json" '"context"' 1
+
+# One rank without an OpenCL driver: its rows and the aggregate say SKIP,
+# naming the rank; the other rows are measured; exit 0 (a skip is no error).
+expect 0 "$mpiexec" -n 2 "$pb" $run : -n 1 env OCL_ICD_VENDORS="$tmp/none" OCL_ICD_FILENAMES= "$pb" $run
+count "$tmp/out" "tiled16@2 " 1
+contains "$tmp/out" "SKIP: rank 2: "
+count "$tmp/out" "ikj@all" 1
+count "$tmp/out" " OK" 6
+
+# One rank reads a malformed file of the same name: ERROR rows naming the
+# rank and the line, exit 3, no hang.
+mkdir -p "$tmp/good" "$tmp/bad"
+printf '%%%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n2 3 2.0\n' >"$tmp/good/m.mtx"
+printf '%%%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n2 3 x\n' >"$tmp/bad/m.mtx"
+spmv="run spmv --matrix m.mtx --backend ref --variant csr --reps 2 --quiet"
+expect 3 "$mpiexec" -n 1 -wdir "$tmp/good" "$pb" $spmv : -n 1 -wdir "$tmp/bad" "$pb" $spmv
+contains "$tmp/out" "csr@0"
+contains "$tmp/out" "ERROR: rank 1: m.mtx:4:"
+
+# An output rank 0 cannot write: one line, exit 3, nothing run.
+expect 3 "$mpiexec" -n 2 "$pb" $run --out "$tmp/missing/x.csv"
+count "$tmp/err" "cannot write" 1
+lacks "$tmp/out" "ikj@"
+
+# Usage errors are said once, by rank 0.
+expect 2 "$mpiexec" -n 3 "$pb" run gemm --bogus
+count "$tmp/err" "unknown option '--bogus'" 1
+expect 2 "$mpiexec" -n 2 "$pb" $run --rank-device nearest
+count "$tmp/err" "--rank-device" 1
+
+# Ranks started with different arguments are refused before anything runs.
+expect 2 "$mpiexec" -n 1 "$pb" run gemm --n 32 --backend ref : -n 1 "$pb" run gemm --n 64 --backend ref
+contains "$tmp/err" "different arguments"
+
+# An interrupt on one rank stops every rank after the current repetition;
+# the rows already written stay, exit 130.
+slow="run gemm --n 8,160 --backend ref --variant ijk --reps 20000 --quiet --out $tmp/int.csv"
+timeout 120 "$mpiexec" -n 2 "$pb" $slow >"$tmp/out" 2>"$tmp/err" &
+launcher=$!
+for _ in $(seq 600); do # n = 8 is written, n = 160 runs
+    [ -f "$tmp/int.csv" ] && [ "$(wc -l <"$tmp/int.csv")" -ge 4 ] && break
+    sleep 0.1
+done
+victim=$(pgrep -f -n -- "$pb run gemm --n 8,160")
+[ -n "$victim" ] && kill -INT "$victim"
+wait "$launcher"
+got=$?
+if [ "$got" -eq 130 ]; then ok; else bad "interrupted run: exit $got (want 130)"; sed 's/^/  /' "$tmp/err" | head; fi
+count "$tmp/int.csv" ",8x8x8," 3
+count "$tmp/int.csv" ",160x160x160," 0
+
+echo "mpi_test: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

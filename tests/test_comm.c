@@ -1,0 +1,221 @@
+/* Ranks: the communicator's collectives and the run loop's "every rank at
+ * once" mode. Run alone (one process) and under mpiexec with 2, 3 and 4
+ * ranks (tests/CMakeLists.txt); every rank makes the same calls. */
+#include "test_util.h"
+
+#include "bench/runner.h"
+#include "comm/comm.h"
+#include "core/core.h"
+#include "output/writer_impl.h"
+
+static pb_comm *comm;
+static int me, ranks;
+
+static int group_setup(void **state)
+{
+    (void)state;
+    if (pb__comm_init() != PB_OK) {
+        print_message("comm init: %s\n", pb_last_error());
+        return -1;
+    }
+    comm = pb__comm_world();
+    me = pb__comm_rank(comm);
+    ranks = pb__comm_size(comm);
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    pb__comm_finalize();
+    return 0;
+}
+
+static void test_layout(void **state)
+{
+    (void)state;
+    assert_true(me >= 0 && me < ranks);
+    assert_true(pb__comm_local_rank(comm) < pb__comm_local_size(comm));
+    assert_true(pb__comm_nodes(comm) >= 1 && pb__comm_nodes(comm) <= ranks);
+    assert_true(strlen(pb__comm_hosts(comm)) > 0);
+    if (ranks == 1 && !getenv("OMPI_COMM_WORLD_SIZE"))
+        assert_string_equal(pb__comm_library(comm), "none");
+}
+
+static void test_collectives(void **state)
+{
+    (void)state;
+    /* Sum, min and max of values that differ per rank, in place and not. */
+    int64_t v[3] = {me + 1, me + 1, me + 1}, sum;
+    assert_int_equal(pb__comm_allreduce(comm, v, &sum, 1, PB_COMM_INT64, PB_COMM_SUM), PB_OK);
+    assert_int_equal(sum, (int64_t)ranks * (ranks + 1) / 2);
+    assert_int_equal(pb__comm_allreduce(comm, &v[1], &v[1], 1, PB_COMM_INT64, PB_COMM_MIN), PB_OK);
+    assert_int_equal(v[1], 1);
+    assert_int_equal(pb__comm_allreduce(comm, &v[2], &v[2], 1, PB_COMM_INT64, PB_COMM_MAX), PB_OK);
+    assert_int_equal(v[2], ranks);
+    double d[2] = {0.5 * me, -1.0 * me};
+    assert_int_equal(pb__comm_allreduce(comm, d, d, 2, PB_COMM_DOUBLE, PB_COMM_SUM), PB_OK);
+    assert_near(d[0], 0.25 * ranks * (ranks - 1), 0);
+    assert_near(d[1], -0.5 * ranks * (ranks - 1), 0);
+
+    /* Broadcast from the last rank, gather and allgather in rank order. */
+    char word[32];
+    snprintf(word, sizeof word, "from %d", me);
+    assert_int_equal(pb__comm_bcast(comm, word, sizeof word, ranks - 1), PB_OK);
+    char want[32];
+    snprintf(want, sizeof want, "from %d", ranks - 1);
+    assert_string_equal(word, want);
+    int32_t *all = calloc((size_t)ranks, sizeof *all), mine = 10 * me;
+    assert_non_null(all);
+    assert_int_equal(pb__comm_gather(comm, &mine, sizeof mine, all, 0), PB_OK);
+    for (int r = 0; me == 0 && r < ranks; r++)
+        assert_int_equal(all[r], 10 * r);
+    memset(all, 0, (size_t)ranks * sizeof *all);
+    assert_int_equal(pb__comm_allgather(comm, &mine, sizeof mine, all), PB_OK);
+    for (int r = 0; r < ranks; r++)
+        assert_int_equal(all[r], 10 * r);
+    free(all);
+    assert_int_equal(pb__comm_barrier(comm), PB_OK);
+}
+
+/* A ring halo: each rank sends its left neighbour `me + 1` values and its
+ * right neighbour none (zero-byte entries are skipped), and receives from
+ * the right neighbour what it sent. One rank: the exchange is with itself. */
+static void test_exchange(void **state)
+{
+    (void)state;
+    int left = (me + ranks - 1) % ranks, right = (me + 1) % ranks;
+    if (ranks == 1) {
+        double out[2] = {1.5, 2.5}, in[2] = {0, 0};
+        const void *send[] = {out};
+        void *recv[] = {in};
+        size_t bytes[] = {sizeof out};
+        int peers[] = {0};
+        struct pb_comm_exchange *x;
+        assert_int_equal(pb__comm_exchange_start(comm, 1, peers, send, bytes, recv, bytes, &x), PB_OK);
+        assert_int_equal(pb__comm_exchange_wait(x), PB_OK);
+        assert_near(in[1], 2.5, 0);
+        pb__clear_error();
+        peers[0] = 1;
+        assert_int_equal(pb__comm_exchange_start(comm, 1, peers, send, bytes, recv, bytes, &x), PB_ERR_INVALID);
+        assert_null(x);
+        return;
+    }
+    double out[8], in[8];
+    for (int i = 0; i < 8; i++)
+        out[i] = 100.0 * me + i, in[i] = -1;
+    size_t n_out = (size_t)(me % 8) + 1, n_in = (size_t)(right % 8) + 1;
+    int peers[2] = {left, right};
+    const void *send[2] = {out, out};
+    void *recv[2] = {in, in};
+    size_t send_bytes[2] = {n_out * sizeof(double), 0}, recv_bytes[2] = {0, n_in * sizeof(double)};
+    struct pb_comm_exchange *x;
+    assert_int_equal(pb__comm_exchange_start(comm, 2, peers, send, send_bytes, recv, recv_bytes, &x), PB_OK);
+    assert_int_equal(pb__comm_exchange_wait(x), PB_OK);
+    for (size_t i = 0; i < n_in; i++)
+        assert_near(in[i], 100.0 * right + (double)i, 0);
+    if (n_in < 8)
+        assert_near(in[n_in], -1, 0); /* nothing past what was sent */
+}
+
+/* ---- the run loop: a writer that keeps the rows it is given ------------- */
+
+#define MAX_ROWS 64
+
+struct kept {
+    struct pb_result rows[MAX_ROWS];
+    size_t n;
+};
+
+static struct kept kept;
+
+static pb_status keep_begin(struct pb_writer *w)
+{
+    (void)w;
+    return PB_OK;
+}
+
+static pb_status keep_row(struct pb_writer *w, const struct pb_result *r)
+{
+    (void)w;
+    if (kept.n < MAX_ROWS)
+        kept.rows[kept.n++] = *r; /* samples are not kept: they point into the runner */
+    return PB_OK;
+}
+
+static const struct pb_writer_ops keep_ops = {"keep", keep_begin, keep_row, keep_begin, NULL};
+
+static void test_every_rank_at_once(void **state)
+{
+    (void)state;
+    const struct pb_bench *gemm = pb__bench_find("gemm");
+    assert_non_null(gemm);
+    struct pb_problem p = {.prec = PB_DOUBLE, .v = {37, 29, 41}};
+    const char *backends[] = {"ref", "openmp"}, *variants[] = {"ref/ikj", "openmp/blocked"};
+    struct pb_context ctx;
+    char *argv[] = {"test_comm"};
+    pb__context_init(&ctx, 1, argv);
+    assert_int_equal(ctx.ranks, ranks);
+    struct pb_writer w = {.ops = &keep_ops, .ctx = &ctx, .bench = gemm};
+    struct pb_writer *writers[] = {&w};
+    struct pb_run_config cfg = {.bench = gemm, .problems = &p, .n_problems = 1, .backends = backends,
+                                .n_backends = 2, .variants = variants, .n_variants = 2, .device_per_rank = true,
+                                .reps = 4, .warmup = 1, .seed = 7, .verify = true, .ctx = &ctx,
+                                .writers = me == 0 ? writers : NULL, .n_writers = me == 0 ? 1 : 0};
+    memset(&kept, 0, sizeof kept);
+    struct pb_run_summary sum;
+    assert_int_equal(pb__run(&cfg, &sum), PB_OK);
+
+    /* Every rank gets rank 0's counts: one row per rank and job, plus an
+     * aggregate per job under several ranks. */
+    size_t rows = ranks == 1 ? 2 : 2 * ((size_t)ranks + 1);
+    assert_int_equal(sum.ok, rows);
+    assert_int_equal(sum.failed + sum.errors + sum.skipped + sum.unsupported, 0);
+    assert_false(sum.interrupted);
+    if (me != 0) {
+        assert_int_equal(kept.n, 0);
+        return;
+    }
+    assert_int_equal(kept.n, rows);
+    for (size_t job = 0; job < 2; job++) {
+        const struct pb_result *row = &kept.rows[job * (ranks == 1 ? 1 : (size_t)ranks + 1)];
+        double work = 0, slowest = 0, lo = INFINITY, hi = 0;
+        for (int r = 0; r < ranks; r++, row++) {
+            assert_int_equal(row->status, PB_RESULT_OK);
+            assert_int_equal(row->rank, r);
+            assert_int_equal(row->ranks, ranks);
+            assert_true(isnan(row->rank_rate_median));
+            work += row->gflops * row->stats.median;
+            slowest = fmax(slowest, row->stats.median);
+            lo = fmin(lo, row->gflops);
+            hi = fmax(hi, row->gflops);
+        }
+        if (ranks == 1)
+            continue;
+        /* The aggregate: every rank's work over the slowest rank's time per
+         * repetition, whose median is at least every rank's median. */
+        assert_string_equal(row->variant, kept.rows[job * ((size_t)ranks + 1)].variant);
+        assert_int_equal(row->rank, PB_RANK_ALL);
+        assert_int_equal(row->status, PB_RESULT_OK);
+        assert_true(row->check.pass);
+        assert_true(row->stats.median >= slowest);
+        assert_near(row->gflops, work / row->stats.median, 1e-9 * row->gflops);
+        assert_near(row->rank_rate_min, lo, 0);
+        assert_near(row->rank_rate_max, hi, 0);
+        assert_true(row->rank_rate_median >= lo && row->rank_rate_median <= hi);
+        char want[32];
+        snprintf(want, sizeof want, "%d x ", ranks);
+        assert_contains(row->device, want);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_layout),
+        cmocka_unit_test(test_collectives),
+        cmocka_unit_test(test_exchange),
+        cmocka_unit_test(test_every_rank_at_once),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
