@@ -54,6 +54,16 @@ contains "$tmp/out" "SKIP: rank 2: "
 count "$tmp/out" "ikj@all" 1
 count "$tmp/out" " OK" 6
 
+# A distributed benchmark: one row for all ranks; a rank without OpenCL
+# means no rank runs OpenCL (SKIP naming it); exit 0; inject-fault FAILED (1).
+ar="run allreduce --size 8,40000 --reps 2 --backend ref,opencl --quiet"
+expect 0 "$mpiexec" -n 2 "$pb" $ar : -n 1 env OCL_ICD_VENDORS="$tmp/none" OCL_ICD_FILENAMES= "$pb" $ar
+count "$tmp/out" "mpi-staged@all" 4
+count "$tmp/out" " OK" 4
+count "$tmp/out" "SKIP: rank 2: " 4
+expect 1 "$mpiexec" -n 3 "$pb" run allreduce --size 1K --reps 2 --backend ref --variant mpi --inject-fault
+count "$tmp/out" "FAILED" 1
+
 # One rank reads a malformed file of the same name: ERROR rows naming the
 # rank and the line, exit 3, no hang.
 mkdir -p "$tmp/good" "$tmp/bad"

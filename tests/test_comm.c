@@ -209,6 +209,48 @@ static void test_every_rank_at_once(void **state)
     }
 }
 
+/* A distributed benchmark: one row per job for all ranks, verified on every
+ * rank; a fault planted on rank 0 fails the row. */
+static void test_distributed(void **state)
+{
+    (void)state;
+    const struct pb_bench *ar = pb__bench_find("allreduce");
+    assert_non_null(ar);
+    assert_true(ar->distributed);
+    struct pb_problem p[2] = {{.prec = PB_FLOAT, .v = {4}}, {.prec = PB_DOUBLE, .v = {1000 * 8 + 8}}};
+    const char *backends[] = {"ref", "openmp"};
+    struct pb_context ctx;
+    char *argv[] = {"test_comm"};
+    pb__context_init(&ctx, 1, argv);
+    struct pb_writer w = {.ops = &keep_ops, .ctx = &ctx, .bench = ar};
+    struct pb_writer *writers[] = {&w};
+    for (int fault = 0; fault < 2; fault++) {
+        struct pb_run_config cfg = {.bench = ar, .problems = p, .n_problems = 2, .backends = backends,
+                                    .n_backends = 2, .device_per_rank = true, .reps = 3, .warmup = 1,
+                                    .seed = 7, .verify = true, .inject_fault = fault && me == 0, .ctx = &ctx,
+                                    .writers = me == 0 ? writers : NULL, .n_writers = me == 0 ? 1 : 0};
+        memset(&kept, 0, sizeof kept);
+        struct pb_run_summary sum;
+        assert_int_equal(pb__run(&cfg, &sum), PB_OK);
+        /* 2 problems x 2 backends x (mpi, mpi-staged), one row each */
+        assert_int_equal(fault ? sum.failed : sum.ok, 8);
+        assert_int_equal(sum.ok + sum.failed, 8);
+        for (size_t i = 0; i < kept.n; i++) {
+            const struct pb_result *r = &kept.rows[i];
+            assert_int_equal(r->rank, PB_RANK_ALL);
+            assert_int_equal(r->ranks, ranks);
+            assert_int_equal(r->status, fault ? PB_RESULT_FAILED : PB_RESULT_OK);
+            if (!fault) {
+                assert_near(r->check.err_max, 0, 0);
+                /* bus bandwidth = algorithm bandwidth x 2 (n - 1) / n, at the slowest rank's time */
+                assert_true(r->extras[0] >= 0);
+            } else if (ranks > 1) {
+                assert_contains(r->reason, "rank 0:");
+            }
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -216,6 +258,7 @@ int main(void)
         cmocka_unit_test(test_collectives),
         cmocka_unit_test(test_exchange),
         cmocka_unit_test(test_every_rank_at_once),
+        cmocka_unit_test(test_distributed),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

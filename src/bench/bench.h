@@ -51,6 +51,13 @@ struct pb_bench {
     const char *flop_model; /* e.g. "2*m*n*k" */
     const char *byte_model; /* e.g. "(m*k + k*n + m*n) * element size" */
     bool typeless;          /* no element type: --precision does not apply */
+    /* One problem spread over the ranks (comm/comm.h), not one per rank:
+     * prepare, bind and run are collective (every rank calls them, and they
+     * agree with pb__comm_agree after any step that may fail on one rank
+     * only); check compares this rank's part; the run writes one row for all
+     * ranks, each repetition timed as its slowest rank, flops() and bytes()
+     * counting the whole problem, extras those of the slowest rank. */
+    bool distributed;
     const struct pb_param_def *params;
     size_t n_params;
     /* Speed-up column: time of this variant on the same problem / time of

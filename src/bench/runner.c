@@ -142,6 +142,7 @@ struct run_state {
     int rank, size;
     int syncs;  /* repetition starts this job has agreed on so far */
     bool stop;  /* every rank agreed to stop (an interrupt on any of them) */
+    bool peer_failed; /* at the last start, some rank was not running the job */
     pb_status comm_status;
     pb_device **devices;            /* opened lazily, per backend index */
     double *baseline;               /* per backend index: baseline median of this problem */
@@ -275,18 +276,19 @@ static pb_device *device_for(struct run_state *rs, size_t bi, struct pb_result *
  * and as often when it has nothing to run, so repetitions start together and
  * an interrupt seen by any rank stops every rank at the same point. False =
  * stop. */
-static bool start_together(struct run_state *rs)
+static bool start_together(struct run_state *rs, bool failed_here)
 {
     rs->syncs++;
-    int32_t stop = interrupted != 0;
+    int32_t flags[2] = {interrupted != 0, failed_here};
     if (rs->size > 1 && rs->comm_status == PB_OK) {
-        pb_status st = pb__comm_allreduce(rs->comm, &stop, &stop, 1, PB_COMM_INT32, PB_COMM_MAX);
+        pb_status st = pb__comm_allreduce(rs->comm, flags, flags, 2, PB_COMM_INT32, PB_COMM_MAX);
         if (st != PB_OK) {
             rs->comm_status = st;
-            stop = 1;
+            flags[0] = 1;
         }
     }
-    rs->stop = stop != 0 || rs->comm_status != PB_OK;
+    rs->stop = flags[0] != 0 || rs->comm_status != PB_OK;
+    rs->peer_failed = flags[1] != 0;
     return !rs->stop;
 }
 
@@ -299,13 +301,34 @@ static bool stopping(struct run_state *rs)
     return rs->stop;
 }
 
+/* Starts per job: one per repetition (warm-up included) and a last one that
+ * tells every rank whether all of them finished. */
+static int starts_per_job(const struct pb_run_config *cfg) { return cfg->warmup + cfg->reps + 1; }
+
 /* A rank whose job ended early (no device, bind failed, an error in a
- * repetition) still takes part in the job's remaining repetition starts. */
+ * repetition) still takes part in the job's remaining starts. */
 static void finish_starts(struct run_state *rs)
 {
-    int total = rs->cfg->warmup + rs->cfg->reps;
-    while (rs->size > 1 && rs->syncs < total && !rs->stop)
-        start_together(rs);
+    while (rs->size > 1 && rs->syncs < starts_per_job(rs->cfg) && !rs->stop)
+        start_together(rs, true);
+}
+
+/* A distributed job runs only when every rank has its device; otherwise no
+ * rank runs it, and r says which rank lacked one (a rank that has its own
+ * reason keeps it). */
+static bool all_have_devices(struct run_state *rs, bool mine, struct pb_result *r)
+{
+    pb__clear_error();
+    pb_status own = mine ? PB_OK : r->status == PB_RESULT_SKIP ? PB_ERR_UNAVAILABLE : PB_ERR_DEVICE;
+    if (!mine)
+        pb__fail(own, "%s", r->reason);
+    pb_status st = pb__comm_agree(rs->comm, own);
+    if (st == PB_OK)
+        return true;
+    rs->syncs = starts_per_job(rs->cfg); /* nobody starts it: nothing to wait for */
+    if (mine)
+        set_reason(r, st == PB_ERR_UNAVAILABLE ? PB_RESULT_SKIP : PB_RESULT_ERROR, st);
+    return false;
 }
 
 /* Time one job; fills r. Returns false when the ranks agreed to stop. */
@@ -326,15 +349,30 @@ static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
         return true;
     }
     const char *why = NULL;
-    if (j->variant->supports && !j->variant->supports(dev, args, &why)) {
+    bool supported = !j->variant->supports || j->variant->supports(dev, args, &why);
+    if (b->distributed) {
+        pb__clear_error();
+        if (!supported)
+            pb__fail(PB_ERR_UNSUPPORTED, "%s", why ? why : "not supported");
+        st = pb__comm_agree(rs->comm, supported ? PB_OK : PB_ERR_UNSUPPORTED);
+        if (st != PB_OK) {
+            set_reason(r, st == PB_ERR_UNSUPPORTED ? PB_RESULT_UNSUPPORTED : PB_RESULT_ERROR, st);
+            b->unbind(state);
+            return true;
+        }
+    } else if (!supported) {
         r->status = PB_RESULT_UNSUPPORTED;
         snprintf(r->reason, sizeof r->reason, "%s", why ? why : "");
         b->unbind(state);
         return true;
     }
     pb_timer *timer = NULL;
-    if ((st = pb_timer_create(dev, &timer)) != PB_OK) {
+    st = pb_timer_create(dev, &timer);
+    if (b->distributed)
+        st = pb__comm_agree(rs->comm, st);
+    if (st != PB_OK) {
         set_reason(r, PB_RESULT_ERROR, st);
+        pb_timer_destroy(timer);
         b->unbind(state);
         return true;
     }
@@ -342,10 +380,16 @@ static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
     for (int i = 0; i < total_runs && st == PB_OK && !rs->stop; i++) {
         bool warm = i < cfg->warmup;
         progress(rs, done, total, j, r->label, warm ? "warm-up" : "rep", warm ? i : i - cfg->warmup);
-        if ((st = b->poison(state)) != PB_OK || (st = pb_device_sync(dev)) != PB_OK)
+        if ((st = b->poison(state)) == PB_OK)
+            st = pb_device_sync(dev);
+        /* A distributed run stops on every rank when one fails: the others
+         * would wait for it in the next exchange. */
+        if (!start_together(rs, st != PB_OK) || st != PB_OK)
             break;
-        if (!start_together(rs))
+        if (b->distributed && rs->peer_failed) {
+            st = pb__fail(PB_ERR_DEVICE, "another rank failed; this one stopped with it");
             break;
+        }
         double t0 = pb__now(), elapsed = 0;
         if ((st = pb_timer_start(timer, NULL)) != PB_OK)
             break;
@@ -363,6 +407,12 @@ static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
         }
     }
     pb_timer_destroy(timer);
+    /* The last start: whether every rank finished its repetitions. */
+    if (st == PB_OK && !rs->stop && rs->size > 1) {
+        start_together(rs, false);
+        if (b->distributed && rs->peer_failed)
+            st = pb__fail(PB_ERR_DEVICE, "another rank failed; this one stopped with it");
+    }
     if (rs->stop) {
         b->unbind(state);
         return false;
@@ -472,12 +522,22 @@ static void unpack_row(struct row_wire *w, int reps, int rank, struct pb_result 
     r->host_samples = r->samples + reps;
 }
 
+/* A reason that repeats another rank's failure (pb__comm_agree's "rank K: ",
+ * the runner's "another rank ...") rather than giving one of its own. */
+static bool echoed(const char *reason)
+{
+    return strncmp(reason, "rank ", 5) == 0 || strncmp(reason, "another rank", 12) == 0;
+}
+
 /* The row for all ranks from the per-rank rows: a rank that did not run OK
- * decides the status (FAILED before ERROR before SKIP before UNSUPPORTED);
- * otherwise each repetition takes the slowest rank's time (they started
- * together), and the rates are every rank's work over that time. */
-static void aggregate_rows(const struct pb_result *rows, int n, int reps, double *samples, double *host_samples,
-                           double *scratch, struct pb_result *agg)
+ * decides the status (FAILED before ERROR before SKIP before UNSUPPORTED,
+ * naming a rank that failed on its own rather than one that stopped with
+ * it); otherwise each repetition takes the slowest rank's time (they started
+ * together), and the rates are the work over that time: every rank's in
+ * "every rank at once" mode, the one problem's for a distributed benchmark
+ * (whose extras are its slowest rank's). */
+static void aggregate_rows(const struct pb_result *rows, int n, int reps, bool distributed, double *samples,
+                           double *host_samples, double *scratch, struct pb_result *agg)
 {
     static const enum pb_result_status order[] = {PB_RESULT_FAILED, PB_RESULT_ERROR, PB_RESULT_SKIP,
                                                   PB_RESULT_UNSUPPORTED};
@@ -487,13 +547,21 @@ static void aggregate_rows(const struct pb_result *rows, int n, int reps, double
     agg->rank_rate_min = agg->rank_rate_median = agg->rank_rate_max = NAN;
     for (size_t e = 0; e < PB_MAX_EXTRAS; e++)
         agg->extras[e] = NAN;
-    for (size_t o = 0; o < sizeof order / sizeof order[0] && agg->status == PB_RESULT_OK; o++)
-        for (int r = 0; r < n; r++)
-            if (rows[r].status == order[o]) {
-                agg->status = order[o];
-                snprintf(agg->reason, sizeof agg->reason, "rank %d: %.200s", r, rows[r].reason);
-                break;
-            }
+    for (size_t o = 0; o < sizeof order / sizeof order[0] && agg->status == PB_RESULT_OK; o++) {
+        int pick = -1;
+        for (int r = n - 1; r >= 0; r--)
+            if (rows[r].status == order[o] && (pick < 0 || !echoed(rows[r].reason) || echoed(rows[pick].reason)))
+                pick = r;
+        if (pick >= 0) {
+            char why[sizeof agg->reason]; /* agg may be one of the rows' neighbours */
+            memcpy(why, rows[pick].reason, sizeof why);
+            agg->status = order[o];
+            if (echoed(why) || n == 1)
+                memcpy(agg->reason, why, sizeof why);
+            else
+                snprintf(agg->reason, sizeof agg->reason, "rank %d: %.200s", pick, why);
+        }
+    }
     bool same_device = true;
     agg->check = rows[0].check;
     for (int r = 0; r < n; r++) {
@@ -519,16 +587,24 @@ static void aggregate_rows(const struct pb_result *rows, int n, int reps, double
     agg->host_samples = host_samples;
     agg->timer = rows[0].timer;
     /* Work of each rank = its rate x its time; the per-rank rates give the spread. */
-    double flop = 0, byte = 0, ceiling = 0, *rates = malloc((size_t)n * 2 * sizeof *rates);
+    double flop = 0, byte = 0, ceiling = 0, *rates = distributed ? NULL : malloc((size_t)n * 2 * sizeof *rates);
     bool use_flops = !isnan(rows[0].gflops);
     for (int r = 0; r < n; r++) {
-        flop += rows[r].gflops * rows[r].stats.median;
-        byte += rows[r].gbps * rows[r].stats.median;
+        /* distributed: every rank counts the whole problem */
+        flop = (distributed ? 0 : flop) + rows[r].gflops * rows[r].stats.median;
+        byte = (distributed ? 0 : byte) + rows[r].gbps * rows[r].stats.median;
         double rate = use_flops ? rows[r].gflops : rows[r].gbps;
         ceiling += rate / rows[r].fraction; /* NAN when a rank has no ceiling */
         if (rates)
             rates[r] = rate;
     }
+    /* A distributed run's extras are its slowest rank's (what bounds it). */
+    int slowest = 0;
+    for (int r = 1; r < n; r++)
+        if (rows[r].stats.median > rows[slowest].stats.median)
+            slowest = r;
+    if (distributed)
+        memcpy(agg->extras, rows[slowest].extras, sizeof agg->extras);
     double t = agg->stats.median;
     agg->gflops = t > 0 ? flop / t : NAN;
     agg->gbps = t > 0 ? byte / t : NAN;
@@ -569,10 +645,12 @@ static void exchange_rows(struct run_state *rs, const struct pb_result *mine)
         for (int r = 0; r < n; r++) {
             rows[r] = *mine;
             unpack_row((struct row_wire *)(all + (size_t)r * each), reps, r, &rows[r]);
-            emit(rs, &rows[r]);
+            if (!rs->cfg->bench->distributed)
+                emit(rs, &rows[r]);
         }
         rows[n] = *mine;
-        aggregate_rows(rows, n, reps, agg_samples, agg_samples + reps, agg_samples + 2 * reps, &rows[n]);
+        aggregate_rows(rows, n, reps, rs->cfg->bench->distributed, agg_samples, agg_samples + reps,
+                       agg_samples + 2 * reps, &rows[n]);
         emit(rs, &rows[n]);
     }
     free(out);
@@ -701,7 +779,12 @@ pb_status pb__run(const struct pb_run_config *cfg, struct pb_run_summary *sum)
             if (!pb_backend_available(j->backend, &why)) {
                 r.status = PB_RESULT_SKIP;
                 snprintf(r.reason, sizeof r.reason, "%s", why);
-            } else if ((dev = device_for(&rs, bi, &r)) != NULL) {
+            } else {
+                dev = device_for(&rs, bi, &r);
+            }
+            if (cfg->bench->distributed && !all_have_devices(&rs, dev != NULL, &r))
+                dev = NULL;
+            if (dev) {
                 snprintf(r.device, sizeof r.device, "%s", pb_device_name(dev));
                 pb_device_set_threads(dev, j->threads || !j->backend->threaded ? j->threads
                                                                                 : default_threads(&rs));
@@ -710,6 +793,8 @@ pb_status pb__run(const struct pb_run_config *cfg, struct pb_run_summary *sum)
                     progress(&rs, done, total, j, label, "preparing inputs and reference", -1);
                     pb__clear_error();
                     host_status = cfg->bench->prepare(p, cfg->seed, &host);
+                    if (cfg->bench->distributed)
+                        host_status = pb__comm_agree(rs.comm, host_status);
                     if (host_status != PB_OK)
                         snprintf(host_error, sizeof host_error, "%s",
                                  pb_last_error()[0] ? pb_last_error() : pb_status_message(host_status));
@@ -733,7 +818,7 @@ pb_status pb__run(const struct pb_run_config *cfg, struct pb_run_summary *sum)
                 if (!isnan(rs.baseline[slot]) && r.stats.median > 0)
                     r.speedup = rs.baseline[slot] / r.stats.median;
             }
-            if (rs.size > 1)
+            if (rs.size > 1 || cfg->bench->distributed)
                 exchange_rows(&rs, &r);
             else
                 emit(&rs, &r);

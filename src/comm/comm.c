@@ -228,3 +228,26 @@ pb_status pb__comm_recv(pb_comm *c, void *buf, size_t bytes, int peer, int tag)
 }
 
 void pb__comm_abort(pb_comm *c, int code) { c->ops->abort(c, code); }
+
+pb_status pb__comm_agree(pb_comm *c, pb_status st)
+{
+    if (c->size == 1)
+        return st;
+    int32_t first = st != PB_OK ? c->rank : c->size;
+    pb_status ast = pb__comm_allreduce(c, &first, &first, 1, PB_COMM_INT32, PB_COMM_MIN);
+    if (ast != PB_OK)
+        return ast;
+    if (first == c->size)
+        return PB_OK;
+    struct {
+        int32_t status;
+        char message[240];
+    } why = {(int32_t)st, ""};
+    if (c->rank == first)
+        snprintf(why.message, sizeof why.message, "%s", pb_last_error()[0] ? pb_last_error() : pb_status_message(st));
+    if ((ast = pb__comm_bcast(c, &why, sizeof why, first)) != PB_OK)
+        return ast;
+    if (st != PB_OK)
+        return st;
+    return pb__fail((pb_status)why.status, "rank %d: %s", (int)first, why.message);
+}

@@ -16,6 +16,11 @@
 #include <stdint.h>
 
 #include "parbench/pb.h"
+#include "parbench/pb_backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef struct pb_comm pb_comm;
 
@@ -78,9 +83,32 @@ pb_status pb__comm_exchange_wait(struct pb_comm_exchange *x);
 pb_status pb__comm_send(pb_comm *c, const void *buf, size_t bytes, int peer, int tag);
 pb_status pb__comm_recv(pb_comm *c, void *buf, size_t bytes, int peer, int tag);
 
+/* After a step that may fail on some ranks only (a file, a device, memory):
+ * PB_OK when it worked everywhere; otherwise a failing rank keeps its own
+ * status and message, and every other rank returns the status of the lowest
+ * failing rank with the message "rank K: <its message>". Call it before any
+ * collective that follows such a step, so no rank is left waiting. */
+pb_status pb__comm_agree(pb_comm *c, pb_status st);
+
 /* Ends every rank at once with `code` (MPI_Abort): for a rank that cannot
  * continue while the others may be waiting in a collective. One process:
  * returns without doing anything. */
 void pb__comm_abort(pb_comm *c, int code);
 
+/* Arguments of the collective benchmarks' variants (allreduce): recv = the
+ * sum over the ranks of send, count elements of type; stage_send and
+ * stage_recv are pinned host buffers of the same size for the variants that
+ * go through host memory. */
+struct pb_collective_args {
+    pb_comm *comm;
+    enum pb_comm_type type;
+    size_t count;
+    const pb_buf *send;
+    pb_buf *recv;
+    pb_buf *stage_send, *stage_recv;
+};
+
+#ifdef __cplusplus
+}
+#endif
 #endif
