@@ -83,6 +83,9 @@ static void cuda_close(pb_device *dev)
     if (impl->blas)
         cublasDestroy(impl->blas);
     pb__cuda_sparse_release(impl);
+#ifdef PB_HAVE_NCCL
+    pb__cuda_nccl_release(impl);
+#endif
     free(impl);
 }
 
@@ -372,6 +375,9 @@ static const struct pb_variant cuda_variants[] = {
     {.desc = {"conv", "naive", "one thread per output, pixels and taps from global memory", 0}, .supports = pb__cuda_conv_naive_supports, .run = pb__cuda_conv_naive},
     {.desc = {"conv", "tiled", "shared-memory tiles with the halo, taps in constant memory (study 003)", 0}, .supports = pb__cuda_conv_tiled_supports, .run = pb__cuda_conv_tiled},
     {.desc = {"conv", "regs", "8 (rows) or 16 (columns) outputs per thread in registers, R <= 8 and 16 unrolled", 0}, .supports = pb__cuda_conv_regs_supports, .run = pb__cuda_conv_regs},
+#ifdef PB_HAVE_NCCL
+    {.desc = {"allreduce", "nccl", "ncclAllReduce on the device buffers (NCCL loaded at run time)", PB_VARIANT_ANCHOR}, .supports = pb__cuda_nccl_supports, .run = pb__cuda_nccl_allreduce},
+#endif
     {.desc = {"conv", "fused", "both passes in one kernel: columns in registers, rows from shared memory; R <= 64", 0}, .supports = pb__cuda_conv_fused_supports, .run = pb__cuda_conv_fused},
 };
 

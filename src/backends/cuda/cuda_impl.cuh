@@ -9,10 +9,14 @@
 
 struct pb_cuda_sparse; // the cuSPARSE anchor's handle and cached matrix (spmv.cu)
 
+struct pb_comm;
+
 struct pb_cuda_device {
     cudaDeviceProp prop;
     cublasHandle_t blas;    // created on first use
     pb_cuda_sparse *sparse; // created on first use
+    void *nccl;             // ncclComm_t over nccl_ranks, made on first use (nccl.cu)
+    const pb_comm *nccl_ranks;
 };
 
 static inline pb_cuda_device *pb__cuda(pb_device *dev) { return static_cast<pb_cuda_device *>(dev->impl); }
@@ -58,6 +62,11 @@ pb_status pb__cuda_spmv_adaptive(pb_device *dev, const void *args, pb_stream *s)
 pb_status pb__cuda_spmv_merge(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__cuda_spmv_cusparse(pb_device *dev, const void *args, pb_stream *s);
 void pb__cuda_sparse_release(pb_cuda_device *impl);
+
+// NCCL collectives (nccl.cu; built when nccl.h is found).
+bool pb__cuda_nccl_supports(const pb_device *dev, const void *args, const char **why);
+pb_status pb__cuda_nccl_allreduce(pb_device *dev, const void *args, pb_stream *s);
+void pb__cuda_nccl_release(pb_cuda_device *impl);
 
 // Transpose variants (transpose.cu).
 bool pb__cuda_transpose_supports(const pb_device *dev, const void *args, const char **why);

@@ -1,0 +1,161 @@
+// NCCL collectives as CUDA variants (allreduce's `nccl`). libnccl is loaded
+// at run time, so the binary starts where NCCL is not installed; its rows are
+// then UNSUPPORTED with the reason. The NCCL communicator is made once per
+// device from the run's ranks (rank 0's unique id broadcast through
+// comm/comm.h) and kept with the device.
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <nccl.h>
+
+#include "backends/cuda/check.cuh"
+#include "backends/cuda/cuda_impl.cuh"
+#include "comm/comm.h"
+
+namespace {
+
+struct nccl_api {
+    bool tried, loaded;
+    char why[160];
+    ncclResult_t (*get_unique_id)(ncclUniqueId *);
+    ncclResult_t (*comm_init_rank)(ncclComm_t *, int, ncclUniqueId, int);
+    ncclResult_t (*comm_destroy)(ncclComm_t);
+    ncclResult_t (*all_reduce)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+                               cudaStream_t);
+    const char *(*error_string)(ncclResult_t);
+};
+
+nccl_api api;
+
+template <typename F> bool load_symbol(void *lib, const char *name, F *out)
+{
+    *out = reinterpret_cast<F>(dlsym(lib, name));
+    return *out != nullptr;
+}
+
+// Loads libnccl once; false (api.why says why) when it is not usable.
+bool nccl_load()
+{
+    if (api.tried)
+        return api.loaded;
+    api.tried = true;
+    void *lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        snprintf(api.why, sizeof api.why, "NCCL not found (libnccl.so.2: %s)", dlerror());
+        return false;
+    }
+    api.loaded = load_symbol(lib, "ncclGetUniqueId", &api.get_unique_id) &&
+                 load_symbol(lib, "ncclCommInitRank", &api.comm_init_rank) &&
+                 load_symbol(lib, "ncclCommDestroy", &api.comm_destroy) &&
+                 load_symbol(lib, "ncclAllReduce", &api.all_reduce) &&
+                 load_symbol(lib, "ncclGetErrorString", &api.error_string);
+    if (!api.loaded)
+        snprintf(api.why, sizeof api.why, "libnccl.so.2 lacks a function parbench calls");
+    return api.loaded;
+}
+
+pb_status nccl_status(ncclResult_t r, const char *expr, const char *file, int line)
+{
+    return pb__fail(r == ncclSystemError ? PB_ERR_IO : PB_ERR_DEVICE, "%s failed at %s:%d: %s", expr, file, line,
+                    api.error_string ? api.error_string(r) : "NCCL error");
+}
+
+#define PB_NCCL_CHECK(expr)                                                     \
+    do {                                                                        \
+        ncclResult_t pb__r = (expr);                                            \
+        if (pb__r != ncclSuccess)                                               \
+            return nccl_status(pb__r, #expr, __FILE__, __LINE__);               \
+    } while (0)
+
+// The device's NCCL communicator over comm's ranks, made on first use
+// (collective: every rank calls it in the same run).
+pb_status nccl_comm(pb_device *dev, pb_comm *comm, ncclComm_t *out)
+{
+    pb_cuda_device *impl = pb__cuda(dev);
+    if (impl->nccl && impl->nccl_ranks == comm) {
+        *out = static_cast<ncclComm_t>(impl->nccl);
+        return PB_OK;
+    }
+    ncclUniqueId id;
+    memset(&id, 0, sizeof id);
+    pb_status st = PB_OK;
+    if (pb__comm_rank(comm) == 0) {
+        ncclResult_t r = api.get_unique_id(&id);
+        if (r != ncclSuccess)
+            st = nccl_status(r, "ncclGetUniqueId", __FILE__, __LINE__);
+    }
+    if ((st = pb__comm_agree(comm, st)) != PB_OK || (st = pb__comm_bcast(comm, &id, sizeof id, 0)) != PB_OK)
+        return st;
+    PB_CUDA_CHECK(cudaSetDevice(dev->index));
+    ncclComm_t nc;
+    PB_NCCL_CHECK(api.comm_init_rank(&nc, pb__comm_size(comm), id, pb__comm_rank(comm)));
+    impl->nccl = nc;
+    impl->nccl_ranks = comm;
+    *out = nc;
+    return PB_OK;
+}
+
+} // namespace
+
+void pb__cuda_nccl_release(pb_cuda_device *impl)
+{
+    if (impl->nccl && api.comm_destroy)
+        api.comm_destroy(static_cast<ncclComm_t>(impl->nccl));
+    impl->nccl = nullptr;
+}
+
+// NCCL takes one rank per GPU: two ranks on one device are refused by
+// ncclCommInitRank, so they are found here first (collective).
+bool pb__cuda_nccl_supports(const pb_device *dev, const void *args, const char **why)
+{
+    const auto *a = static_cast<const pb_collective_args *>(args);
+    static char reason[256];
+    if (!nccl_load()) {
+        *why = api.why;
+        return false;
+    }
+    struct {
+        char host[64];
+        char bus[32];
+    } mine, *all = nullptr;
+    memset(&mine, 0, sizeof mine);
+    if (gethostname(mine.host, sizeof mine.host - 1) != 0)
+        snprintf(mine.host, sizeof mine.host, "unknown");
+    if (cudaDeviceGetPCIBusId(mine.bus, sizeof mine.bus, dev->index) != cudaSuccess)
+        snprintf(mine.bus, sizeof mine.bus, "device %d", dev->index);
+    int n = pb__comm_size(a->comm);
+    all = static_cast<decltype(all)>(calloc(static_cast<size_t>(n), sizeof mine));
+    bool ok = all && pb__comm_allgather(a->comm, &mine, sizeof mine, all) == PB_OK;
+    for (int r = 0; ok && r < n; r++)
+        for (int q = 0; q < r; q++)
+            if (memcmp(&all[r], &all[q], sizeof mine) == 0) {
+                snprintf(reason, sizeof reason, "NCCL takes one rank per GPU: ranks %d and %d share %s", q, r,
+                         all[r].bus);
+                ok = false;
+                *why = reason;
+                r = n;
+                break;
+            }
+    if (!all) {
+        *why = "out of memory";
+        ok = false;
+    }
+    free(all);
+    return ok;
+}
+
+pb_status pb__cuda_nccl_allreduce(pb_device *dev, const void *args, pb_stream *s)
+{
+    const auto *a = static_cast<const pb_collective_args *>(args);
+    ncclComm_t nc;
+    pb_status st = nccl_comm(dev, a->comm, &nc);
+    if (st != PB_OK)
+        return st;
+    ncclDataType_t type = a->type == PB_COMM_FLOAT ? ncclFloat32 : a->type == PB_COMM_DOUBLE ? ncclFloat64
+                          : a->type == PB_COMM_INT32 ? ncclInt32 : a->type == PB_COMM_INT64 ? ncclInt64 : ncclUint8;
+    PB_NCCL_CHECK(api.all_reduce(pb__cuda_ptr<const void>(a->send), pb__cuda_ptr<void>(a->recv), a->count, type,
+                                 ncclSum, nc, pb__cuda_stream(s)));
+    return PB_OK;
+}
