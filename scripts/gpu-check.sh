@@ -4,11 +4,13 @@
 # racecheck), then the benchmarks. Results and logs go to $OUT (default
 # bench/results/<date>-<gpu>/).
 #
-# usage: scripts/gpu-check.sh [quick|full|spmv|memlab|conv|ceilings|opencl|opencl_copies|opencl_kernels]
+# usage: scripts/gpu-check.sh [quick|full|spmv|memlab|conv|ceilings|opencl|opencl_copies|opencl_kernels|mpi]
 #   quick: tests and sanitizers only; spmv, memlab, conv, ceilings, opencl: build, then only
 #   that section (ceilings also renders the report of everything in $OUT; opencl, the OpenCL
 #   twins, runs as its two halves opencl_copies and opencl_kernels within 10 minutes each). spmv
-#   (matrices from $PB_MATRICES, default ../shared/data/matrices or .data/matrices)
+#   (matrices from $PB_MATRICES, default ../shared/data/matrices or .data/matrices); mpi: the
+#   MPI tests, a multi-rank run under compute-sanitizer, 1/2/4 ranks sharing the GPU
+#   ("every rank at once"), allreduce (MPI and NCCL), spmv-dist
 # PB_GIT_COMMIT=HASH names the commit measured in every row (set it where the
 # tree is a copy whose .git may be stale or absent).
 # Missing cJSON/cmocka development files are taken from .deps/*.deb when present
@@ -139,9 +141,50 @@ opencl_section() {
     python3 scripts/twins.py "$out"/opencl-twins-*.csv >"$out/opencl-twins.md" 2>>"$log"
 }
 
+mpi_section() {
+    # Several ranks sharing the one GPU (the multi-GPU runs need a machine with several).
+    local mpi="mpirun --bind-to none -np"
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+    grep -q "mpi=TRUE" "$log" || { echo "FAILED: built without MPI" | tee -a "$log"; status=1; return; }
+    step "mpi: the MPI tests with CUDA built in"
+    run ctest --test-dir build-gpu --output-on-failure -R "comm|mpi"
+    step "mpi: compute-sanitizer memcheck on a short 2-rank run"
+    run $mpi 2 compute-sanitizer --tool memcheck --error-exitcode 9 \
+        $pb run allreduce --backend cuda --size 8,4100,1M --precision float,double --reps 2 --warmup 1 --quiet
+    run $mpi 2 compute-sanitizer --tool memcheck --error-exitcode 9 \
+        $pb run gemm --backend cuda --variant regblock,cublas --m 33 --n 130 --k 67 --reps 1 --warmup 0 --quiet
+    step "mpi: every rank at once on one GPU (1, 2, 4 ranks)"
+    local more=""
+    for np in 1 2 4; do
+        run $mpi $np $pb run gemm --backend cuda --variant regblock,cublas --n 4096 --precision float,double \
+            --reps 10 --quiet --out "$out/mpi-ep-gemm.csv" $more
+        run $mpi $np $pb run bandwidth --backend cuda --variant h2d-pinned,d2h-pinned,d2d --size 256M \
+            --reps 10 --quiet --out "$out/mpi-ep-bandwidth.csv" $more
+        run $mpi $np $pb run spmv --backend cuda --variant csr-vector,cusparse --matrix lap3d:160,powerlaw:1M:16 \
+            --precision double --reps 10 --quiet --out "$out/mpi-ep-spmv.csv" $more
+        more=--append
+    done
+    step "mpi: allreduce, MPI (direct if CUDA-aware, staged) and NCCL, 1 and 2 ranks"
+    more=""
+    for np in 1 2; do
+        run $mpi $np $pb run allreduce --backend cuda --size 8:1G:x8 --precision float --reps 10 --quiet \
+            --out "$out/mpi-allreduce.csv" $more
+        more=--append
+    done
+    if $pb list | grep spmv-dist >/dev/null; then
+        step "mpi: spmv-dist, 1, 2, 4 ranks"
+        more=""
+        for np in 1 2 4; do
+            run $mpi $np $pb run spmv-dist --backend cuda --matrix lap3d:160,powerlaw:1M:16 --precision double \
+                --reps 10 --quiet --out "$out/mpi-spmv-dist.csv" $more
+            more=--append
+        done
+    fi
+}
+
 twins="--backend cuda,opencl --device nvidia"
 case "$mode" in
-spmv | memlab | conv | ceilings | opencl | opencl_copies | opencl_kernels)
+spmv | memlab | conv | ceilings | opencl | opencl_copies | opencl_kernels | mpi)
     ${mode}_section
     tail -n 30 "$log"
     echo "status $status"
