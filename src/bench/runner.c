@@ -532,8 +532,8 @@ static bool echoed(const char *reason)
 /* The row for all ranks from the per-rank rows: a rank that did not run OK
  * decides the status (FAILED before ERROR before SKIP before UNSUPPORTED,
  * naming a rank that failed on its own rather than one that stopped with
- * it); otherwise each repetition takes the slowest rank's time (they started
- * together), and the rates are the work over that time: every rank's in
+ * it); otherwise each repetition takes the slowest rank's time on the host
+ * clock (they started together), and the rates are the work over that time: every rank's in
  * "every rank at once" mode, the one problem's for a distributed benchmark
  * (whose extras are its slowest rank's). */
 static void aggregate_rows(const struct pb_result *rows, int n, int reps, bool distributed, double *samples,
@@ -574,18 +574,20 @@ static void aggregate_rows(const struct pb_result *rows, int n, int reps, bool d
     agg->threads = rows[0].threads;
     if (agg->status != PB_RESULT_OK)
         return;
+    /* The host clock from the common start to each rank's end: device events
+     * of separate processes share no clock, and ranks that share a GPU each
+     * time only their own turn on it. */
     for (int i = 0; i < reps; i++) {
-        samples[i] = host_samples[i] = 0;
-        for (int r = 0; r < n; r++) {
-            samples[i] = fmax(samples[i], rows[r].samples[i]);
-            host_samples[i] = fmax(host_samples[i], rows[r].host_samples[i]);
-        }
+        samples[i] = 0;
+        for (int r = 0; r < n; r++)
+            samples[i] = fmax(samples[i], rows[r].host_samples[i]);
+        host_samples[i] = samples[i];
     }
     pb__stats_compute(samples, (size_t)reps, scratch, &agg->stats);
-    pb__stats_compute(host_samples, (size_t)reps, scratch, &agg->host_stats);
+    agg->host_stats = agg->stats;
     agg->samples = samples;
     agg->host_samples = host_samples;
-    agg->timer = rows[0].timer;
+    agg->timer = "host";
     /* Work of each rank = its rate x its time; the per-rank rates give the spread. */
     double flop = 0, byte = 0, ceiling = 0, *rates = distributed ? NULL : malloc((size_t)n * 2 * sizeof *rates);
     bool use_flops = !isnan(rows[0].gflops);
