@@ -8,6 +8,7 @@
 #include "test_util.h"
 
 #include "core/rng.h"
+#include "core/verify.h"
 #include "parbench/pb_backend.h"
 #include "parbench/pb_kernels.h"
 
@@ -18,14 +19,17 @@ struct shape {
     size_t m, n, k;
 };
 
-/* m x n x k. The awkward shapes, plus: k past one packed slice of the
- * blocked kernel (KC = 256/384), n past one packed block (NC = 3072), and
- * shapes big enough (> 1e6 multiply-adds) to be split over threads, one with
- * more rows per thread than one packed block of A (MC = 192). */
+/* m x n x k. The awkward shapes, plus: k spanning several packed slices of
+ * the blocked kernel (KC = 768 in float, 512 in double; k above 2 KC and no
+ * multiple of it, so a slice that overwrote C instead of adding to it
+ * fails), n past one packed block (NC = 3072), and shapes big enough (> 1e6
+ * multiply-adds) to be split over threads, one with more rows per thread
+ * than one packed block of A (MC = 192). */
 static const struct shape shapes[] = {
     {1, 1, 1},     {17, 33, 5},   {5, 17, 33},    {33, 5, 17},    {64, 64, 64},
     {100, 1, 100}, {1, 100, 100}, {127, 129, 131}, {257, 255, 3}, {3, 1000, 7},
-    {40, 70, 400}, {2, 3100, 3},  {200, 300, 20},  {400, 64, 40},
+    {40, 70, 400}, {2, 3100, 3},  {200, 300, 20},  {400, 64, 40}, {9, 37, 1700},
+    {3, 5, 2500},
 };
 
 /* Degenerate shapes: k == 0 (C = beta*C), and empty products (no-ops). */
@@ -93,37 +97,38 @@ struct gemm_case {
     const struct mode *mode;
 };
 
-/* The test's own oracle, in double: alpha*A*B + beta*C0 (C0 not read when beta == 0). */
+/* The test's own oracle, in double: alpha*A*B + beta*C0 (C0 not read when
+ * beta == 0), then from m*n on each element's rounding-error scale
+ * (verify.h), over the k products scaled by alpha and beta*C0. */
 static double *reference(const struct gemm_case *gc, const void *a, size_t lda, const void *b,
                          size_t ldb, const void *c0, size_t ldc)
 {
     size_t m = gc->s.m, n = gc->s.n, k = gc->s.k;
-    double *ref = calloc(m * n + 1, sizeof *ref);
+    double *ref = calloc(2 * m * n + 1, sizeof *ref), alpha = gc->mode->alpha;
     assert_non_null(ref);
     for (size_t i = 0; i < m; i++)
         for (size_t j = 0; j < n; j++) {
-            double sum = 0;
-            for (size_t p = 0; p < k; p++)
-                sum += get(a, gc->prec, i * lda + p) * get(b, gc->prec, p * ldb + j);
+            double sum = 0, sumsq = 0;
+            for (size_t p = 0; p < k; p++) {
+                double t = get(a, gc->prec, i * lda + p) * get(b, gc->prec, p * ldb + j);
+                sum += t;
+                sumsq += t * t;
+            }
             double c = gc->mode->beta != 0 ? gc->mode->beta * get(c0, gc->prec, i * ldc + j) : 0;
-            ref[i * n + j] = gc->mode->alpha * sum + c;
+            ref[i * n + j] = alpha * sum + c;
+            ref[m * n + i * n + j] = pb__dot_scale(gc->prec, (double)k + 2, alpha * alpha * sumsq + c * c);
         }
     return ref;
 }
 
 /* Compares C (downloaded, ldc, with TAIL elements after it) with the oracle:
- * every element finite and within tolerance, every pad and tail element still
- * the sentinel. Returns a description of the first problem, or NULL. */
+ * every element finite and within PB_CHECK_TOL of its scale, every pad and
+ * tail element still the sentinel. Returns a description of the first
+ * problem, or NULL. */
 static const char *compare(const struct gemm_case *gc, const void *c, size_t ldc,
                            const double *ref, char *why, size_t len)
 {
-    size_t m = gc->s.m, n = gc->s.n, k = gc->s.k;
-    double scale = 0;
-    for (size_t i = 0; i < m * n; i++)
-        scale = fmax(scale, fabs(ref[i]));
-    if (scale == 0)
-        scale = 1; /* all-zero result: absolute error */
-    double tol = 32 * (gc->prec == PB_DOUBLE ? DBL_EPSILON : FLT_EPSILON) * sqrt((double)k + 1);
+    size_t m = gc->s.m, n = gc->s.n;
     for (size_t i = 0; i < m * ldc + TAIL; i++) {
         size_t row = i / (ldc ? ldc : 1), col = ldc ? i % ldc : 0;
         double x = get(c, gc->prec, i);
@@ -134,14 +139,14 @@ static const char *compare(const struct gemm_case *gc, const void *c, size_t ldc
             }
             continue;
         }
-        double r = ref[row * n + col];
+        double r = ref[row * n + col], scale = ref[m * n + row * n + col];
         if (!isfinite(x)) {
             snprintf(why, len, "C[%zu][%zu] is %g (expected %g)", row, col, x, r);
             return why;
         }
-        if (fabs(x - r) / scale > tol) {
-            snprintf(why, len, "C[%zu][%zu] = %.9g, expected %.9g (error %.3g > tolerance %.3g)",
-                     row, col, x, r, fabs(x - r) / scale, tol);
+        if (fabs(x - r) > PB_CHECK_TOL * scale) {
+            snprintf(why, len, "C[%zu][%zu] = %.9g, expected %.9g (error %.3g scales > tolerance %g)",
+                     row, col, x, r, fabs(x - r) / scale, PB_CHECK_TOL);
             return why;
         }
     }

@@ -1,9 +1,19 @@
-/* Verification against a double oracle: pb__check_* and pb__epsilon. */
+/* Verification against a double oracle: pb__check_* and pb__epsilon; the
+ * scaled checks; and the planted bugs the GEMM and SpMV checks must fail
+ * (a later k slice overwriting instead of accumulating, a block edge off by
+ * one, inputs rounded to TF32, a zeroed SpMV row among rows of tiny values,
+ * a fault injected anywhere), at shapes up to and past 2^33 multiply-adds,
+ * next to the correct results that must pass. */
 #include <float.h>
 
 #include "test_util.h"
 
+#include "bench/bench.h"
+#include "bench/gemm_host.h"
+#include "core/rng.h"
 #include "core/verify.h"
+#include "parbench/pb_backend.h"
+#include "parbench/pb_kernels.h"
 
 #define N 10000 /* a 100 x 100 matrix */
 
@@ -240,6 +250,381 @@ static void test_finite_only(void **state)
     }
 }
 
+
+/* ---- scaled checks ------------------------------------------------------ */
+
+static struct pb_check scaled(const double *out, const double *ref, const double *scale, size_t n)
+{
+    struct pb_check c;
+    pb__check_begin(&c, PB_CHECK_TOL, "full");
+    pb__check_add_scaled(&c, out, PB_DOUBLE, ref, scale, n, 100, NULL);
+    pb__check_end(&c);
+    return c;
+}
+
+static void test_scaled(void **state)
+{
+    (void)state;
+    const double ref[4] = {1, 2, 0, -4}, scale[4] = {1e-6, 1e-6, 0, 1e-3};
+    double out[4] = {1, 2, 0, -4};
+    struct pb_check c = scaled(out, ref, scale, 4);
+    assert_true(c.pass);
+    assert_true(c.err_max == 0 && c.err_norm == 0);
+
+    out[1] = 2 + 15e-6; /* 15 scales: within */
+    c = scaled(out, ref, scale, 4);
+    assert_true(c.pass);
+    assert_near(c.err_max, 15, 1e-6);
+    assert_true(c.err_norm <= c.err_max);
+
+    out[1] = 2 + 17e-6; /* 17 scales: out, and named by its index */
+    c = scaled(out, ref, scale, 4);
+    assert_false(c.pass);
+    assert_contains(c.detail, "element 101");
+    assert_contains(c.detail, "tolerance");
+
+    out[1] = 2; /* a zero scale: exact answers only */
+    out[2] = 1e-300;
+    c = scaled(out, ref, scale, 4);
+    assert_false(c.pass);
+    assert_true(isinf(c.err_max));
+
+    out[2] = NAN;
+    c = scaled(out, ref, scale, 4);
+    assert_false(c.pass);
+    assert_contains(c.detail, "NaN");
+}
+
+/* The dot-product scale: u sqrt(n sumsq) plus the underflow allowance. */
+static void test_dot_scale(void **state)
+{
+    (void)state;
+    assert_near(pb__dot_scale(PB_FLOAT, 4, 9), 0x1p-24 * 6 + 4 * FLT_MIN, 1e-20);
+    assert_near(pb__dot_scale(PB_DOUBLE, 100, 1), 0x1p-53 * 10 + 100 * DBL_MIN, 1e-30);
+    assert_true(pb__dot_scale(PB_FLOAT, 0, 0) == 0);
+}
+
+/* ---- GEMM: planted bugs ------------------------------------------------- */
+
+#define KC_FLOAT 768 /* the blocked OpenMP kernel's k slice in float */
+
+static pb_device *gemm_dev;
+static const char *gemm_variant;
+
+/* Products come from the OpenMP blocked kernel (fast enough for 2^33
+ * multiply-adds), or the reference when OpenMP is not built. */
+static int gemm_setup(void **state)
+{
+    (void)state;
+    const pb_backend *b = pb_backend_find("openmp");
+    const char *why;
+    gemm_variant = "blocked";
+    if (!b || !pb_backend_available(b, &why)) {
+        b = pb_backend_find("ref");
+        gemm_variant = "ikj";
+    }
+    return pb_device_open(b, 0, &gemm_dev) == PB_OK ? 0 : -1;
+}
+
+static int gemm_teardown(void **state)
+{
+    (void)state;
+    pb_device_close(gemm_dev);
+    return 0;
+}
+
+static float tf32(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    u = (u + 0x1000u) & ~0x1FFFu; /* round to 10 mantissa bits */
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+/* C = A[:, p0:p1] * B[p0:p1, :] in float; inputs rounded to TF32 first when
+ * asked. */
+static float *product(const float *a, const float *b, size_t m, size_t n, size_t k, size_t p0, size_t p1,
+                      bool to_tf32)
+{
+    size_t kk = p1 - p0;
+    float *as = malloc(m * kk * sizeof *as), *bs = malloc(kk * n * sizeof *bs), *c = malloc(m * n * sizeof *c);
+    assert_true(as && bs && c);
+    for (size_t i = 0; i < m; i++)
+        for (size_t p = 0; p < kk; p++)
+            as[i * kk + p] = to_tf32 ? tf32(a[i * k + p0 + p]) : a[i * k + p0 + p];
+    for (size_t i = 0; i < kk * n; i++)
+        bs[i] = to_tf32 ? tf32(b[p0 * n + i]) : b[p0 * n + i];
+    pb_buf *buf[3] = {NULL, NULL, NULL};
+    assert_int_equal(pb_buf_alloc(gemm_dev, PB_MEM_DEVICE, m * kk * 4, &buf[0]), PB_OK);
+    assert_int_equal(pb_buf_alloc(gemm_dev, PB_MEM_DEVICE, kk * n * 4, &buf[1]), PB_OK);
+    assert_int_equal(pb_buf_alloc(gemm_dev, PB_MEM_DEVICE, m * n * 4, &buf[2]), PB_OK);
+    assert_int_equal(pb_buf_write(buf[0], 0, as, m * kk * 4), PB_OK);
+    assert_int_equal(pb_buf_write(buf[1], 0, bs, kk * n * 4), PB_OK);
+    struct pb_gemm_args args = {.prec = PB_FLOAT, .m = m, .n = n, .k = kk, .alpha = 1, .beta = 0, .a = buf[0],
+                                .lda = kk, .b = buf[1], .ldb = n, .c = buf[2], .ldc = n};
+    assert_int_equal(pb_gemm(gemm_dev, gemm_variant, &args), PB_OK);
+    assert_int_equal(pb_buf_read(buf[2], 0, c, m * n * 4), PB_OK);
+    for (int i = 0; i < 3; i++)
+        pb_buf_free(buf[i]);
+    free(as);
+    free(bs);
+    return c;
+}
+
+/* The same product summed in float one term after another (the order whose
+ * rounding error grows fastest). */
+static float *product_sequential(const float *a, const float *b, size_t m, size_t n, size_t k)
+{
+    float *c = calloc(m * n, sizeof *c);
+    assert_non_null(c);
+    for (size_t i = 0; i < m; i++)
+        for (size_t p = 0; p < k; p++)
+            for (size_t j = 0; j < n; j++)
+                c[i * n + j] += a[i * k + p] * b[p * n + j];
+    return c;
+}
+
+static struct pb_check gemm_check(void *host, const float *c, size_t m, size_t n, bool corrupt)
+{
+    float *copy = malloc(m * n * sizeof *copy);
+    assert_non_null(copy);
+    memcpy(copy, c, m * n * sizeof *copy);
+    struct pb_check chk;
+    assert_int_equal(pb__gemm_host_check(host, copy, corrupt, &chk), PB_OK);
+    free(copy);
+    return chk;
+}
+
+static void expect_gemm(void *host, const float *c, size_t m, size_t n, bool pass, const char *what)
+{
+    struct pb_check chk = gemm_check(host, c, m, n, false);
+    print_message("  %-34s err_max %9.3g  %s\n", what, chk.err_max, chk.pass ? "pass" : "FAIL");
+    if (chk.pass != pass)
+        fail_msg("%s: expected %s, got err_max %g (%s)", what, pass ? "pass" : "FAIL", chk.err_max, chk.detail);
+    assert_string_equal(chk.mode, "full");
+}
+
+struct gemm_shape {
+    size_t m, n, k;
+};
+
+/* Shapes cheap on a CPU: long k with a small C (k up to 65536, several KC
+ * slices), C with rows past a 192-row block, and one past 2^33 multiply-adds
+ * (where the old check sampled 64 rows). */
+static const struct gemm_shape planted_shapes[] = {
+    {16, 16, 65536}, {64, 64, 4096}, {400, 300, 1700}, {2048, 2048, 2100},
+};
+
+static void test_gemm_planted(void **state)
+{
+    (void)state;
+    for (size_t s = 0; s < PB_ARRAY_LEN(planted_shapes); s++) {
+        size_t m = planted_shapes[s].m, n = planted_shapes[s].n, k = planted_shapes[s].k;
+        print_message("gemm %zux%zux%zu (%.3g multiply-adds)\n", m, n, k, (double)m * n * k);
+        struct pb_problem p = pb__gemm_problem(PB_FLOAT, (int64_t)m, (int64_t)n, (int64_t)k);
+        void *host;
+        assert_int_equal(pb__gemm_host_prepare(&p, 42, &host), PB_OK);
+        const float *a = pb__gemm_host_input(host, 'a'), *b = pb__gemm_host_input(host, 'b');
+
+        float *c = product(a, b, m, n, k, 0, k, false);
+        expect_gemm(host, c, m, n, true, "correct (blocked)");
+        if ((double)m * n * k <= 1e8) {
+            float *seq = product_sequential(a, b, m, n, k);
+            expect_gemm(host, seq, m, n, true, "correct (sequential float)");
+            free(seq);
+        }
+
+        /* The last k slice overwrites C instead of adding to it. */
+        size_t last = (k - 1) / KC_FLOAT * KC_FLOAT;
+        if (last > 0) {
+            float *bad = product(a, b, m, n, k, last, k, false);
+            expect_gemm(host, bad, m, n, false, "last k slice overwrites");
+            free(bad);
+        }
+
+        /* Inputs rounded to TF32, summed in float. */
+        float *t = product(a, b, m, n, k, 0, k, true);
+        expect_gemm(host, t, m, n, false, "inputs rounded to TF32");
+        free(t);
+
+        /* Off by one at the edge of each 192-row block (or of C): the row
+         * gets its neighbour's values. */
+        float *bad = malloc(m * n * sizeof *bad);
+        assert_non_null(bad);
+        memcpy(bad, c, m * n * sizeof *bad);
+        for (size_t i = 1; i < m; i++)
+            if (i % 192 == 191 || i == m - 1)
+                memcpy(&bad[i * n], &bad[(i - 1) * n], n * sizeof *bad);
+        expect_gemm(host, bad, m, n, false, "block-edge row off by one");
+
+        /* One element at a block edge misses its largest product. */
+        memcpy(bad, c, m * n * sizeof *bad);
+        size_t ei = m > 191 ? 191 : m - 1, ej = n / 2, big = 0;
+        for (size_t q = 1; q < k; q++)
+            if (fabsf(a[ei * k + q] * b[q * n + ej]) > fabsf(a[ei * k + big] * b[big * n + ej]))
+                big = q;
+        bad[ei * n + ej] -= a[ei * k + big] * b[big * n + ej];
+        expect_gemm(host, bad, m, n, false, "one element misses a term");
+
+        /* Single zeroed elements at seeded places anywhere. */
+        struct pb_rng rng;
+        pb__rng_init(&rng, 7, s);
+        for (int trial = 0; trial < 20; trial++) {
+            memcpy(bad, c, m * n * sizeof *bad);
+            size_t at = (size_t)(pb__rng_next(&rng) % (m * n));
+            bad[at] = 0;
+            struct pb_check chk = gemm_check(host, bad, m, n, false);
+            if (chk.pass)
+                fail_msg("element %zu zeroed (was %g) passed, err_max %g", at, c[at], chk.err_max);
+        }
+        /* --inject-fault: a seeded element anywhere, 1e-3 of its terms' sum;
+         * more seeds put it in other rows where products are cheap. */
+        struct pb_check faulty = gemm_check(host, c, m, n, true);
+        if (faulty.pass)
+            fail_msg("injected fault passed (err_max %g)", faulty.err_max);
+        print_message("  injected fault, seed 42: err_max %.3g (%s)\n", faulty.err_max, faulty.detail);
+        pb__gemm_host_release(host);
+        for (uint64_t seed = 1; seed <= 4 && (double)m * n * k < 1e9; seed++) {
+            assert_int_equal(pb__gemm_host_prepare(&p, seed, &host), PB_OK);
+            float *cs = product(pb__gemm_host_input(host, 'a'), pb__gemm_host_input(host, 'b'), m, n, k, 0, k, false);
+            struct pb_check ok = gemm_check(host, cs, m, n, false), bad_one = gemm_check(host, cs, m, n, true);
+            assert_true(ok.pass);
+            if (bad_one.pass)
+                fail_msg("seed %llu: injected fault passed (err_max %g)", (unsigned long long)seed, bad_one.err_max);
+            print_message("  injected fault, seed %llu: err_max %.3g (%s)\n", (unsigned long long)seed,
+                          bad_one.err_max, bad_one.detail);
+            free(cs);
+            pb__gemm_host_release(host);
+        }
+        free(bad);
+        free(c);
+    }
+}
+
+/* ---- SpMV: planted bugs ------------------------------------------------- */
+
+enum { SPMV_MATRIX, SPMV_GROUP, SPMV_BLOCK, SPMV_FILL, SPMV_COMPLEX }; /* spmv.c's parameters */
+
+/* Rows whose values span 30 orders of magnitude from row to row, and rows
+ * with one large value among small ones; the last row holds tiny values. */
+static void write_magnitudes_matrix(const char *path, int rows, int cols)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    struct pb_rng rng;
+    pb__rng_init(&rng, 3, 1);
+    int nnz = 0;
+    for (int i = 0; i < rows; i++)
+        nnz += 1 + (i * 7) % 40;
+    fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n%d %d %d\n", rows, cols, nnz);
+    for (int i = 0; i < rows; i++) {
+        int len = 1 + (i * 7) % 40, start = (int)(pb__rng_next(&rng) % (uint64_t)(cols - len));
+        double row_scale = pow(10.0, -(double)((i * 13) % 30)) * (i == rows - 1 ? 1e-6 : 1);
+        for (int j = 0; j < len; j++) {
+            double v = pb__rng_uniform(&rng) * row_scale;
+            if (i % 3 == 0)
+                v *= pow(10.0, -(double)(j % 12)); /* one large value, then smaller and smaller */
+            fprintf(f, "%d %d %.17g\n", i + 1, start + j + 1, v);
+        }
+    }
+    fclose(f);
+}
+
+struct spmv_fixture {
+    const struct pb_bench *bench;
+    pb_device *dev;
+    struct pb_problem p;
+    void *host, *state;
+    const struct pb_spmv_args *args;
+};
+
+static void spmv_open(struct spmv_fixture *f, const char *matrix, enum pb_precision prec)
+{
+    memset(f, 0, sizeof *f);
+    f->bench = pb__bench_find("spmv");
+    assert_non_null(f->bench);
+    const pb_backend *ref = pb_backend_find("ref");
+    assert_int_equal(pb_device_open(ref, 0, &f->dev), PB_OK);
+    f->p = (struct pb_problem){.prec = prec, .v = {[SPMV_FILL] = 8}, .s = {[SPMV_MATRIX] = matrix}};
+    assert_int_equal(f->bench->prepare(&f->p, 42, &f->host), PB_OK);
+    const struct pb_variant *v = NULL;
+    for (size_t i = 0; (v = pb__bench_variant(f->bench, ref, i)) != NULL; i++)
+        if (strcmp(v->desc.name, "csr") == 0)
+            break;
+    assert_non_null(v);
+    const void *args;
+    assert_int_equal(f->bench->bind(f->dev, &f->p, v, f->host, &f->state, &args), PB_OK);
+    f->args = args;
+    assert_int_equal(pb_kernel_run(f->dev, "spmv", "csr", f->args), PB_OK);
+}
+
+static void spmv_close(struct spmv_fixture *f)
+{
+    f->bench->unbind(f->state);
+    f->bench->release(f->host);
+    pb_device_close(f->dev);
+}
+
+static struct pb_check spmv_checked(struct spmv_fixture *f, bool corrupt)
+{
+    struct pb_check c;
+    assert_int_equal(f->bench->check(f->state, f->host, corrupt, &c), PB_OK);
+    return c;
+}
+
+/* Zeroes row i of y, checks, restores; true when the check failed or the
+ * row was 0 already (an empty row). */
+static bool spmv_row_zero_fails(struct spmv_fixture *f, size_t i, double *err)
+{
+    size_t elt = pb_precision_size(f->p.prec);
+    unsigned char saved[8], zero[8] = {0};
+    *err = INFINITY;
+    assert_int_equal(pb_buf_read(f->args->y, i * elt, saved, elt), PB_OK);
+    if (memcmp(saved, zero, elt) == 0)
+        return true;
+    assert_int_equal(pb_buf_write(f->args->y, i * elt, zero, elt), PB_OK);
+    struct pb_check c = spmv_checked(f, false);
+    assert_int_equal(pb_buf_write(f->args->y, i * elt, saved, elt), PB_OK);
+    *err = c.err_max;
+    return !c.pass;
+}
+
+static void test_spmv_planted(void **state)
+{
+    (void)state;
+    char path[256];
+    pb_test_tmpfile(path, sizeof path, "magnitudes");
+    const int rows = 600;
+    write_magnitudes_matrix(path, rows, 700);
+    const char *matrices[] = {path, "random:20000:16", "powerlaw:20000:8", "lap2d:100"};
+    static const enum pb_precision spmv_precs[] = {PB_FLOAT, PB_DOUBLE};
+    for (size_t mi = 0; mi < PB_ARRAY_LEN(matrices); mi++)
+        for (size_t pi = 0; pi < PB_ARRAY_LEN(spmv_precs); pi++) {
+            struct spmv_fixture f;
+            spmv_open(&f, matrices[mi], spmv_precs[pi]);
+            struct pb_check ok = spmv_checked(&f, false);
+            assert_true(ok.pass);
+            size_t n_rows = (size_t)f.args->rows;
+            /* The last row zeroed; on the first matrix every row in turn. */
+            double err, min_err = INFINITY;
+            size_t first = mi == 0 ? 0 : n_rows - 1;
+            for (size_t i = first; i < n_rows; i++) {
+                if (!spmv_row_zero_fails(&f, i, &err))
+                    fail_msg("%s %s: row %zu zeroed passed (err_max %g)", matrices[mi],
+                             pb_precision_name(spmv_precs[pi]), i, err);
+                min_err = fmin(min_err, err);
+            }
+            struct pb_check faulty = spmv_checked(&f, true);
+            assert_false(faulty.pass);
+            print_message("spmv %-18s %-6s correct err_max %.3g, zeroed row err_max >= %.3g, injected fault %.3g\n",
+                          mi == 0 ? "magnitudes" : matrices[mi], pb_precision_name(spmv_precs[pi]), ok.err_max,
+                          min_err, faulty.err_max);
+            spmv_close(&f);
+        }
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -253,5 +638,12 @@ int main(void)
         cmocka_unit_test(test_zero_reference),
         cmocka_unit_test(test_finite_only),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    const struct CMUnitTest planted[] = {
+        cmocka_unit_test(test_scaled),
+        cmocka_unit_test(test_dot_scale),
+        cmocka_unit_test(test_gemm_planted),
+        cmocka_unit_test(test_spmv_planted),
+    };
+    int failed = cmocka_run_group_tests(tests, setup, teardown);
+    return failed + cmocka_run_group_tests(planted, gemm_setup, gemm_teardown);
 }

@@ -166,8 +166,7 @@ static pb_status conv_check(void *state, const void *host, bool corrupt, struct 
             return st;
         image = s->download;
     }
-    pb__conv_host_check(h, image, corrupt, out);
-    return PB_OK;
+    return pb__conv_host_check(h, image, corrupt, out);
 }
 
 static void conv_extras(void *state, const struct pb_stats *time, double *out)

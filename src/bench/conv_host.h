@@ -36,19 +36,28 @@ struct pb_conv_shape {
 };
 
 /* Seeded image and the oracle: every row when the image is small enough,
- * else a sample of rows (first, last and seeded ones) plus a finite check. */
+ * else a sample of rows (first, last and seeded ones) plus a finite check.
+ * Each output element is checked against its rounding-error scale
+ * (verify.h): u sqrt(N) sum|t| + N tiny, sum|t| = the |taps| x |taps|
+ * filter applied to |image|, N = 2(2R+1) + 1 roundings on the path of a
+ * term through both passes and the intermediate's store (Higham & Mary's
+ * probabilistic bound; the terms' signs are not relied on, as a clamped
+ * border repeats pixels). */
 struct pb_conv_host {
     struct pb_conv_shape shape;
+    uint64_t seed;
     void *image;        /* width x height, prec */
-    double *taps;       /* 2R+1 */
+    double *taps;       /* 2R+1, rounded to prec (what the kernels see) */
     double *ref;        /* n_rows x width */
+    double *scale;      /* n_rows x width: each element's error scale */
     size_t *rows;       /* rows of the output the oracle covers */
     size_t n_rows;
 };
 pb_status pb__conv_host_prepare(const struct pb_conv_shape *shape, uint64_t seed, struct pb_conv_host **out);
 void pb__conv_host_release(void *host);
-/* Compare an output image (host memory, prec) with the oracle. */
-void pb__conv_host_check(const struct pb_conv_host *h, void *image, bool corrupt, struct pb_check *out);
+/* Compare an output image (host memory, prec) with the oracle; corrupt:
+ * first add a fault to a seeded element anywhere in the image. */
+pb_status pb__conv_host_check(const struct pb_conv_host *h, void *image, bool corrupt, struct pb_check *out);
 
 /* ---- the strip engine -------------------------------------------------- */
 

@@ -164,8 +164,7 @@ static pb_status cs_poison(void *state)
 static pb_status cs_check(void *state, const void *host, bool corrupt, struct pb_check *out)
 {
     struct cs_state *s = state;
-    pb__conv_host_check(host, s->out, corrupt, out);
-    return PB_OK;
+    return pb__conv_host_check(host, s->out, corrupt, out);
 }
 
 static void cs_extras(void *state, const struct pb_stats *time, double *out)

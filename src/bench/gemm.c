@@ -1,9 +1,14 @@
 /* gemm: C = A * B, row-major, m x k times k x n, float or double.
  *
- * The oracle is the same product accumulated in double from the same rounded
- * inputs. Up to 2^33 multiply-adds it covers every element; beyond that it
- * covers a seeded sample of rows (always the first and last) and every other
- * element is still checked to be finite, so an unwritten element fails. */
+ * Checked in full at O(m n + m k + k n) cost, at any size: every element must
+ * be finite (an unwritten one is NaN), a few exact rows (the first, the last
+ * and seeded ones) are compared element by element with the product
+ * accumulated in double from the same rounded inputs, and every row is
+ * covered by Freivalds' test: C*r against A*(B*r) for random vectors r,
+ * computed in double with compensated sums. Each value is compared against
+ * its own rounding-error scale (verify.h): an element against
+ * u sqrt(k sum_p (a_ip b_pj)^2), a row of C*r against the same summed over
+ * the row with weights r_j^2, u sqrt(k sum_p a_ip^2 sum_j (b_pj r_j)^2). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,15 +28,18 @@ static const struct pb_param_def gemm_params[] = {
     [P_K] = {"k", "columns of A, rows of B (default: n)", NULL},
 };
 
-#define FULL_ORACLE_LIMIT (1ull << 33) /* multiply-adds */
-#define SAMPLED_ROWS 64
+#define EXACT_ROWS 8 /* rows of C compared element by element */
+#define N_VECTORS 2  /* Freivalds vectors */
+#define FAULT 1e-3   /* --inject-fault: one element off by this times sum_p |a_ip b_pj| */
 
 struct gemm_host {
     struct pb_problem p;
-    void *a, *b;       /* inputs in the problem's precision */
-    double *ref;       /* oracle rows, n doubles each */
-    size_t *rows;      /* which rows of C the oracle covers */
-    size_t n_rows;
+    uint64_t seed;
+    void *a, *b;             /* inputs in the problem's precision */
+    size_t *rows, n_rows;    /* the exact rows */
+    double *ref, *ref_scale; /* their oracle and error scales, n_rows x n */
+    double *r;               /* Freivalds vectors, N_VECTORS x n */
+    double *abr, *abr_scale; /* A*(B*r) and its scales, N_VECTORS x m */
 };
 
 struct gemm_state {
@@ -105,45 +113,116 @@ static double gemm_bytes(const struct pb_problem *p, const struct pb_variant *v,
     return (m * k + k * n + m * n) * (double)pb_precision_size(p->prec);
 }
 
-/* The inputs widened to double, so the oracle loop is plain vectorisable double. */
-static pb_status widen(const void *x, enum pb_precision prec, size_t count, const char *what,
-                       double **out)
+static double elem(const void *x, enum pb_precision prec, size_t i)
 {
-    pb_status st = pb__host_alloc(count * sizeof(double), what, (void **)out);
-    if (st != PB_OK)
-        return st;
-    for (size_t i = 0; i < count; i++)
-        (*out)[i] = prec == PB_DOUBLE ? ((const double *)x)[i] : (double)((const float *)x)[i];
-    return PB_OK;
+    return prec == PB_DOUBLE ? ((const double *)x)[i] : (double)((const float *)x)[i];
 }
 
-/* Oracle rows in double, ikj order; rows are independent so threads split them. */
-static pb_status compute_oracle(struct gemm_host *h)
+/* Compensated (Neumaier) sum: the check's own rounding stays far below the
+ * double kernels' errors it must judge. */
+struct ksum {
+    double s, c;
+};
+
+static inline void ksum_add(struct ksum *k, double x)
+{
+    double t = k->s + x;
+    k->c += fabs(k->s) >= fabs(x) ? (k->s - t) + x : (x - t) + k->s;
+    k->s = t;
+}
+
+/* Exact rows in double, ikj order, with each element's sum of squared terms
+ * for its scale; rows are independent so threads split them. */
+static void exact_rows(struct gemm_host *h)
 {
     size_t m, n, k;
     dims(&h->p, &m, &n, &k);
-    double *a = NULL, *b = NULL;
-    pb_status st = widen(h->a, h->p.prec, m * k, "gemm oracle copy of A", &a);
-    if (st == PB_OK)
-        st = widen(h->b, h->p.prec, k * n, "gemm oracle copy of B", &b);
-    if (st != PB_OK) {
-        pb__host_free(a);
-        return st;
-    }
+    (void)m;
+    enum pb_precision prec = h->p.prec;
     const long n_rows = (long)h->n_rows;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1)
 #endif
     for (long r = 0; r < n_rows; r++) {
-        double *c = &h->ref[(size_t)r * n];
-        const double *arow = &a[h->rows[r] * k];
+        double *c = &h->ref[(size_t)r * n], *q = &h->ref_scale[(size_t)r * n];
+        size_t i = h->rows[r];
         memset(c, 0, n * sizeof *c);
-        for (size_t p = 0; p < k; p++)
-            for (size_t j = 0; j < n; j++)
-                c[j] += arow[p] * b[p * n + j];
+        memset(q, 0, n * sizeof *q);
+        for (size_t p = 0; p < k; p++) {
+            double aip = elem(h->a, prec, i * k + p);
+            if (prec == PB_DOUBLE) {
+                const double *b = (const double *)h->b + p * n;
+                for (size_t j = 0; j < n; j++) {
+                    double t = aip * b[j];
+                    c[j] += t;
+                    q[j] += t * t;
+                }
+            } else {
+                const float *b = (const float *)h->b + p * n;
+                for (size_t j = 0; j < n; j++) {
+                    double t = aip * (double)b[j];
+                    c[j] += t;
+                    q[j] += t * t;
+                }
+            }
+        }
+        for (size_t j = 0; j < n; j++)
+            q[j] = pb__dot_scale(prec, (double)k, q[j]);
     }
-    pb__host_free(a);
-    pb__host_free(b);
+}
+
+/* For vector v: r (entries +-[0.5, 1), never near 0, so no error hides behind
+ * a small weight), w = B*r, then A*w and its scales. */
+static pb_status freivalds_prepare(struct gemm_host *h, size_t v)
+{
+    size_t m, n, k;
+    dims(&h->p, &m, &n, &k);
+    enum pb_precision prec = h->p.prec;
+    double *r = &h->r[v * n], *w, *bq, rnorm = 0;
+    pb_status st = pb__host_alloc(2 * k * sizeof *w, "gemm check vectors", (void **)&w);
+    if (st != PB_OK)
+        return st;
+    bq = w + k;
+    struct pb_rng rng;
+    pb__rng_init(&rng, h->seed, 10 + v);
+    for (size_t j = 0; j < n; j++) {
+        double u = pb__rng_uniform(&rng);
+        r[j] = u < 0 ? -0.5 + 0.5 * u : 0.5 + 0.5 * u;
+        rnorm += r[j] * r[j];
+    }
+    rnorm = sqrt(rnorm);
+    const long kk = (long)k, mm = (long)m;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+    for (long p = 0; p < kk; p++) {
+        struct ksum s = {0, 0};
+        double q = 0;
+        for (size_t j = 0; j < n; j++) {
+            double t = elem(h->b, prec, (size_t)p * n + j) * r[j];
+            ksum_add(&s, t);
+            q += t * t;
+        }
+        w[p] = s.s + s.c;
+        bq[p] = q;
+    }
+    double *z = &h->abr[v * m], *zs = &h->abr_scale[v * m], tiny = pb__dot_scale(prec, (double)k, 0);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+    for (long i = 0; i < mm; i++) {
+        struct ksum s = {0, 0};
+        double q = 0;
+        for (size_t p = 0; p < k; p++) {
+            double a = elem(h->a, prec, (size_t)i * k + p);
+            ksum_add(&s, a * w[p]);
+            q += a * a * bq[p];
+        }
+        z[i] = s.s + s.c;
+        /* sqrt(sum_j s_ij^2 r_j^2) for the elements' scales s_ij (Minkowski). */
+        zs[i] = pb__dot_scale(prec, (double)k, q) - tiny + tiny * rnorm;
+    }
+    pb__host_free(w);
     return PB_OK;
 }
 
@@ -155,6 +234,10 @@ void pb__gemm_host_release(void *host)
     pb__host_free(h->a);
     pb__host_free(h->b);
     pb__host_free(h->ref);
+    pb__host_free(h->ref_scale);
+    pb__host_free(h->r);
+    pb__host_free(h->abr);
+    pb__host_free(h->abr_scale);
     free(h->rows);
     free(h);
 }
@@ -168,8 +251,8 @@ pb_status pb__gemm_host_prepare(const struct pb_problem *p, uint64_t seed, void 
     if (!h)
         return pb__fail(PB_ERR_NOMEM, "gemm: out of host memory");
     h->p = *p;
-    bool full = (double)m * (double)n * (double)k <= (double)FULL_ORACLE_LIMIT || m <= SAMPLED_ROWS;
-    h->n_rows = full ? m : SAMPLED_ROWS;
+    h->seed = seed;
+    h->n_rows = m <= EXACT_ROWS ? m : EXACT_ROWS;
     pb_status st = PB_OK;
     h->rows = malloc(h->n_rows * sizeof *h->rows);
     if (!h->rows)
@@ -178,10 +261,18 @@ pb_status pb__gemm_host_prepare(const struct pb_problem *p, uint64_t seed, void 
         st = pb__host_alloc(m * k * elt, "gemm input A", &h->a);
     if (st == PB_OK)
         st = pb__host_alloc(k * n * elt, "gemm input B", &h->b);
+    if (st == PB_OK && !matrix_bytes(h->n_rows, n, sizeof(double), &bytes))
+        st = pb__fail(PB_ERR_OVERFLOW, "gemm: reference size overflows");
     if (st == PB_OK)
-        st = matrix_bytes(h->n_rows, n, sizeof(double), &bytes)
-                 ? pb__host_alloc(bytes, "gemm reference result", (void **)&h->ref)
-                 : pb__fail(PB_ERR_OVERFLOW, "gemm: reference size overflows");
+        st = pb__host_alloc(bytes, "gemm reference rows", (void **)&h->ref);
+    if (st == PB_OK)
+        st = pb__host_alloc(bytes, "gemm reference scales", (void **)&h->ref_scale);
+    if (st == PB_OK)
+        st = pb__host_alloc(N_VECTORS * n * sizeof(double), "gemm check vectors", (void **)&h->r);
+    if (st == PB_OK)
+        st = pb__host_alloc(N_VECTORS * m * sizeof(double), "gemm check products", (void **)&h->abr);
+    if (st == PB_OK)
+        st = pb__host_alloc(N_VECTORS * m * sizeof(double), "gemm check scales", (void **)&h->abr_scale);
     if (st != PB_OK) {
         pb__gemm_host_release(h);
         return st;
@@ -191,13 +282,15 @@ pb_status pb__gemm_host_prepare(const struct pb_problem *p, uint64_t seed, void 
     pb__rng_fill(&rng, h->a, p->prec, m * k);
     pb__rng_init(&rng, seed, 2);
     pb__rng_fill(&rng, h->b, p->prec, k * n);
-    if (full) {
+    if (h->n_rows == m) {
         for (size_t i = 0; i < m; i++)
             h->rows[i] = i;
     } else {
         pb__rng_sample_rows(seed, m, h->rows, h->n_rows);
     }
-    st = compute_oracle(h);
+    exact_rows(h);
+    for (size_t v = 0; v < N_VECTORS && st == PB_OK; v++)
+        st = freivalds_prepare(h, v);
     if (st != PB_OK) {
         pb__gemm_host_release(h);
         return st;
@@ -258,30 +351,66 @@ static pb_status gemm_poison(void *state)
     return pb_buf_fill_bytes(s->c, 0xFF);
 }
 
-void pb__gemm_host_check(const void *host, void *c, bool corrupt, struct pb_check *out)
+/* The fault: a seeded element anywhere in C (not one the check prefers) off
+ * by FAULT times the sum of its terms' magnitudes, an error a rounding model
+ * never explains yet small enough to hide in a normwise measure. */
+static void inject_fault(const struct gemm_host *h, void *c)
+{
+    size_t m, n, k;
+    dims(&h->p, &m, &n, &k);
+    struct pb_rng rng;
+    pb__rng_init(&rng, h->seed, 20);
+    size_t i = (size_t)(pb__rng_next(&rng) % m), j = (size_t)(pb__rng_next(&rng) % n);
+    double mag = 0;
+    for (size_t p = 0; p < k; p++)
+        mag += fabs(elem(h->a, h->p.prec, i * k + p) * elem(h->b, h->p.prec, p * n + j));
+    if (h->p.prec == PB_DOUBLE)
+        ((double *)c)[i * n + j] += FAULT * mag;
+    else
+        ((float *)c)[i * n + j] += (float)(FAULT * mag);
+}
+
+pb_status pb__gemm_host_check(const void *host, void *c, bool corrupt, struct pb_check *out)
 {
     const struct gemm_host *h = host;
     size_t m, n, k, elt = pb_precision_size(h->p.prec);
     dims(&h->p, &m, &n, &k);
-    unsigned char *bytes = c;
-    if (corrupt) { /* shift one element, in a row the oracle covers */
-        size_t mid = h->rows[h->n_rows / 2] * n + n / 2;
-        if (h->p.prec == PB_DOUBLE)
-            ((double *)c)[mid] += 1.0;
-        else
-            ((float *)c)[mid] += 1.0f;
+    enum pb_precision prec = h->p.prec;
+    if (corrupt)
+        inject_fault(h, c);
+    pb__check_begin(out, PB_CHECK_TOL, "full");
+    pb__check_finite(out, c, prec, m * n, 0);
+    if (out->nonfinite) {
+        pb__check_end(out);
+        return PB_OK;
     }
-    bool full = h->n_rows == m;
-    /* Rounding error of a k-term dot product grows like sqrt(k) for random data. */
-    double tol = 32.0 * pb__epsilon(h->p.prec) * sqrt((double)k + 1.0);
-    pb__check_begin(out, tol, full ? "full" : "sampled");
+    const unsigned char *bytes = c;
     for (size_t r = 0; r < h->n_rows; r++) {
         size_t i = h->rows[r];
-        pb__check_add(out, bytes + i * n * elt, h->p.prec, &h->ref[r * n], n, i * n);
+        pb__check_add_scaled(out, bytes + i * n * elt, prec, &h->ref[r * n], &h->ref_scale[r * n], n, i * n,
+                             "element");
     }
-    if (!full)
-        pb__check_finite(out, c, h->p.prec, m * n, 0);
+    double *y;
+    pb_status st = pb__host_alloc(m * sizeof *y, "gemm check", (void **)&y);
+    if (st != PB_OK)
+        return st;
+    const long mm = (long)m;
+    for (size_t v = 0; v < N_VECTORS; v++) {
+        const double *r = &h->r[v * n];
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+        for (long i = 0; i < mm; i++) {
+            struct ksum s = {0, 0};
+            for (size_t j = 0; j < n; j++)
+                ksum_add(&s, elem(c, prec, (size_t)i * n + j) * r[j]);
+            y[i] = s.s + s.c;
+        }
+        pb__check_add_scaled(out, y, PB_DOUBLE, &h->abr[v * m], &h->abr_scale[v * m], m, 0, "row of C*r");
+    }
+    pb__host_free(y);
     pb__check_end(out);
+    return PB_OK;
 }
 
 const void *pb__gemm_host_input(const void *host, char which)
@@ -308,8 +437,7 @@ static pb_status gemm_check(void *state, const void *host, bool corrupt, struct 
             return st;
         c = s->download;
     }
-    pb__gemm_host_check(host, c, corrupt, out);
-    return PB_OK;
+    return pb__gemm_host_check(host, c, corrupt, out);
 }
 
 const struct pb_bench pb__bench_gemm = {

@@ -301,7 +301,9 @@ static pb_status ov_check(void *state, const void *host, bool corrupt, struct pb
     struct ov_args *a = &((struct ov_state *)state)->args;
     for (size_t i = 0; i < a->lm; i++) {
         struct pb_check c;
-        pb__gemm_host_check(host, pb_buf_host_ptr(a->host[3 * i + 2]), corrupt && i == a->lm - 1, &c);
+        pb_status st = pb__gemm_host_check(host, pb_buf_host_ptr(a->host[3 * i + 2]), corrupt && i == a->lm - 1, &c);
+        if (st != PB_OK)
+            return st;
         bool worse = i == 0 || (out->pass && !c.pass) ||
                      (out->pass == c.pass && (c.err_norm > out->err_norm || c.err_max > out->err_max));
         if (worse) {

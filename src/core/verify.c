@@ -8,6 +8,14 @@
 
 double pb__epsilon(enum pb_precision p) { return p == PB_DOUBLE ? DBL_EPSILON : FLT_EPSILON; }
 
+double pb__unit_roundoff(enum pb_precision p) { return pb__epsilon(p) / 2; }
+
+double pb__dot_scale(enum pb_precision p, double n, double sumsq)
+{
+    double tiny = p == PB_DOUBLE ? DBL_MIN : FLT_MIN;
+    return pb__unit_roundoff(p) * sqrt(n * sumsq) + n * tiny;
+}
+
 void pb__check_begin(struct pb_check *c, double tol, const char *mode)
 {
     memset(c, 0, sizeof *c);
@@ -48,6 +56,32 @@ void pb__check_add(struct pb_check *c, const void *out, enum pb_precision prec, 
     c->checked += n;
 }
 
+void pb__check_add_scaled(struct pb_check *c, const void *out, enum pb_precision prec, const double *ref,
+                          const double *scale, size_t n, size_t first, const char *what)
+{
+    c->scaled = true;
+    for (size_t i = 0; i < n; i++) {
+        double x = element(out, prec, i), r = ref[i], s = scale[i];
+        if (!isfinite(x)) {
+            note_nonfinite(c, x, first + i);
+            continue;
+        }
+        double d = fabs(x - r);
+        /* s == 0: the exact answer is 0 and needs no rounding. */
+        double ratio = d == 0 ? 0 : s > 0 ? d / s : INFINITY;
+        c->sq_diff += d * d;
+        c->sq_ref += s * s;
+        if (ratio > c->err_max || c->checked + i == 0) {
+            c->err_max = ratio;
+            c->worst = first + i;
+            c->worst_out = x;
+            c->worst_ref = r;
+            c->worst_what = what;
+        }
+    }
+    c->checked += n;
+}
+
 void pb__check_finite(struct pb_check *c, const void *out, enum pb_precision prec, size_t n,
                       size_t first)
 {
@@ -62,18 +96,29 @@ void pb__check_finite(struct pb_check *c, const void *out, enum pb_precision pre
 
 void pb__check_end(struct pb_check *c)
 {
-    /* An all-zero oracle makes the errors absolute. */
-    double norm_ref = c->sq_ref > 0 ? sqrt(c->sq_ref) : 1.0;
-    double max_ref = c->max_ref > 0 ? c->max_ref : 1.0;
-    c->err_norm = sqrt(c->sq_diff) / norm_ref;
-    c->err_max = c->max_diff / max_ref;
+    if (c->scaled) {
+        c->err_norm = c->sq_diff == 0 ? 0 : c->sq_ref > 0 ? sqrt(c->sq_diff) / sqrt(c->sq_ref) : INFINITY;
+    } else {
+        /* An all-zero oracle makes the errors absolute. */
+        double norm_ref = c->sq_ref > 0 ? sqrt(c->sq_ref) : 1.0;
+        double max_ref = c->max_ref > 0 ? c->max_ref : 1.0;
+        c->err_norm = sqrt(c->sq_diff) / norm_ref;
+        c->err_max = c->max_diff / max_ref;
+    }
     if (c->nonfinite) {
         c->err_norm = c->err_max = NAN;
         c->pass = false;
         return;
     }
     c->pass = c->err_norm <= c->tol && c->err_max <= c->tol;
-    if (!c->pass)
+    if (c->pass)
+        return;
+    if (c->scaled)
+        snprintf(c->detail, sizeof c->detail,
+                 "%s %zu is %.9g, expected %.9g (error %.3g rounding scales > tolerance %.3g)",
+                 c->worst_what ? c->worst_what : "element", c->worst, c->worst_out, c->worst_ref, c->err_max,
+                 c->tol);
+    else
         snprintf(c->detail, sizeof c->detail, "error %.3g exceeds tolerance %.3g",
                  c->err_norm > c->err_max ? c->err_norm : c->err_max, c->tol);
 }

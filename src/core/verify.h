@@ -1,10 +1,18 @@
 /* Verification against a double-precision oracle.
  *
- * Two measures, both relative to the oracle's scale and both compared with
- * one tolerance: the normwise error ||out - ref||_2 / ||ref||_2 and the
- * largest elementwise error max|out - ref| / max|ref|. A NaN or Inf anywhere
- * in the output fails (outputs are poisoned with NaN before each run, so an
- * element the kernel never wrote shows up here). */
+ * Two ways to compare, both with one limit `tol`:
+ *  - relative (pb__check_add): the normwise error ||out - ref||_2 / ||ref||_2
+ *    and the largest elementwise error max|out - ref| / max|ref|; for outputs
+ *    that must be exact or nearly so (copies, transposes, FMA chains).
+ *  - scaled (pb__check_add_scaled): every element i comes with its own error
+ *    scale s_i > 0, the rounding error that element may carry given the
+ *    operation and its operands (see pb__dot_scale); err_max is the largest
+ *    |out_i - ref_i| / s_i, err_norm is ||out - ref||_2 / ||s||_2 (never above
+ *    err_max), so both are in units of "expected rounding error" and tol is a
+ *    small constant (PB_CHECK_TOL). An element with s_i = 0 must be exact.
+ * A check uses one way or the other, not both. A NaN or Inf anywhere in the
+ * output fails (outputs are poisoned with NaN before each run, so an element
+ * the kernel never wrote shows up here). */
 #ifndef PARBENCH_VERIFY_H
 #define PARBENCH_VERIFY_H
 
@@ -12,6 +20,13 @@
 #include <stddef.h>
 
 #include "parbench/pb.h"
+
+/* The limit of scaled checks: a correct kernel's error is a random variable
+ * with standard deviation at most about s_i / sqrt(3) (pb__dot_scale), in
+ * practice s_i / 2 or less; 16 leaves the tail of millions of elements far
+ * behind, while inputs rounded to TF32 (a 10-bit mantissa) err by about
+ * 6700 / sqrt(terms) times s_i (still 26 at 65536 terms). */
+#define PB_CHECK_TOL 16.0
 
 struct pb_check {
     double err_norm, err_max, tol;
@@ -21,17 +36,42 @@ struct pb_check {
     /* accumulators */
     double sq_diff, sq_ref, max_diff, max_ref;
     size_t checked;
-    bool nonfinite;
+    bool nonfinite, scaled;
+    /* the worst scaled element: its index, values and what it is */
+    size_t worst;
+    double worst_out, worst_ref;
+    const char *worst_what;
 };
 
-/* Machine epsilon of a precision. */
+/* Machine epsilon of a precision (2^-23, 2^-52). */
 double pb__epsilon(enum pb_precision p);
+/* Unit roundoff: the largest relative error of one rounding (eps / 2). */
+double pb__unit_roundoff(enum pb_precision p);
+
+/* The error scale of a sum of n terms t_j computed in precision p in any
+ * order, given sumsq = sum t_j^2:
+ *     u * sqrt(n * sumsq) + n * tiny
+ * Why: the benchmarks draw one factor of every term (x, B, the image) as
+ * seeded values symmetric about 0, so any partial sum s of any summation
+ * order has E[s^2] <= sumsq. Each of the n - 1 additions (and each product)
+ * rounds with relative error below u; treating those as independent
+ * (Higham & Mary's probabilistic model) the error has variance at most
+ * u^2 / 3 * n * sumsq. Unlike u * sum|t_j| this grows with sqrt(n) where one
+ * term dominates a long sum, and unlike a worst-case u * n * sum|t_j| it stays
+ * tight enough to tell rounded inputs (TF32) from accumulation error.
+ * n * tiny (tiny = the smallest normal number) covers products that underflow
+ * or are flushed to zero. */
+double pb__dot_scale(enum pb_precision p, double n, double sumsq);
 
 void pb__check_begin(struct pb_check *c, double tol, const char *mode);
 /* Compare n elements of out (prec) with ref; `first` is the index of out[0]
  * in the whole output, for messages. */
 void pb__check_add(struct pb_check *c, const void *out, enum pb_precision prec, const double *ref,
                    size_t n, size_t first);
+/* Compare n elements of out with ref, each against its scale (see above).
+ * `what` names the values for messages (NULL: "element"), e.g. "row of C*r". */
+void pb__check_add_scaled(struct pb_check *c, const void *out, enum pb_precision prec, const double *ref,
+                          const double *scale, size_t n, size_t first, const char *what);
 /* Only look for NaN/Inf (elements without an oracle value). */
 void pb__check_finite(struct pb_check *c, const void *out, enum pb_precision prec, size_t n,
                       size_t first);
