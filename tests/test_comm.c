@@ -251,6 +251,86 @@ static void test_distributed(void **state)
     }
 }
 
+/* spmv-dist over awkward partitions: a diagonal matrix (no halo), a dense
+ * row and empty rows (a halo of everything for some ranks), a rectangular
+ * matrix, a one-row matrix (empty ranks), a Laplacian; both variants and both
+ * balances, on ref and openmp; every row verified by its owner. */
+static void test_spmv_dist(void **state)
+{
+    (void)state;
+    const struct pb_bench *sd = pb__bench_find("spmv-dist");
+    assert_non_null(sd);
+    assert_true(sd->distributed);
+    char diag[512], odd[512], wide[512];
+    const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(diag, sizeof diag, "%s/comm-diag.mtx", tmp);
+    snprintf(odd, sizeof odd, "%s/comm-odd.mtx", tmp);
+    snprintf(wide, sizeof wide, "%s/comm-wide.mtx", tmp);
+    if (me == 0) {
+        FILE *f = fopen(diag, "w");
+        assert_non_null(f);
+        fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n10 10 10\n");
+        for (int i = 1; i <= 10; i++)
+            fprintf(f, "%d %d %g\n", i, i, 0.5 + i);
+        fclose(f);
+        /* row 1 empty, row 4 dense, rows 7..9 empty, the last row one entry far left */
+        f = fopen(odd, "w");
+        assert_non_null(f);
+        fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n12 12 %d\n", 12 + 4);
+        for (int j = 1; j <= 12; j++)
+            fprintf(f, "4 %d %g\n", j, 1.0 / j);
+        fprintf(f, "2 2 1\n3 12 -2\n6 5 3\n12 1 4\n");
+        fclose(f);
+        f = fopen(wide, "w");
+        assert_non_null(f);
+        fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n5 13 9\n");
+        fprintf(f, "1 1 1\n1 13 2\n2 7 3\n3 2 4\n3 9 5\n4 4 6\n5 5 7\n5 12 8\n5 1 9\n");
+        fclose(f);
+    }
+    assert_int_equal(pb__comm_barrier(comm), PB_OK);
+    const char *mats[] = {diag, odd, wide, "lap2d:1", "lap2d:9", "powerlaw:300:6"};
+    const char *bal[] = {"nnz", "rows"};
+    struct pb_problem p[24];
+    size_t np = 0;
+    for (size_t m = 0; m < PB_ARRAY_LEN(mats); m++)
+        for (size_t b = 0; b < 2; b++)
+            p[np++] = (struct pb_problem){.prec = (m + b) % 2 ? PB_DOUBLE : PB_FLOAT,
+                                          .s = {mats[m], bal[b], "default"}};
+    const char *backends[] = {"ref", "openmp"};
+    struct pb_context ctx;
+    char *argv[] = {"test_comm"};
+    pb__context_init(&ctx, 1, argv);
+    struct pb_writer w = {.ops = &keep_ops, .ctx = &ctx, .bench = sd};
+    struct pb_writer *writers[] = {&w};
+    struct pb_run_config cfg = {.bench = sd, .problems = p, .n_problems = np, .backends = backends,
+                                .n_backends = 2, .device_per_rank = true, .reps = 2, .warmup = 1, .seed = 3,
+                                .verify = true, .ctx = &ctx, .writers = me == 0 ? writers : NULL,
+                                .n_writers = me == 0 ? 1 : 0};
+    memset(&kept, 0, sizeof kept);
+    struct pb_run_summary sum;
+    assert_int_equal(pb__run(&cfg, &sum), PB_OK);
+    assert_int_equal(sum.ok, np * 2 * 2); /* x backends x (overlap, blocking) */
+    for (size_t i = 0; i < kept.n; i++) {
+        const struct pb_result *r = &kept.rows[i];
+        if (r->status != PB_RESULT_OK)
+            print_message("%s %s: %s\n", r->variant, r->label, r->reason);
+        assert_int_equal(r->status, PB_RESULT_OK);
+        assert_int_equal(r->rank, PB_RANK_ALL);
+        double halo = r->extras[2], peers = r->extras[3];
+        if (strstr(r->label, "comm-diag")) { /* nothing crosses */
+            assert_near(halo, 0, 0);
+            assert_near(peers, 0, 0);
+        }
+        if (ranks > 1 && strstr(r->label, "lap2d:9")) /* neighbours on both sides, at least one */
+            assert_true(peers >= 1 && halo > 0);
+    }
+    if (me == 0) {
+        unlink(diag);
+        unlink(odd);
+        unlink(wide);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -259,6 +339,7 @@ int main(void)
         cmocka_unit_test(test_exchange),
         cmocka_unit_test(test_every_rank_at_once),
         cmocka_unit_test(test_distributed),
+        cmocka_unit_test(test_spmv_dist),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -1,0 +1,913 @@
+/* spmv-dist: y = A * x with A's rows spread over the ranks (distributed), the
+ * kernel of every iterative solver.
+ *
+ * Rank 0 reads or generates A and sends each rank its rows: contiguous
+ * blocks balanced by non-zeros (--balance nnz) or by rows. x is spread like
+ * the rows (square A) or in even column blocks. Each rank splits its rows
+ * into interior rows, which need only its own x, and boundary rows, which
+ * also need x from other ranks (the halo). The halo lists are built once, at
+ * bind, from the column pattern: a rank exchanges with the ranks it shares
+ * columns with, nobody else.
+ *
+ * Each rank's x is stored [entries no other rank needs | entries some rank
+ * needs | halo], so one contiguous download gives everything to send and one
+ * contiguous upload places what arrives. Variants:
+ *   overlap   download what is sent, start the exchange, run the interior
+ *             rows while the halo travels, then upload it and run the
+ *             boundary rows;
+ *   blocking  exchange, then both products.
+ * The local products are the backend's CSR kernel (--local, default the
+ * backend's own: csr-vector on GPUs, csr on CPUs). Halos go through pinned
+ * host memory (the path is `staged` on every backend).
+ *
+ * Verified per row against the double-precision oracle of the rows it owns,
+ * each row against its own rounding scale (core/verify.h). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench/bench.h"
+#include "comm/comm.h"
+#include "core/core.h"
+#include "core/rng.h"
+#include "io/mmio.h"
+#include "parbench/pb_kernels.h"
+#include "sparse/sparse.h"
+
+enum { P_MATRIX, P_BALANCE, P_LOCAL, P_COMPLEX };
+
+static const struct pb_param_def sd_params[] = {
+    [P_MATRIX] = {"matrix", "Matrix Market files or generated (lap2d:N, lap3d:N, random:ROWS[:K], powerlaw:ROWS[:K])",
+                  "lap2d:512,lap3d:48,powerlaw:64k:16", true},
+    [P_BALANCE] = {"balance", "how rows are spread: nnz (equal non-zeros per rank) or rows", "nnz", true},
+    [P_LOCAL] = {"local", "the backend's CSR kernel for the local products (default: csr-vector on GPUs, csr on CPUs)",
+                 "default", true},
+    [P_COMPLEX] = {"complex-real", "complex files: 1 = load the real part of each entry, 0 = refuse them", "0", false},
+};
+
+/* A CSR block on the host: rows x (columns of its own numbering). */
+struct csr {
+    int32_t rows;
+    int32_t *ptr, *idx;
+    double *val;
+};
+
+static void csr_free(struct csr *c)
+{
+    free(c->ptr);
+    free(c->idx);
+    free(c->val);
+    memset(c, 0, sizeof *c);
+}
+
+/* What prepare leaves on every rank: its rows (global columns), the
+ * partition, x and the oracle of its rows. */
+struct sd_host {
+    struct pb_problem p;
+    int32_t n_rows, n_cols;
+    int64_t nnz;         /* whole matrix */
+    int ranks, rank;
+    int32_t *row_first;  /* ranks + 1: rank r owns rows [row_first[r], row_first[r + 1]) */
+    int32_t *col_first;  /* ranks + 1: and the x entries [col_first[r], col_first[r + 1]) */
+    struct csr mine;     /* its rows, global columns */
+    double *x;           /* the whole x, rounded to the precision */
+};
+
+/* Per device: the split blocks, the halo plan, the buffers. */
+struct sd_state {
+    const struct sd_host *h;
+    pb_device *dev;
+    const char *local; /* the CSR variant */
+    bool overlap;
+    enum pb_precision prec;
+    size_t esize;
+    /* x on the device: [own, not sent | own, sent | halo] */
+    int32_t n_own, n_sent, n_halo;
+    struct csr interior, boundary; /* columns index x_ext; rows in order */
+    int32_t *interior_rows, *boundary_rows; /* their local row numbers */
+    double *ref, *scale;                    /* oracle per local row */
+    /* the exchange: peers, what each is sent (indices into the sent part) and
+     * where its halo lands (offset and count in the halo part) */
+    int n_peers;
+    int *peers;
+    size_t *send_count, *recv_count, *recv_offset, *send_bytes, *recv_bytes;
+    int32_t **send_index;
+    void **send_buf;
+    void *const *recv_ptr;
+    void **recv_at;
+    pb_buf *x, *y_int, *y_bnd, *ptr_i, *idx_i, *val_i, *ptr_b, *idx_b, *val_b, *stage_sent, *stage_halo;
+    pb_stream *compute, *copy;
+    struct pb_spmv_args args_int, args_bnd;
+    void *download;
+    double halo_bytes;
+};
+
+static pb_status sd_plan(const struct pb_param_lists *l, enum pb_precision prec, struct pb_problem *out,
+                         size_t max, size_t *n_out)
+{
+    size_t count = 0;
+    if (l->count[P_COMPLEX] != 1 || (l->values[P_COMPLEX][0] != 0 && l->values[P_COMPLEX][0] != 1))
+        return pb__fail(PB_ERR_INVALID, "spmv-dist: --complex-real takes one value, 0 or 1");
+    for (size_t im = 0; im < l->count[P_MATRIX]; im++) {
+        const char *spec = l->text[P_MATRIX][im];
+        pb_status st = pb__sparse_is_generated(spec) ? pb__sparse_check(spec) : PB_OK;
+        if (st != PB_OK)
+            return st;
+        if (!pb__sparse_is_generated(spec) && access(spec, R_OK) != 0)
+            return pb__fail(PB_ERR_IO, "spmv-dist: cannot read matrix file '%s'", spec);
+        for (size_t ib = 0; ib < l->count[P_BALANCE]; ib++) {
+            const char *bal = l->text[P_BALANCE][ib];
+            if (strcmp(bal, "nnz") != 0 && strcmp(bal, "rows") != 0)
+                return pb__fail(PB_ERR_INVALID, "spmv-dist: --balance '%s' is neither nnz nor rows", bal);
+            for (size_t il = 0; il < l->count[P_LOCAL]; il++) {
+                if (count >= max)
+                    return pb__fail(PB_ERR_INVALID, "spmv-dist: more than %zu problems", max);
+                out[count++] = (struct pb_problem){
+                    .prec = prec, .v = {[P_COMPLEX] = l->values[P_COMPLEX][0]},
+                    .s = {[P_MATRIX] = spec, [P_BALANCE] = bal, [P_LOCAL] = l->text[P_LOCAL][il]}};
+            }
+        }
+    }
+    *n_out = count;
+    return PB_OK;
+}
+
+static void sd_describe(const struct pb_problem *p, char *buf, size_t len)
+{
+    char name[48];
+    if (pb__sparse_is_generated(p->s[P_MATRIX]))
+        snprintf(name, sizeof name, "%s", p->s[P_MATRIX]);
+    else
+        pb__matinfo_name(p->s[P_MATRIX], name, sizeof name);
+    snprintf(buf, len, "%s by %s", name, p->s[P_BALANCE]);
+}
+
+static double sd_flops(const struct pb_problem *p, const struct pb_variant *v, const void *host)
+{
+    (void)p, (void)v;
+    const struct sd_host *h = host;
+    return h ? 2.0 * (double)h->nnz : NAN;
+}
+
+/* CSR's minimum traffic for the whole matrix (as spmv), halos not counted. */
+static double sd_bytes(const struct pb_problem *p, const struct pb_variant *v, const void *host)
+{
+    (void)v;
+    const struct sd_host *h = host;
+    if (!h)
+        return NAN;
+    double elt = (double)pb_precision_size(p->prec);
+    return (double)h->nnz * (elt + 4) + ((double)h->n_rows + 1) * 4 + ((double)h->n_cols + h->n_rows) * elt;
+}
+
+static void sd_release(void *host)
+{
+    struct sd_host *h = host;
+    if (!h)
+        return;
+    free(h->row_first);
+    free(h->col_first);
+    csr_free(&h->mine);
+    pb__host_free(h->x);
+    free(h);
+}
+
+static double as_prec(double v, enum pb_precision prec) { return prec == PB_DOUBLE ? v : (double)(float)v; }
+
+/* Row blocks: by non-zeros, each boundary the first row at or past r/P of
+ * them; or by rows. Ranks past the end get none. */
+static void partition(const int32_t *ptr, int32_t rows, int ranks, bool by_nnz, int32_t *first)
+{
+    int64_t nnz = ptr[rows];
+    first[0] = 0;
+    for (int r = 1; r < ranks; r++) {
+        if (!by_nnz) {
+            first[r] = (int32_t)((int64_t)rows * r / ranks);
+            continue;
+        }
+        int64_t target = (nnz * r + ranks - 1) / ranks;
+        int32_t lo = first[r - 1], hi = rows;
+        while (lo < hi) { /* the first row whose offset reaches the target */
+            int32_t mid = lo + (hi - lo) / 2;
+            if (ptr[mid] < target)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        first[r] = lo;
+    }
+    first[ranks] = rows;
+}
+
+/* Rank 0's whole matrix, as CSR. */
+static pb_status load_matrix(const struct pb_problem *p, uint64_t seed, struct pb_coo *m, int32_t **ptr)
+{
+    const char *spec = p->s[P_MATRIX];
+    struct pb_mm_options opt = {.complex_real_part = p->v[P_COMPLEX] != 0};
+    pb_status st = pb__sparse_is_generated(spec) ? pb__sparse_generate(spec, seed, m) : pb_coo_read(spec, &opt, m);
+    if (st == PB_OK)
+        st = pb__csr_offsets(m, ptr);
+    return st;
+}
+
+/* Room for this rank's rows: nnz entries. */
+static pb_status alloc_rows(struct csr *c, int32_t rows, int64_t nnz)
+{
+    c->rows = rows;
+    c->ptr = malloc(((size_t)rows + 1) * sizeof *c->ptr);
+    c->idx = malloc((size_t)(nnz ? nnz : 1) * sizeof *c->idx);
+    c->val = malloc((size_t)(nnz ? nnz : 1) * sizeof *c->val);
+    return c->ptr && c->idx && c->val ? PB_OK
+                                      : pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory for %lld non-zeros",
+                                                 (long long)nnz);
+}
+
+/* Rows [first, first + rows) of rank 0's matrix into c, offsets rebased. */
+static void copy_rows(const struct pb_coo *m, const int32_t *ptr, int32_t first, struct csr *c)
+{
+    int64_t base = ptr[first];
+    for (int32_t i = 0; i <= c->rows; i++)
+        c->ptr[i] = (int32_t)(ptr[first + i] - base);
+    memcpy(c->idx, m->cols + base, (size_t)c->ptr[c->rows] * sizeof *c->idx);
+    memcpy(c->val, m->values + base, (size_t)c->ptr[c->rows] * sizeof *c->val);
+}
+
+/* Rank 0 sends every other rank its rows (offsets, columns, values). */
+static pb_status scatter_rows(pb_comm *comm, const struct pb_coo *m, const int32_t *ptr, const int32_t *first,
+                              struct csr *mine)
+{
+    int me = pb__comm_rank(comm), ranks = pb__comm_size(comm);
+    pb_status st = PB_OK;
+    struct csr part = {0};
+    for (int r = 1; r < ranks && st == PB_OK; r++) {
+        if (me == 0) {
+            int32_t rows = first[r + 1] - first[r];
+            int64_t nnz = ptr[first[r + 1]] - ptr[first[r]];
+            st = alloc_rows(&part, rows, nnz);
+            if (st == PB_OK) {
+                copy_rows(m, ptr, first[r], &part);
+                st = pb__comm_send(comm, part.ptr, ((size_t)rows + 1) * sizeof *part.ptr, r, 2);
+            }
+            if (st == PB_OK)
+                st = pb__comm_send(comm, part.idx, (size_t)nnz * sizeof *part.idx, r, 3);
+            if (st == PB_OK)
+                st = pb__comm_send(comm, part.val, (size_t)nnz * sizeof *part.val, r, 4);
+            csr_free(&part);
+        } else if (me == r) {
+            st = pb__comm_recv(comm, mine->ptr, ((size_t)mine->rows + 1) * sizeof *mine->ptr, 0, 2);
+            size_t nnz = st == PB_OK ? (size_t)mine->ptr[mine->rows] : 0;
+            if (st == PB_OK)
+                st = pb__comm_recv(comm, mine->idx, nnz * sizeof *mine->idx, 0, 3);
+            if (st == PB_OK)
+                st = pb__comm_recv(comm, mine->val, nnz * sizeof *mine->val, 0, 4);
+        }
+    }
+    return st;
+}
+
+/* Collective: rank 0 loads A, every rank gets the partition and its rows. */
+static pb_status sd_prepare(const struct pb_problem *p, uint64_t seed, void **out)
+{
+    *out = NULL;
+    pb_comm *comm = pb__comm_world();
+    int ranks = pb__comm_size(comm), me = pb__comm_rank(comm);
+    struct sd_host *h = calloc(1, sizeof *h);
+    struct pb_coo m;
+    memset(&m, 0, sizeof m);
+    int32_t *ptr = NULL;
+    pb_status st = h ? PB_OK : pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory");
+    if (h) {
+        h->p = *p;
+        h->ranks = ranks;
+        h->rank = me;
+        h->row_first = calloc((size_t)ranks + 1, sizeof *h->row_first);
+        h->col_first = calloc((size_t)ranks + 1, sizeof *h->col_first);
+        if (!h->row_first || !h->col_first)
+            st = pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory");
+    }
+    if (st == PB_OK && me == 0)
+        st = load_matrix(p, seed, &m, &ptr);
+    st = pb__comm_agree(comm, st); /* a file rank 0 cannot read ends it everywhere */
+    int64_t shape[3] = {m.n_rows, m.n_cols, ptr ? ptr[m.n_rows] : 0};
+    if (st == PB_OK)
+        st = pb__comm_bcast(comm, shape, sizeof shape, 0);
+    if (st == PB_OK) {
+        h->n_rows = (int32_t)shape[0], h->n_cols = (int32_t)shape[1], h->nnz = shape[2];
+        if (me == 0)
+            partition(ptr, h->n_rows, ranks, strcmp(p->s[P_BALANCE], "nnz") == 0, h->row_first);
+        st = pb__comm_bcast(comm, h->row_first, ((size_t)ranks + 1) * sizeof *h->row_first, 0);
+    }
+    int64_t *nnz_first = calloc((size_t)ranks + 1, sizeof *nnz_first);
+    if (st == PB_OK && !nnz_first)
+        st = pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory");
+    st = pb__comm_agree(comm, st);
+    if (st == PB_OK) {
+        for (int r = 0; r <= ranks; r++) /* x like the rows when A is square */
+            h->col_first[r] = h->n_rows == h->n_cols ? h->row_first[r] : (int32_t)((int64_t)h->n_cols * r / ranks);
+        for (int r = 0; me == 0 && r <= ranks; r++)
+            nnz_first[r] = ptr[h->row_first[r]];
+        st = pb__comm_bcast(comm, nnz_first, ((size_t)ranks + 1) * sizeof *nnz_first, 0);
+    }
+    if (st == PB_OK) {
+        st = alloc_rows(&h->mine, h->row_first[me + 1] - h->row_first[me], nnz_first[me + 1] - nnz_first[me]);
+        if (st == PB_OK && me == 0)
+            copy_rows(&m, ptr, 0, &h->mine);
+        st = pb__comm_agree(comm, st);
+    }
+    free(nnz_first);
+    if (st == PB_OK)
+        st = pb__comm_agree(comm, scatter_rows(comm, &m, ptr, h->row_first, &h->mine));
+    pb_coo_free(&m);
+    free(ptr);
+    /* x: the same seeded vector as spmv's, rounded to the precision. */
+    size_t elt = pb_precision_size(p->prec);
+    void *xs = NULL;
+    pb_status local = st;
+    if (local == PB_OK)
+        local = pb__host_alloc((size_t)h->n_cols * elt, "spmv-dist x", &xs);
+    if (local == PB_OK)
+        local = pb__host_alloc((size_t)h->n_cols * sizeof(double), "spmv-dist x", (void **)&h->x);
+    if (local == PB_OK) {
+        struct pb_rng rng;
+        pb__rng_init(&rng, seed, 1);
+        pb__rng_fill(&rng, xs, p->prec, (size_t)h->n_cols);
+        for (int32_t j = 0; j < h->n_cols; j++)
+            h->x[j] = p->prec == PB_DOUBLE ? ((double *)xs)[j] : (double)((float *)xs)[j];
+    }
+    pb__host_free(xs);
+    if (st == PB_OK)
+        st = pb__comm_agree(comm, local);
+    if (st != PB_OK) {
+        sd_release(h);
+        return st;
+    }
+    *out = h;
+    return PB_OK;
+}
+
+static int owner_of(const int32_t *first, int ranks, int32_t j)
+{
+    int lo = 0, hi = ranks - 1;
+    while (lo < hi) { /* the last rank whose block starts at or before j */
+        int mid = (lo + hi + 1) / 2;
+        if (first[mid] <= j)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void sd_unbind(void *state)
+{
+    struct sd_state *s = state;
+    if (!s)
+        return;
+    pb_buf *bufs[] = {s->x, s->y_int, s->y_bnd, s->ptr_i, s->idx_i, s->val_i, s->ptr_b, s->idx_b, s->val_b,
+                      s->stage_sent, s->stage_halo};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        pb_buf_free(bufs[i]);
+    pb_stream_destroy(s->compute);
+    pb_stream_destroy(s->copy);
+    csr_free(&s->interior);
+    csr_free(&s->boundary);
+    free(s->interior_rows);
+    free(s->boundary_rows);
+    free(s->ref);
+    free(s->scale);
+    for (int i = 0; s->send_index && i < s->n_peers; i++) {
+        free(s->send_index[i]);
+        free(s->send_buf[i]);
+    }
+    free(s->peers);
+    free(s->send_count);
+    free(s->recv_count);
+    free(s->recv_offset);
+    free(s->send_index);
+    free(s->send_buf);
+    free(s->recv_at);
+    free(s->send_bytes);
+    free(s->recv_bytes);
+    pb__host_free(s->download);
+    free(s);
+}
+
+/* Columns this rank needs from others: sorted, distinct (so grouped by owner). */
+static pb_status halo_columns(const struct sd_host *h, int32_t **out, int32_t *n_out)
+{
+    int32_t lo = h->col_first[h->rank], hi = h->col_first[h->rank + 1];
+    size_t nnz = (size_t)h->mine.ptr[h->mine.rows], n = 0;
+    int32_t *cols = malloc((nnz ? nnz : 1) * sizeof *cols);
+    if (!cols)
+        return pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory");
+    for (size_t k = 0; k < nnz; k++)
+        if (h->mine.idx[k] < lo || h->mine.idx[k] >= hi)
+            cols[n++] = h->mine.idx[k];
+    qsort(cols, n, sizeof *cols, cmp_i32);
+    size_t d = 0;
+    for (size_t k = 0; k < n; k++)
+        if (d == 0 || cols[k] != cols[d - 1])
+            cols[d++] = cols[k];
+    *out = cols;
+    *n_out = (int32_t)d;
+    return PB_OK;
+}
+
+/* Splits the local rows into interior and boundary blocks with columns
+ * renumbered into x_ext (map: own column -> its slot; halo column -> its
+ * slot found in the sorted halo list), each row's entries sorted by slot. */
+static pb_status split_rows(struct sd_state *s, const int32_t *own_slot, const int32_t *halo, int32_t n_halo)
+{
+    const struct sd_host *h = s->h;
+    const struct csr *m = &h->mine;
+    int32_t lo = h->col_first[h->rank], hi = h->col_first[h->rank + 1];
+    int32_t n_int = 0, n_bnd = 0;
+    size_t nnz_int = 0, nnz_bnd = 0;
+    bool *is_bnd = calloc((size_t)m->rows + 1, sizeof *is_bnd);
+    if (!is_bnd)
+        return pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory");
+    for (int32_t i = 0; i < m->rows; i++) {
+        for (int32_t k = m->ptr[i]; k < m->ptr[i + 1] && !is_bnd[i]; k++)
+            is_bnd[i] = m->idx[k] < lo || m->idx[k] >= hi;
+        size_t len = (size_t)(m->ptr[i + 1] - m->ptr[i]);
+        if (is_bnd[i])
+            n_bnd++, nnz_bnd += len;
+        else
+            n_int++, nnz_int += len;
+    }
+    struct csr *blocks[2] = {&s->interior, &s->boundary};
+    int32_t counts[2] = {n_int, n_bnd};
+    size_t nnzs[2] = {nnz_int, nnz_bnd};
+    int32_t **rows[2] = {&s->interior_rows, &s->boundary_rows};
+    pb_status st = PB_OK;
+    for (int b = 0; b < 2 && st == PB_OK; b++) {
+        blocks[b]->rows = counts[b];
+        blocks[b]->ptr = calloc((size_t)counts[b] + 1, sizeof(int32_t));
+        blocks[b]->idx = malloc((nnzs[b] ? nnzs[b] : 1) * sizeof(int32_t));
+        blocks[b]->val = malloc((nnzs[b] ? nnzs[b] : 1) * sizeof(double));
+        *rows[b] = malloc(((size_t)counts[b] + 1) * sizeof(int32_t));
+        if (!blocks[b]->ptr || !blocks[b]->idx || !blocks[b]->val || !*rows[b])
+            st = pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory");
+    }
+    for (int32_t i = 0, at[2] = {0, 0}; st == PB_OK && i < m->rows; i++) {
+        int b = is_bnd[i];
+        struct csr *c = blocks[b];
+        int32_t r = at[b]++, start = c->ptr[r], k0 = m->ptr[i], len = m->ptr[i + 1] - k0;
+        (*rows[b])[r] = i;
+        for (int32_t k = 0; k < len; k++) {
+            int32_t j = m->idx[k0 + k], slot;
+            if (j >= lo && j < hi) {
+                slot = own_slot[j - lo];
+            } else {
+                const int32_t *f = bsearch(&j, halo, (size_t)n_halo, sizeof *halo, cmp_i32);
+                slot = s->n_own + (int32_t)(f - halo);
+            }
+            c->idx[start + k] = slot;
+            c->val[start + k] = m->val[k0 + k];
+        }
+        /* insertion sort by slot: rows are short, and x_ext is then read in order */
+        for (int32_t a = start + 1; a < start + len; a++)
+            for (int32_t z = a; z > start && c->idx[z - 1] > c->idx[z]; z--) {
+                int32_t ti = c->idx[z];
+                c->idx[z] = c->idx[z - 1], c->idx[z - 1] = ti;
+                double tv = c->val[z];
+                c->val[z] = c->val[z - 1], c->val[z - 1] = tv;
+            }
+        c->ptr[r + 1] = start + len;
+    }
+    free(is_bnd);
+    return st;
+}
+
+/* The halo plan (collective): who needs which of whose x entries. */
+static pb_status plan_halo(struct sd_state *s, int32_t **halo_out, int32_t **own_slot_out)
+{
+    const struct sd_host *h = s->h;
+    pb_comm *comm = pb__comm_world();
+    int ranks = h->ranks, me = h->rank;
+    int32_t lo = h->col_first[me], hi = h->col_first[me + 1], n_halo = 0, *halo = NULL;
+    int64_t *need = calloc((size_t)ranks, sizeof *need), *all = calloc((size_t)ranks * ranks, sizeof *all);
+    pb_status st = need && all ? halo_columns(h, &halo, &n_halo) : pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory");
+    for (int32_t k = 0; st == PB_OK && k < n_halo; k++)
+        need[owner_of(h->col_first, ranks, halo[k])]++;
+    st = pb__comm_agree(comm, st);
+    /* all[q * ranks + r] = how many of r's entries q needs */
+    if (st == PB_OK)
+        st = pb__comm_allgather(comm, need, (size_t)ranks * sizeof *need, all);
+    int n_peers = 0;
+    for (int q = 0; st == PB_OK && q < ranks; q++)
+        n_peers += q != me && (all[(size_t)me * ranks + q] || all[(size_t)q * ranks + me]);
+    s->n_peers = n_peers;
+    s->n_halo = n_halo;
+    s->peers = calloc((size_t)n_peers + 1, sizeof *s->peers);
+    s->send_count = calloc((size_t)n_peers + 1, sizeof *s->send_count);
+    s->recv_count = calloc((size_t)n_peers + 1, sizeof *s->recv_count);
+    s->recv_offset = calloc((size_t)n_peers + 1, sizeof *s->recv_offset);
+    s->send_index = calloc((size_t)n_peers + 1, sizeof *s->send_index);
+    s->send_buf = calloc((size_t)n_peers + 1, sizeof *s->send_buf);
+    s->recv_at = calloc((size_t)n_peers + 1, sizeof *s->recv_at);
+    s->send_bytes = calloc((size_t)n_peers + 1, sizeof *s->send_bytes);
+    s->recv_bytes = calloc((size_t)n_peers + 1, sizeof *s->recv_bytes);
+    int32_t **asked = calloc((size_t)n_peers + 1, sizeof *asked); /* global columns each peer asks for */
+    if (st == PB_OK && (!s->peers || !s->send_count || !s->recv_count || !s->recv_offset || !s->send_index ||
+                        !s->send_buf || !s->recv_at || !asked || !s->send_bytes || !s->recv_bytes))
+        st = pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory");
+    size_t at = 0;
+    for (int q = 0, i = 0; st == PB_OK && q < ranks; q++) {
+        if (q == me || !(all[(size_t)me * ranks + q] || all[(size_t)q * ranks + me]))
+            continue;
+        s->peers[i] = q;
+        s->recv_count[i] = (size_t)all[(size_t)me * ranks + q];
+        s->recv_offset[i] = at; /* the halo is sorted, so grouped by owner in rank order */
+        at += s->recv_count[i];
+        s->send_count[i] = (size_t)all[(size_t)q * ranks + me];
+        s->send_bytes[i] = s->send_count[i] * s->esize;
+        s->recv_bytes[i] = s->recv_count[i] * s->esize;
+        s->send_index[i] = malloc((s->send_count[i] + 1) * sizeof(int32_t));
+        asked[i] = malloc((s->send_count[i] + 1) * sizeof(int32_t));
+        s->send_buf[i] = malloc((s->send_count[i] + 1) * s->esize);
+        if (!s->send_index[i] || !asked[i] || !s->send_buf[i])
+            st = pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory");
+        i++;
+    }
+    st = pb__comm_agree(comm, st);
+    /* Tell every owner which of its columns are needed. */
+    if (st == PB_OK) {
+        const void **send = calloc((size_t)n_peers + 1, sizeof *send);
+        void **recv = calloc((size_t)n_peers + 1, sizeof *recv);
+        size_t *sb = calloc((size_t)n_peers + 1, sizeof *sb), *rb = calloc((size_t)n_peers + 1, sizeof *rb);
+        st = send && recv && sb && rb ? PB_OK : pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory");
+        st = pb__comm_agree(comm, st);
+        for (int i = 0; st == PB_OK && i < n_peers; i++) {
+            send[i] = halo + s->recv_offset[i];
+            sb[i] = s->recv_count[i] * sizeof(int32_t);
+            recv[i] = asked[i];
+            rb[i] = s->send_count[i] * sizeof(int32_t);
+        }
+        struct pb_comm_exchange *x = NULL;
+        if (st == PB_OK)
+            st = pb__comm_exchange_start(comm, (size_t)n_peers, s->peers, send, sb, recv, rb, &x);
+        if (st == PB_OK)
+            st = pb__comm_exchange_wait(x);
+        free(send);
+        free(recv);
+        free(sb);
+        free(rb);
+    }
+    /* Own entries: those nobody asks for first, then the asked ones (sorted). */
+    int32_t n_own = hi - lo, *own_slot = malloc(((size_t)n_own + 1) * sizeof *own_slot);
+    bool *sent = calloc((size_t)n_own + 1, sizeof *sent);
+    if (st == PB_OK && (!own_slot || !sent))
+        st = pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory");
+    for (int i = 0; st == PB_OK && i < n_peers; i++)
+        for (size_t k = 0; k < s->send_count[i]; k++) {
+            int32_t j = asked[i][k];
+            if (j < lo || j >= hi) {
+                st = pb__fail(PB_ERR_INVALID, "spmv-dist: rank %d asked rank %d for column %d it does not own",
+                              s->peers[i], me, (int)j);
+                break;
+            }
+            sent[j - lo] = true;
+        }
+    int32_t n_sent = 0;
+    for (int32_t j = 0; st == PB_OK && j < n_own; j++)
+        n_sent += sent[j];
+    for (int32_t j = 0, a = 0, b = n_own - n_sent; st == PB_OK && j < n_own; j++)
+        own_slot[j] = sent[j] ? b++ : a++;
+    for (int i = 0; st == PB_OK && i < n_peers; i++)
+        for (size_t k = 0; k < s->send_count[i]; k++)
+            s->send_index[i][k] = own_slot[asked[i][k] - lo] - (n_own - n_sent);
+    s->n_own = n_own;
+    s->n_sent = n_sent;
+    for (int i = 0; asked && i < n_peers; i++)
+        free(asked[i]);
+    free(asked);
+    free(sent);
+    free(need);
+    free(all);
+    if (st != PB_OK) {
+        free(halo);
+        free(own_slot);
+        return st;
+    }
+    *halo_out = halo;
+    *own_slot_out = own_slot;
+    return PB_OK;
+}
+
+static pb_status upload_csr(pb_device *dev, const struct csr *c, enum pb_precision prec, pb_buf **ptr, pb_buf **idx,
+                            pb_buf **val)
+{
+    size_t nnz = (size_t)c->ptr[c->rows], elt = pb_precision_size(prec);
+    pb_status st = pb_buf_alloc(dev, PB_MEM_DEVICE, ((size_t)c->rows + 1) * sizeof(int32_t), ptr);
+    if (st == PB_OK)
+        st = pb_buf_write(*ptr, 0, c->ptr, ((size_t)c->rows + 1) * sizeof(int32_t));
+    if (st == PB_OK)
+        st = pb_buf_alloc(dev, PB_MEM_DEVICE, (nnz ? nnz : 1) * sizeof(int32_t), idx);
+    if (st == PB_OK && nnz)
+        st = pb_buf_write(*idx, 0, c->idx, nnz * sizeof(int32_t));
+    if (st == PB_OK)
+        st = pb_buf_alloc(dev, PB_MEM_DEVICE, (nnz ? nnz : 1) * elt, val);
+    void *tmp = NULL;
+    if (st == PB_OK && nnz)
+        st = pb__host_alloc(nnz * elt, "spmv-dist values", &tmp);
+    if (st == PB_OK && nnz) {
+        for (size_t k = 0; k < nnz; k++)
+            if (prec == PB_DOUBLE)
+                ((double *)tmp)[k] = c->val[k];
+            else
+                ((float *)tmp)[k] = (float)c->val[k];
+        st = pb_buf_write(*val, 0, tmp, nnz * elt);
+    }
+    pb__host_free(tmp);
+    return st;
+}
+
+static void store(enum pb_precision prec, void *dst, size_t i, double v)
+{
+    if (prec == PB_DOUBLE)
+        ((double *)dst)[i] = v;
+    else
+        ((float *)dst)[i] = (float)v;
+}
+
+/* The oracle of this rank's rows, each with its rounding scale. */
+static void oracle(struct sd_state *s)
+{
+    const struct sd_host *h = s->h;
+    for (int32_t i = 0; i < h->mine.rows; i++) {
+        double sum = 0, sumsq = 0;
+        for (int32_t k = h->mine.ptr[i]; k < h->mine.ptr[i + 1]; k++) {
+            double t = as_prec(h->mine.val[k], s->prec) * h->x[h->mine.idx[k]];
+            sum += t;
+            sumsq += t * t;
+        }
+        s->ref[i] = sum;
+        s->scale[i] = pb__dot_scale(s->prec, (double)(h->mine.ptr[i + 1] - h->mine.ptr[i]), sumsq);
+    }
+}
+
+static const char *local_variant(const pb_device *dev, const char *asked)
+{
+    if (strcmp(asked, "default") != 0)
+        return asked;
+    const char *b = pb_backend_name(pb_device_backend(dev));
+    return strcmp(b, "cuda") == 0 || strcmp(b, "opencl") == 0 ? "csr-vector" : "csr";
+}
+
+static pb_status sd_bind(pb_device *dev, const struct pb_problem *p, const struct pb_variant *v, void *host,
+                         void **state, const void **args)
+{
+    const struct sd_host *h = host;
+    pb_comm *comm = pb__comm_world();
+    struct sd_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return pb__comm_agree(comm, pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory"));
+    s->h = h;
+    s->dev = dev;
+    s->prec = p->prec;
+    s->esize = pb_precision_size(p->prec);
+    s->overlap = v->data != NULL;
+    s->local = local_variant(dev, p->s[P_LOCAL]);
+    enum pb_sparse_format format;
+    pb_status st = pb_spmv_format(pb_device_backend(dev), s->local, &format);
+    if (st == PB_OK && format != PB_SPARSE_CSR)
+        st = pb__fail(PB_ERR_UNSUPPORTED, "spmv-dist: --local %s reads another format than CSR", s->local);
+    st = pb__comm_agree(comm, st);
+    int32_t *halo = NULL, *own_slot = NULL;
+    if (st == PB_OK)
+        st = plan_halo(s, &halo, &own_slot);
+    if (st == PB_OK) {
+        int32_t rows = h->mine.rows;
+        s->ref = malloc(((size_t)rows + 1) * sizeof *s->ref);
+        s->scale = malloc(((size_t)rows + 1) * sizeof *s->scale);
+        st = s->ref && s->scale ? split_rows(s, own_slot, halo, s->n_halo) : pb__fail(PB_ERR_NOMEM, "out of memory");
+        if (st == PB_OK)
+            oracle(s);
+    }
+    /* Device side: the two blocks, x_ext, both y, the staging buffers. */
+    size_t n_ext = (size_t)s->n_own + (size_t)s->n_halo;
+    if (st == PB_OK)
+        st = upload_csr(dev, &s->interior, s->prec, &s->ptr_i, &s->idx_i, &s->val_i);
+    if (st == PB_OK)
+        st = upload_csr(dev, &s->boundary, s->prec, &s->ptr_b, &s->idx_b, &s->val_b);
+    if (st == PB_OK)
+        st = pb_buf_alloc(dev, PB_MEM_DEVICE, (n_ext ? n_ext : 1) * s->esize, &s->x);
+    if (st == PB_OK)
+        st = pb_buf_alloc(dev, PB_MEM_DEVICE, ((size_t)s->interior.rows + 1) * s->esize, &s->y_int);
+    if (st == PB_OK)
+        st = pb_buf_alloc(dev, PB_MEM_DEVICE, ((size_t)s->boundary.rows + 1) * s->esize, &s->y_bnd);
+    if (st == PB_OK)
+        st = pb_buf_alloc(dev, PB_MEM_PINNED, ((size_t)s->n_sent + 1) * s->esize, &s->stage_sent);
+    if (st == PB_OK)
+        st = pb_buf_alloc(dev, PB_MEM_PINNED, ((size_t)s->n_halo + 1) * s->esize, &s->stage_halo);
+    if (st == PB_OK)
+        st = pb_stream_create(dev, &s->compute);
+    if (st == PB_OK)
+        st = pb_stream_create(dev, &s->copy);
+    int32_t most = s->interior.rows > s->boundary.rows ? s->interior.rows : s->boundary.rows;
+    if (st == PB_OK)
+        st = pb__host_alloc(((size_t)most + 1) * s->esize, "spmv-dist y", &s->download);
+    void *xh = NULL;
+    if (st == PB_OK)
+        st = pb__host_alloc((n_ext ? n_ext : 1) * s->esize, "spmv-dist x", &xh);
+    if (st == PB_OK) { /* own entries in their slots; the halo arrives with each product */
+        int32_t lo = h->col_first[h->rank];
+        memset(xh, 0, (n_ext ? n_ext : 1) * s->esize);
+        for (int32_t j = 0; j < s->n_own; j++)
+            store(s->prec, xh, (size_t)own_slot[j], h->x[lo + j]);
+        st = pb_buf_write(s->x, 0, xh, (n_ext ? n_ext : 1) * s->esize);
+    }
+    pb__host_free(xh);
+    free(halo);
+    free(own_slot);
+    for (int i = 0; st == PB_OK && i < s->n_peers; i++) /* halos land in place */
+        s->recv_at[i] = (char *)pb_buf_host_ptr(s->stage_halo) + s->recv_offset[i] * s->esize;
+    s->recv_ptr = s->recv_at;
+    double halo_bytes = (double)s->n_halo * (double)s->esize;
+    s->halo_bytes = halo_bytes;
+    s->args_int = (struct pb_spmv_args){.prec = s->prec, .format = PB_SPARSE_CSR, .rows = s->interior.rows,
+                                        .cols = n_ext ? (int32_t)n_ext : 1, .nnz = s->interior.ptr ? s->interior.ptr[s->interior.rows] : 0,
+                                        .ptr = s->ptr_i, .idx = s->idx_i, .val = s->val_i, .x = s->x, .y = s->y_int};
+    s->args_bnd = s->args_int;
+    s->args_bnd.rows = s->boundary.rows;
+    s->args_bnd.nnz = s->boundary.ptr ? s->boundary.ptr[s->boundary.rows] : 0;
+    s->args_bnd.ptr = s->ptr_b, s->args_bnd.idx = s->idx_b, s->args_bnd.val = s->val_b, s->args_bnd.y = s->y_bnd;
+    st = pb__comm_agree(comm, st);
+    if (st != PB_OK) {
+        sd_unbind(s);
+        return st;
+    }
+    *state = s;
+    *args = s;
+    return PB_OK;
+}
+
+/* Download what is sent and start the exchange. Called on every rank even
+ * after a local failure (it then sends whatever it has), so no peer waits. */
+static pb_status start_halo(struct sd_state *s, struct pb_comm_exchange **x)
+{
+    pb_status st = PB_OK;
+    if (s->n_sent)
+        st = pb_buf_copy(s->stage_sent, 0, s->x, (size_t)(s->n_own - s->n_sent) * s->esize,
+                         (size_t)s->n_sent * s->esize, s->copy);
+    if (st == PB_OK)
+        st = pb_stream_sync(s->copy);
+    const char *sent = pb_buf_host_ptr(s->stage_sent);
+    for (int i = 0; i < s->n_peers; i++)
+        for (size_t k = 0; k < s->send_count[i]; k++)
+            memcpy((char *)s->send_buf[i] + k * s->esize, sent + (size_t)s->send_index[i][k] * s->esize, s->esize);
+    pb_status xst = pb__comm_exchange_start(pb__comm_world(), (size_t)s->n_peers, s->peers,
+                                            (const void *const *)s->send_buf, s->send_bytes, s->recv_ptr,
+                                            s->recv_bytes, x);
+    return st != PB_OK ? st : xst;
+}
+
+static pb_status launch(struct sd_state *s, const struct pb_spmv_args *a, pb_stream *stream)
+{
+    return a->rows ? pb_kernel_launch(s->dev, "spmv", s->local, a, stream) : PB_OK;
+}
+
+/* Upload the arrived halo and run the boundary rows behind it. */
+static pb_status finish_halo(struct sd_state *s)
+{
+    pb_status st = PB_OK;
+    if (s->n_halo)
+        st = pb_buf_copy(s->x, (size_t)s->n_own * s->esize, s->stage_halo, 0, (size_t)s->n_halo * s->esize, s->copy);
+    if (st == PB_OK)
+        st = launch(s, &s->args_bnd, s->copy);
+    return st;
+}
+
+static pb_status sd_run(pb_device *dev, const void *args, pb_stream *stream)
+{
+    (void)dev, (void)stream;
+    struct sd_state *s = (struct sd_state *)args;
+    struct pb_comm_exchange *x = NULL;
+    pb_status st = start_halo(s, &x), wst;
+    if (s->overlap) {
+        if (st == PB_OK)
+            st = launch(s, &s->args_int, s->compute);
+        wst = pb__comm_exchange_wait(x);
+    } else {
+        wst = pb__comm_exchange_wait(x);
+        if (st == PB_OK)
+            st = launch(s, &s->args_int, s->copy);
+    }
+    if (st == PB_OK)
+        st = wst;
+    if (st == PB_OK)
+        st = finish_halo(s);
+    pb_status s1 = pb_stream_sync(s->compute), s2 = pb_stream_sync(s->copy);
+    return st != PB_OK ? st : s1 != PB_OK ? s1 : s2;
+}
+
+static pb_status sd_poison(void *state)
+{
+    struct sd_state *s = state;
+    pb_status st = pb_buf_fill_bytes(s->y_int, 0xFF);
+    return st == PB_OK ? pb_buf_fill_bytes(s->y_bnd, 0xFF) : st;
+}
+
+static pb_status sd_check(void *state, const void *host, bool corrupt, struct pb_check *out)
+{
+    (void)host;
+    struct sd_state *s = state;
+    pb__check_begin(out, PB_CHECK_TOL, "full");
+    const struct { pb_buf *y; int32_t rows; const int32_t *which; } parts[2] = {
+        {s->y_int, s->interior.rows, s->interior_rows}, {s->y_bnd, s->boundary.rows, s->boundary_rows}};
+    double *ref = malloc(((size_t)s->h->mine.rows + 1) * 2 * sizeof *ref);
+    if (!ref)
+        return pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory");
+    for (int b = 0; b < 2; b++) {
+        if (!parts[b].rows)
+            continue;
+        pb_status st = pb_buf_read(parts[b].y, 0, s->download, (size_t)parts[b].rows * s->esize);
+        if (st != PB_OK) {
+            free(ref);
+            return st;
+        }
+        double *scale = ref + parts[b].rows;
+        for (int32_t r = 0; r < parts[b].rows; r++) {
+            ref[r] = s->ref[parts[b].which[r]];
+            scale[r] = s->scale[parts[b].which[r]];
+        }
+        if (corrupt && b == (s->boundary.rows > 0)) { /* a boundary row where there is one */
+            double want = ref[parts[b].rows / 2];
+            store(s->prec, s->download, (size_t)parts[b].rows / 2, want + 1.0 + fabs(want));
+        }
+        pb__check_add_scaled(out, s->download, s->prec, ref, scale, (size_t)parts[b].rows,
+                             (size_t)s->h->row_first[s->h->rank], "row");
+    }
+    free(ref);
+    pb__check_end(out);
+    return PB_OK;
+}
+
+/* The local products alone, a few times (outside the timed runs): the
+ * compute part of the time; the rest of the median is exposed exchange. */
+static void sd_extras(void *state, const struct pb_stats *time, double *out)
+{
+    struct sd_state *s = state;
+    double best = INFINITY;
+    for (int i = 0; i < 3; i++) {
+        double t0 = pb__now();
+        pb_status st = launch(s, &s->args_int, s->compute);
+        if (st == PB_OK)
+            st = launch(s, &s->args_bnd, s->compute);
+        if (st == PB_OK)
+            st = pb_stream_sync(s->compute);
+        if (st != PB_OK) {
+            best = NAN;
+            break;
+        }
+        best = fmin(best, pb__now() - t0);
+    }
+    out[0] = best;
+    out[1] = fmax(0, time->median - best); /* noise can put the products alone above the median */
+    out[2] = s->halo_bytes;
+    out[3] = s->n_peers;
+    out[4] = s->h->mine.rows ? (double)s->boundary.rows / s->h->mine.rows : 0;
+}
+
+static const char *const sd_extra_names[] = {"compute_s", "exposed_comm_s", "halo_bytes", "neighbours",
+                                             "boundary_fraction"};
+
+static const struct pb_variant sd_variants[] = {
+    {{"spmv-dist", "overlap", "interior rows while the halo travels, then the boundary rows", 0}, NULL, sd_run,
+     "overlap"},
+    {{"spmv-dist", "blocking", "halo exchange first, then the products", 0}, NULL, sd_run, NULL},
+};
+
+const struct pb_bench pb__bench_spmv_dist = {
+    .name = "spmv-dist",
+    .summary = "sparse y = A*x with A's rows over the ranks, halo exchange overlapped (distributed)",
+    .flop_model = "2*nnz",
+    .byte_model = "CSR's minimum for the whole matrix (as spmv; halos not counted)",
+    .distributed = true,
+    .params = sd_params,
+    .n_params = sizeof sd_params / sizeof sd_params[0],
+    .extra_names = sd_extra_names,
+    .n_extras = sizeof sd_extra_names / sizeof sd_extra_names[0],
+    .extras = sd_extras,
+    .plan = sd_plan,
+    .describe = sd_describe,
+    .flops = sd_flops,
+    .bytes = sd_bytes,
+    .prepare = sd_prepare,
+    .release = sd_release,
+    .bind = sd_bind,
+    .poison = sd_poison,
+    .check = sd_check,
+    .unbind = sd_unbind,
+    .variants = sd_variants,
+    .n_variants = sizeof sd_variants / sizeof sd_variants[0],
+};
