@@ -143,8 +143,7 @@ opencl_section() {
 
 mpi_section() {
     # Several ranks sharing the one GPU (the multi-GPU runs need a machine with several).
-    local mpi="mpirun --bind-to none -np"
-    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+    mpi_env
     grep -q "mpi=TRUE" "$log" || { echo "FAILED: built without MPI" | tee -a "$log"; status=1; return; }
     step "mpi: the MPI tests with CUDA built in"
     run ctest --test-dir build-gpu --output-on-failure -R "comm|mpi"
@@ -153,6 +152,17 @@ mpi_section() {
         $pb run allreduce --backend cuda --size 8,4100,1M --precision float,double --reps 2 --warmup 1 --quiet
     run $mpi 2 compute-sanitizer --tool memcheck --error-exitcode 9 \
         $pb run gemm --backend cuda --variant regblock,cublas --m 33 --n 130 --k 67 --reps 1 --warmup 0 --quiet
+    mpi_ep_section
+    mpi_dist_section
+}
+
+mpi_env() {
+    mpi="mpirun --bind-to none -np"
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+}
+
+mpi_ep_section() {
+    mpi_env
     step "mpi: every rank at once on one GPU (1, 2, 4 ranks)"
     local more=""
     for np in 1 2 4; do
@@ -164,8 +174,17 @@ mpi_section() {
             --precision double --reps 10 --quiet --out "$out/mpi-ep-spmv.csv" $more
         more=--append
     done
+}
+
+mpi_dist_section() {
+    mpi_env
+    step "mpi: is the MPI CUDA-aware?"
+    ompi_info --parsable --all 2>/dev/null | grep -i "cuda_support" | tee -a "$log"
+    step "mpi: compute-sanitizer memcheck on spmv-dist over 2 ranks"
+    run $mpi 2 compute-sanitizer --tool memcheck --error-exitcode 9 \
+        $pb run spmv-dist --backend cuda --matrix lap2d:40,powerlaw:3000:8 --precision float,double --reps 2 --warmup 1 --quiet
     step "mpi: allreduce, MPI (direct if CUDA-aware, staged) and NCCL, 1 and 2 ranks"
-    more=""
+    local more=""
     for np in 1 2; do
         run $mpi $np $pb run allreduce --backend cuda --size 8:1G:x8 --precision float --reps 10 --quiet \
             --out "$out/mpi-allreduce.csv" $more
@@ -184,7 +203,7 @@ mpi_section() {
 
 twins="--backend cuda,opencl --device nvidia"
 case "$mode" in
-spmv | memlab | conv | ceilings | opencl | opencl_copies | opencl_kernels | mpi)
+spmv | memlab | conv | ceilings | opencl | opencl_copies | opencl_kernels | mpi | mpi_ep | mpi_dist)
     ${mode}_section
     tail -n 30 "$log"
     echo "status $status"
