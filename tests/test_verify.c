@@ -253,5 +253,5 @@ int main(void)
         cmocka_unit_test(test_zero_reference),
         cmocka_unit_test(test_finite_only),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return pb_test_run(tests, setup, teardown);
 }
