@@ -297,6 +297,33 @@ else
     if [ "$(head -c 4 "$tmp/o.png" | tail -c 3)" = "PNG" ]; then ok; else bad "conv wrote no PNG"; fi
     expect 0 "$pb" conv --image "$tmp/o.png" --radius 2 --filter box --save "$tmp/o2.jpg" --backend ref
     contains "$tmp/out" "40x30, 1 channel"
+    # Refused before decoding: a 334-byte BMP declaring 13 x 16,252,935 pixels
+    # (24-bit, uncompressed: 650 MB), a truncated PGM, more than --max-pixels;
+    # each one line, exit 3 (timeout: a guard against decoding it, not a timing).
+    printf 'BM\x4e\x01\0\0\0\0\0\0\x36\0\0\0\x28\0\0\0\x0d\0\0\0\x07\0\xf8\0\x01\0\x18\0' >"$tmp/bomb.bmp"
+    head -c 304 /dev/zero >>"$tmp/bomb.bmp"
+    if [ "$(wc -c <"$tmp/bomb.bmp")" -eq 334 ]; then ok; else bad "bomb.bmp is not 334 bytes"; fi
+    expect 3 timeout 60 "$pb" conv --image "$tmp/bomb.bmp" --radius 3 --save "$tmp/bomb.png"
+    contains "$tmp/err" "declares 13x16252935 pixels"
+    contains "$tmp/err" "decompression bomb"
+    lines "$tmp/err" 1
+    if [ -e "$tmp/bomb.png" ]; then bad "a refused conv left its output"; else ok; fi
+    head -c 1000 "$tmp/g.pgm" >"$tmp/short.pgm"
+    expect 3 "$pb" conv --image "$tmp/short.pgm" --radius 3
+    contains "$tmp/err" "need at least 1200 bytes; it has 1000"
+    expect 3 "$pb" conv --image "$tmp/g.pgm" --radius 3 --max-pixels 1199
+    contains "$tmp/err" "--max-pixels raises it"
+    lines "$tmp/err" 1
+    expect 0 "$pb" conv --image "$tmp/g.pgm" --radius 3 --max-pixels 1200 --quiet
+    # The output is checked before decoding: unknown format, too large, not writable.
+    expect 2 "$pb" conv --image "$tmp/g.pgm" --radius 3 --save "$tmp/o.gif"
+    contains "$tmp/err" "unknown image format '.gif'"
+    mkdir "$tmp/dir.png"
+    expect 3 timeout 60 "$pb" conv --image "$tmp/bomb.bmp" --radius 3 --save "$tmp/no/dir/o.png" --max-pixels 2G
+    contains "$tmp/err" "decompression bomb" # the input's own check comes first
+    expect 3 "$pb" conv --image "$tmp/g.pgm" --radius 3 --save "$tmp/dir.png"
+    contains "$tmp/err" "cannot write '$tmp/dir.png': Is a directory"
+    lines "$tmp/err" 1
 fi
 head -c $((64 * 48 * 4)) /dev/urandom >"$tmp/r.f32"
 expect 0 "$pb" conv --image "$tmp/r.f32" --width 64 --height 48 --radius 5 --save "$tmp/o.f32" --backend ref --quiet
@@ -315,6 +342,26 @@ expect 3 "$pb" conv --image "$tmp/r.f32" --width 64 --height 49 --radius 3
 contains "$tmp/err" "needs"
 expect 2 "$pb" conv --image "$tmp/g.pgm" --radius 3 --bogus
 expect 3 "$pb" conv --image "$tmp/g.pgm" --radius 3 --save "$tmp/no/dir/o.pgm"
+[ "$have_stb" -eq 1 ] && contains "$tmp/err" "cannot write '$tmp/no/dir/o.pgm': No such file or directory"
+# An output that cannot be written or cannot hold the image is refused
+# before the filter runs: one line, no summary, exit 3 / 2.
+expect 3 timeout 60 "$pb" conv --image "$tmp/r.f32" --width 64 --height 48 --radius 5 --save "$tmp/no/dir/o.f32"
+contains "$tmp/err" "cannot write '$tmp/no/dir/o.f32'"
+lines "$tmp/err" 1
+lines "$tmp/out" 0
+# A sparse 7 GB raw input: refused on its output before a byte of it is read.
+truncate -s $((70000 * 25000 * 4)) "$tmp/huge.f32"
+expect 2 timeout 60 "$pb" conv --image "$tmp/huge.f32" --width 70000 --height 25000 --radius 1 --save "$tmp/huge.png" --max-pixels 2G
+contains "$tmp/err" "70000x25000 is too large for an 8-bit image file"
+lines "$tmp/err" 1
+expect 3 timeout 60 "$pb" conv --image "$tmp/huge.f32" --width 70000 --height 25000 --radius 1 --save "$tmp/no/dir/o.f32" --max-pixels 2G
+contains "$tmp/err" "cannot write '$tmp/no/dir/o.f32'"
+lines "$tmp/err" 1
+expect 3 "$pb" conv --image "$tmp/huge.f32" --width 70000 --height 25000 --radius 1 --save "$tmp/o.f32"
+contains "$tmp/err" "1750000000 pixels, more than the limit of 1073741824 (--max-pixels raises it)"
+rm -f "$tmp/huge.f32"
+expect 3 "$pb" conv --image "$tmp/r.f32" --width 64 --height 48 --radius 5 --max-pixels 3000
+contains "$tmp/err" "--max-pixels"
 
 # OpenCL development hooks: PARBENCH_CL_DUMP writes the built programs,
 # PARBENCH_CL_OPTIONS reaches the compiler (a bad option is an ERROR row that names it).
