@@ -216,7 +216,7 @@ $pb devices | tee -a "$log"
 $pb devices --format json >"$out/devices.json"
 
 step "tests"
-run ctest --test-dir build-gpu --output-on-failure -j 4
+run env PB_REQUIRE=cuda${PB_REQUIRE:+,$PB_REQUIRE} ctest --test-dir build-gpu --output-on-failure -j 4
 
 step "compute-sanitizer on every CUDA gemm variant (awkward shapes)"
 for tool in memcheck racecheck; do

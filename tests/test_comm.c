@@ -34,6 +34,10 @@ static int group_teardown(void **state)
 static void test_layout(void **state)
 {
     (void)state;
+#ifndef PB_HAVE_MPI
+    /* the multi-rank tests are not even registered: say so */
+    pb_test_skip_part("mpi", "built without MPI (PB_MPI): only the one-process communicator is tested");
+#endif
     assert_true(me >= 0 && me < ranks);
     assert_true(pb__comm_local_rank(comm) < pb__comm_local_size(comm));
     assert_true(pb__comm_nodes(comm) >= 1 && pb__comm_nodes(comm) <= ranks);
@@ -341,5 +345,5 @@ int main(void)
         cmocka_unit_test(test_distributed),
         cmocka_unit_test(test_spmv_dist),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return pb_test_run(tests, group_setup, group_teardown);
 }

@@ -107,6 +107,7 @@ struct device_case {
 };
 
 static int failures;
+static size_t cases_ran, cases_declined; /* by the variant under test */
 
 static void one_kernel_case(const struct device_case *dc, enum pb_precision prec, struct shape s, size_t r,
                             enum pb_conv_border border)
@@ -141,6 +142,8 @@ static void one_kernel_case(const struct device_case *dc, enum pb_precision prec
         assert_int_equal(pb_buf_fill_bytes(out, 0xFF), PB_OK);
         pb_status st = pb_kernel_run(dc->dev, "conv", dc->variant, &a);
         double err = 0;
+        cases_ran += st == PB_OK;
+        cases_declined += st == PB_ERR_UNSUPPORTED;
         if (st == PB_OK) {
             assert_int_equal(pb_buf_read(out, 0, got, n * elt), PB_OK);
             if (!close_enough(got, prec, want, n, r, &err)) {
@@ -179,7 +182,9 @@ static void one_engine_case(pb_device *dev, const char *backend, const char *var
     struct pb_conv_engine *e;
     assert_int_equal(pb__conv_engine_create(dev, &job, f, &e), PB_OK);
     double err = 0;
+    cases_declined += pb__conv_engine_unsupported(e) != NULL;
     if (!pb__conv_engine_unsupported(e)) {
+        cases_ran++;
         if (s.h > 3)
             assert_true(pb__conv_engine_strip_rows(e) <= 3);
         memset(got, 0xFF, n * elt);
@@ -199,11 +204,8 @@ static void for_each_variant(void (*fn)(const struct device_case *dc))
 {
     for (size_t i = 0; i < pb_backend_count(); i++) {
         const pb_backend *b = pb_backend_at(i);
-        const char *why;
-        if (!pb_backend_available(b, &why)) {
-            print_message("note: backend %s not available here: %s\n", pb_backend_name(b), why);
+        if (!pb_test_backend_usable(b))
             continue;
-        }
         pb_device *dev;
         assert_int_equal(pb_device_open(b, 0, &dev), PB_OK);
         struct pb_variant_desc v[16];
@@ -211,7 +213,9 @@ static void for_each_variant(void (*fn)(const struct device_case *dc))
         assert_true(nv >= 1 && nv <= PB_ARRAY_LEN(v));
         for (size_t j = 0; j < nv; j++) {
             struct device_case dc = {dev, pb_backend_name(b), v[j].name};
+            cases_ran = cases_declined = 0;
             fn(&dc);
+            failures += pb_test_declined_all("conv", dc.backend, dc.variant, cases_ran, cases_declined);
         }
         pb_device_close(dev);
     }
@@ -310,5 +314,5 @@ int main(void)
         cmocka_unit_test(test_kernels),
         cmocka_unit_test(test_engine),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return pb_test_run(tests, NULL, NULL);
 }

@@ -57,6 +57,7 @@ struct target {
     const char *backend;
     struct pb_variant_desc variant;
     int threads;
+    size_t ran, declined; /* cases run and cases the variant declined */
 };
 
 /* ---- host-side matrices ------------------------------------------------- */
@@ -184,7 +185,7 @@ static pb_status upload(pb_device *dev, const struct gemm_case *gc, const void *
 }
 
 /* Runs one case on one target; prints and returns 1 when it fails. */
-static int run_case(const struct target *t, const struct gemm_case *gc)
+static int run_case(struct target *t, const struct gemm_case *gc)
 {
     const struct mode *md = gc->mode;
     size_t m = gc->s.m, n = gc->s.n, k = gc->s.k;
@@ -217,6 +218,7 @@ static int run_case(const struct target *t, const struct gemm_case *gc)
              * sizes, a double-only kernel); it must never answer wrongly. */
             print_message("note: %s/%s declined %zux%zux%zu %s: %s\n", t->backend,
                           t->variant.name, m, n, k, md->name, pb_last_error());
+            t->declined++;
         } else if (st != PB_OK) {
             snprintf(why, sizeof why, "pb_gemm returned %s (%s)", pb_status_name(st),
                      pb_last_error());
@@ -226,6 +228,7 @@ static int run_case(const struct target *t, const struct gemm_case *gc)
             problem = why;
         } else {
             problem = compare(gc, c, ldc, ref, why, sizeof why);
+            t->ran++;
         }
     }
     if (problem)
@@ -248,7 +251,7 @@ static const enum pb_precision precs[] = {PB_FLOAT, PB_DOUBLE};
 
 /* Runs the shapes in every mode given on one target; returns the number of
  * failed cases. */
-static int run_on_targets(const struct target *t, const struct shape *s, size_t n_shapes,
+static int run_on_targets(struct target *t, const struct shape *s, size_t n_shapes,
                           const struct mode *const *modes, size_t n_modes)
 {
     int failed = 0;
@@ -271,12 +274,8 @@ static void run_everywhere(const struct shape *s, size_t n_shapes, const struct 
     size_t targets = 0;
     for (size_t bi = 0; bi < pb_backend_count(); bi++) {
         const pb_backend *b = pb_backend_at(bi);
-        const char *why = NULL;
-        if (!pb_backend_available(b, &why)) {
-            print_message("note: backend %s not available here: %s\n", pb_backend_name(b), why);
-            assert_true(why && why[0]);
+        if (!pb_test_backend_usable(b))
             continue;
-        }
         pb_device *dev = NULL;
         assert_int_equal(pb_device_open(b, 0, &dev), PB_OK);
         /* Threaded backends take the thread count; the others keep their own. */
@@ -291,6 +290,7 @@ static void run_everywhere(const struct shape *s, size_t n_shapes, const struct 
         size_t nv = pb_kernel_variants(b, "gemm", variants, PB_ARRAY_LEN(variants));
         assert_true(nv <= PB_ARRAY_LEN(variants));
         for (size_t v = 0; v < nv; v++) {
+            size_t ran = 0, declined = 0;
             /* OpenCL's regblock picks its tile by shape and device: run both. */
             static const char *const cl_tiles[] = {"large", "small"};
             bool cl_regblock = strcmp(pb_backend_name(b), "opencl") == 0 && strcmp(variants[v].name, "regblock") == 0;
@@ -301,12 +301,15 @@ static void run_everywhere(const struct shape *s, size_t n_shapes, const struct 
                     pb_device_set_threads(dev, threaded ? thread_counts[ti] : 0);
                     if (threaded)
                         assert_int_equal(pb_device_threads(dev), thread_counts[ti]);
-                    struct target t = {dev, pb_backend_name(b), variants[v], pb_device_threads(dev)};
+                    struct target t = {.dev = dev, .backend = pb_backend_name(b), .variant = variants[v],
+                                       .threads = pb_device_threads(dev)};
                     assert_string_equal(variants[v].bench, "gemm");
                     failed += run_on_targets(&t, s, n_shapes, modes, n_modes);
+                    ran += t.ran, declined += t.declined;
                     targets++;
                 }
             unsetenv("PARBENCH_CL_REGBLOCK_TILE");
+            failed += pb_test_declined_all("gemm", pb_backend_name(b), variants[v].name, ran, declined);
         }
         pb_device_close(dev);
     }
@@ -368,5 +371,5 @@ int main(void)
         cmocka_unit_test(test_alpha_beta), cmocka_unit_test(test_k_zero),
         cmocka_unit_test(test_empty),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return pb_test_run(tests, NULL, NULL);
 }

@@ -18,25 +18,32 @@
  * ones with 1 and 3 threads); returns the number of failed cases. */
 typedef int (*case_fn)(pb_device *dev, const struct pb_variant_desc *v);
 
+/* Cases run and declined (UNSUPPORTED) by the variant under test; a case
+ * function that allows declining counts them. */
+static size_t cases_ran, cases_declined;
+
 static void for_every_variant(const char *bench, case_fn fn)
 {
     int failed = 0;
     size_t targets = 0;
     for (size_t bi = 0; bi < pb_backend_count(); bi++) {
         const pb_backend *b = pb_backend_at(bi);
-        if (!pb_backend_available(b, NULL))
+        if (!pb_test_backend_usable(b))
             continue;
         pb_device *dev = NULL;
         assert_int_equal(pb_device_open(b, 0, &dev), PB_OK);
         struct pb_variant_desc v[32];
         size_t nv = pb_kernel_variants(b, bench, v, PB_ARRAY_LEN(v));
         assert_true(nv <= PB_ARRAY_LEN(v));
-        for (size_t i = 0; i < nv; i++)
+        for (size_t i = 0; i < nv; i++) {
+            cases_ran = cases_declined = 0;
             for (int threads = 1; threads <= 3; threads += 2) {
                 pb_device_set_threads(dev, threads);
                 failed += fn(dev, &v[i]);
                 targets++;
             }
+            failed += pb_test_declined_all(bench, pb_backend_name(b), v[i].name, cases_ran, cases_declined);
+        }
         pb_device_close(dev);
     }
     assert_true(targets >= 1);
@@ -99,7 +106,9 @@ static int transpose_case(pb_device *dev, const struct pb_variant_desc *v, enum 
     pb_status st = pb_kernel_run(dev, "transpose", v->name, &a);
     int failed = 0;
     char why[160] = "";
+    cases_ran += st == PB_OK;
     if (st == PB_ERR_UNSUPPORTED) {
+        cases_declined++;
         print_message("note: %s/%s declined: %s\n", pb_backend_name(pb_device_backend(dev)), v->name, pb_last_error());
     } else if (st != PB_OK || pb_buf_read(bout, 0, out, out_bytes + TAIL) != PB_OK) {
         snprintf(why, sizeof why, "returned %s (%s)", pb_status_name(st), pb_last_error());
@@ -371,5 +380,5 @@ int main(void)
         cmocka_unit_test(test_access_stride_zero),
         cmocka_unit_test(test_bad_arguments),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return pb_test_run(tests, NULL, NULL);
 }

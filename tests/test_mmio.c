@@ -942,8 +942,9 @@ static void test_corpus(void **state)
     strcat(dir, "/fuzz/corpus");
     DIR *d = opendir(dir);
     if (!d) {
-        print_message("no corpus at %s\n", dir);
-        skip();
+        char why[700];
+        snprintf(why, sizeof why, "no corpus at %s", dir);
+        pb_test_skip("corpus", why);
     }
     struct dirent *ent;
     size_t n = 0;
@@ -1034,8 +1035,9 @@ static void test_shared_matrices(void **state)
     }
     struct stat sb;
     if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        print_message("skipping: no shared matrices at %s (set PB_MATRICES_DIR)\n", dir);
-        skip();
+        char why[700];
+        snprintf(why, sizeof why, "no shared matrices at %s (set PB_MATRICES_DIR)", dir);
+        pb_test_skip("matrices", why);
     }
     static const struct {
         const char *name;
@@ -1053,7 +1055,9 @@ static void test_shared_matrices(void **state)
         char path[700];
         snprintf(path, sizeof path, "%s/%s", dir, files[f].name);
         if (stat(path, &sb) != 0) {
-            print_message("skipping %s: not there\n", path);
+            char why[800];
+            snprintf(why, sizeof why, "%s is not there", path);
+            pb_test_skip_part("matrices", why);
             continue;
         }
         struct pb_coo m;
@@ -1102,5 +1106,5 @@ int main(void)
         cmocka_unit_test(test_corpus),
         cmocka_unit_test(test_shared_matrices),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return pb_test_run(tests, NULL, NULL);
 }

@@ -376,5 +376,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unwritable_path, setup, teardown),
         cmocka_unit_test(test_formats),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return pb_test_run(tests, NULL, NULL);
 }

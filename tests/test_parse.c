@@ -249,5 +249,5 @@ int main(void)
         cmocka_unit_test(test_list_errors),     cmocka_unit_test(test_names_valid),
         cmocka_unit_test(test_names_errors),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return pb_test_run(tests, NULL, NULL);
 }

@@ -141,5 +141,5 @@ int main(void)
         cmocka_unit_test(test_uniform_range),
         cmocka_unit_test(test_fill),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return pb_test_run(tests, NULL, NULL);
 }

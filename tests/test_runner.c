@@ -317,5 +317,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_verify, setup, teardown),
         cmocka_unit_test_setup_teardown(test_too_large, setup, teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return pb_test_run(tests, NULL, NULL);
 }

@@ -120,5 +120,5 @@ int main(void)
         cmocka_unit_test(test_trim_drops_one_of_each),
         cmocka_unit_test(test_zero_samples),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return pb_test_run(tests, NULL, NULL);
 }

@@ -644,6 +644,6 @@ int main(void)
         cmocka_unit_test(test_gemm_planted),
         cmocka_unit_test(test_spmv_planted),
     };
-    int failed = cmocka_run_group_tests(tests, setup, teardown);
-    return failed + cmocka_run_group_tests(planted, gemm_setup, gemm_teardown);
+    int first = pb_test_run(tests, setup, teardown), second = pb_test_run(planted, gemm_setup, gemm_teardown);
+    return first == 1 || second == 1 ? 1 : first ? first : second;
 }

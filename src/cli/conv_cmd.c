@@ -2,8 +2,11 @@
  * through the strip engine of the conv-stream benchmark (so images larger
  * than device memory work).
  *
- * Exit codes: 0 done, 2 usage error (bad option, radius <= 0, absurd size),
- * 3 unreadable or unwritable file, out of memory, device error. */
+ * Exit codes: 0 done, 2 usage error (bad option, radius <= 0, absurd size,
+ * an output format that cannot hold the image), 3 unreadable or unwritable
+ * file, a file that cannot hold the pixels it declares, more pixels than
+ * --max-pixels, out of memory, device error. Everything that needs no
+ * computation is checked before the image is decoded. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +46,10 @@ static void conv_help(FILE *f)
             "  --streams K           strips in flight (default 3)\n"
             "  --strip ROWS          output rows per strip (default: automatic)\n"
             "  --device-mem BYTES    device memory the strips may use, e.g. 512M\n"
+            "  --max-pixels N        refuse larger images before decoding (default 1G = 2^30)\n"
             "  --quiet               no summary line\n\n"
+            "The output, the device and the size the input declares are checked before\n"
+            "any pixel is decoded; a file too small for the pixels it declares is refused.\n\n"
             "exit codes: 0 done, 2 usage error, 3 file, memory or device error.\n");
     if (!pb__image_have_codecs())
         fprintf(f, "\nThis parbench was built without stb_image: it reads raw float32 files only\n"
@@ -70,7 +76,7 @@ static int fail(pb_status st)
 
 struct conv_opts {
     const char *image, *save, *filter, *backend, *variant;
-    int64_t radius, width, height, device, streams, strip, device_mem;
+    int64_t radius, width, height, device, streams, strip, device_mem, max_pixels;
     double sigma;
     enum pb_conv_border border;
     enum pb_precision prec;
@@ -92,7 +98,7 @@ static int parse_int(const char *s, const char *what, int64_t min, int64_t *out)
 static int parse_opts(int argc, char **argv, struct conv_opts *o)
 {
     enum { O_IMAGE = 256, O_SAVE, O_RADIUS, O_SIGMA, O_FILTER, O_BORDER, O_WIDTH, O_HEIGHT, O_BACKEND, O_DEVICE,
-           O_VARIANT, O_PRECISION, O_STREAMS, O_STRIP, O_DEVMEM, O_QUIET, O_HELP };
+           O_VARIANT, O_PRECISION, O_STREAMS, O_STRIP, O_DEVMEM, O_MAXPX, O_QUIET, O_HELP };
     static const struct option longopts[] = {
         {"image", required_argument, NULL, O_IMAGE},     {"save", required_argument, NULL, O_SAVE},
         {"radius", required_argument, NULL, O_RADIUS},   {"sigma", required_argument, NULL, O_SIGMA},
@@ -101,9 +107,11 @@ static int parse_opts(int argc, char **argv, struct conv_opts *o)
         {"backend", required_argument, NULL, O_BACKEND}, {"device", required_argument, NULL, O_DEVICE},
         {"variant", required_argument, NULL, O_VARIANT}, {"precision", required_argument, NULL, O_PRECISION},
         {"streams", required_argument, NULL, O_STREAMS}, {"strip", required_argument, NULL, O_STRIP},
-        {"device-mem", required_argument, NULL, O_DEVMEM}, {"quiet", no_argument, NULL, O_QUIET},
+        {"device-mem", required_argument, NULL, O_DEVMEM}, {"max-pixels", required_argument, NULL, O_MAXPX},
+        {"quiet", no_argument, NULL, O_QUIET},
         {"help", no_argument, NULL, O_HELP},             {NULL, 0, NULL, 0}};
-    *o = (struct conv_opts){.filter = "gauss", .border = PB_CONV_CLAMP, .streams = 3, .prec = PB_FLOAT};
+    *o = (struct conv_opts){.filter = "gauss", .border = PB_CONV_CLAMP, .streams = 3, .prec = PB_FLOAT,
+                            .max_pixels = (int64_t)PB_IMAGE_MAX_PIXELS};
     opterr = 0;
     optind = 1;
     int c, rc = EXIT_OK;
@@ -137,6 +145,7 @@ static int parse_opts(int argc, char **argv, struct conv_opts *o)
         case O_STREAMS: rc = parse_int(optarg, "--streams", 1, &o->streams); break;
         case O_STRIP: rc = parse_int(optarg, "--strip", 1, &o->strip); break;
         case O_DEVMEM: rc = parse_int(optarg, "--device-mem", 1, &o->device_mem); break;
+        case O_MAXPX: rc = parse_int(optarg, "--max-pixels", 1, &o->max_pixels); break;
         case O_QUIET: o->quiet = true; break;
         case 'h':
         case O_HELP: conv_help(stdout); return -1;
@@ -246,19 +255,23 @@ int pb__cmd_conv(int argc, char **argv)
         free(taps);
         return fail(pb__conv_check_dims(o.width, o.height, (int64_t)radius, o.prec));
     }
-    struct pb_image img;
-    st = pb__image_read(o.image, (size_t)o.width, (size_t)o.height, &img);
+    /* Before any pixel is decoded: the size the file declares (and whether it
+     * can hold it), the output, the device and the engine. */
+    struct pb_image_info info;
+    st = pb__image_probe(o.image, (size_t)o.width, (size_t)o.height, (uint64_t)o.max_pixels, &info);
     if (st == PB_OK)
-        st = pb__conv_check_dims((int64_t)img.width, (int64_t)img.height, (int64_t)radius, o.prec);
+        st = pb__conv_check_dims((int64_t)info.width, (int64_t)info.height, (int64_t)radius, o.prec);
+    if (st == PB_OK && o.save)
+        st = pb__image_check_output(o.save, info.width, info.height, info.channels);
     if (st != PB_OK) {
         free(taps);
-        pb__image_free(&img);
         return fail(st);
     }
+    struct pb_image img = {0};
     pb_device *dev = NULL;
     rc = open_device(&o, &dev);
     struct pb_conv_engine *e = NULL;
-    struct pb_conv_job job = {.shape = {.width = img.width, .height = img.height, .radius = radius,
+    struct pb_conv_job job = {.shape = {.width = info.width, .height = info.height, .radius = radius,
                                         .border = o.border, .filter = filter, .prec = o.prec},
                               .variant = o.variant, .slots = (size_t)o.streams, .streams = true,
                               .strip_rows = (size_t)o.strip, .device_mem = (size_t)o.device_mem};
@@ -272,6 +285,11 @@ int pb__cmd_conv(int argc, char **argv)
                     pb__conv_engine_variant(e), pb__conv_engine_unsupported(e));
             rc = EXIT_ERROR;
         } else if (st == PB_OK) {
+            st = pb__image_read(o.image, (size_t)o.width, (size_t)o.height, &img);
+            if (st == PB_OK && (img.width != info.width || img.height != info.height || img.channels != info.channels))
+                st = pb__fail(PB_ERR_IO, "image '%s' changed while it was read", o.image);
+        }
+        if (st == PB_OK && rc == EXIT_OK) {
             double t0 = pb__now();
             st = filter_channels(e, &img, o.prec);
             seconds = pb__now() - t0;

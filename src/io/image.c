@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "core/core.h"
 #include "io/image.h"
@@ -105,6 +106,142 @@ pb_status pb__image_read(const char *path, size_t width, size_t height, struct p
 #endif
 }
 
+/* ---- checks before any work ---------------------------------------------- */
+
+static uint64_t le16(const unsigned char *p) { return (uint64_t)p[0] | (uint64_t)p[1] << 8; }
+static uint64_t le32(const unsigned char *p) { return le16(p) | le16(p + 2) << 16; }
+
+/* The fewest bytes a file in the format of header h can hold w x h pixels
+ * of n channels in. Uncompressed formats (BMP, binary PGM/PPM, TGA types
+ * 1-3) store every pixel; for the others a bound on the densest coding
+ * stb_image reads: deflate (PNG) packs at most 1032 bytes into one, at 1
+ * bit per pixel 8256 pixels a byte; JPEG, GIF's LZW, PackBits and RLE
+ * (TGA, PSD, HDR) pack fewer. */
+static uint64_t min_file_bytes(const unsigned char *hd, size_t got, uint64_t w, uint64_t h, uint64_t n)
+{
+    uint64_t px = w * h;
+    if (got >= 34 && hd[0] == 'B' && hd[1] == 'M') {
+        bool core = le32(hd + 14) == 12;
+        uint64_t bpp = le16(hd + (core ? 24 : 28)), compression = core ? 0 : le32(hd + 30);
+        if ((compression == 0 || compression == 3 || compression == 6) && bpp >= 1 && bpp <= 32) {
+            uint64_t row = (w * bpp + 31) / 32 * 4, last = (w * bpp + 7) / 8;
+            return le32(hd + 10) + row * (h - 1) + last; /* the last row's padding may be missing */
+        }
+    } else if (got >= 2 && hd[0] == 'P' && (hd[1] == '5' || hd[1] == '6')) {
+        return px * n;
+    } else if (got >= 18 && hd[0] != 0x89 && hd[0] != 0xFF && memcmp(hd, "GIF", 3) != 0 &&
+               memcmp(hd, "8BPS", 4) != 0 && memcmp(hd, "#?", 2) != 0 && hd[2] >= 1 && hd[2] <= 3) {
+        uint64_t bytes = (hd[16] + 7u) / 8; /* TGA without run-length coding */
+        return 18 + hd[0] + px * (bytes ? bytes : 1);
+    }
+    return px / 8256;
+}
+
+pb_status pb__image_probe(const char *path, size_t width, size_t height, uint64_t max_pixels,
+                          struct pb_image_info *out)
+{
+    *out = (struct pb_image_info){0};
+    uint64_t w = width, h = height, n = 1;
+    if (pb__image_is_raw(path)) {
+        if (!width || !height)
+            return pb__fail(PB_ERR_INVALID, "raw image '%s' needs --width and --height", path);
+        struct stat sb;
+        if (stat(path, &sb) != 0)
+            return pb__fail(PB_ERR_IO, "cannot read image '%s': %s", path, strerror(errno));
+        size_t want;
+        if (!pb__mul_size(width, height, &want) || !pb__mul_size(want, sizeof(float), &want) ||
+            (uint64_t)sb.st_size != want)
+            return pb__fail(PB_ERR_IO, "raw image '%s' has %lld bytes; %zux%zu float32 needs %llu", path,
+                            (long long)sb.st_size, width, height, (unsigned long long)w * h * sizeof(float));
+    } else {
+#ifdef PB_HAVE_STB
+        FILE *f = fopen(path, "rb");
+        if (!f)
+            return pb__fail(PB_ERR_IO, "cannot read image '%s': %s", path, strerror(errno));
+        unsigned char hd[64] = {0};
+        size_t got = fread(hd, 1, sizeof hd, f);
+        long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+        int iw, ih, in;
+        bool ok = size >= 0 && fseek(f, 0, SEEK_SET) == 0 && stbi_info_from_file(f, &iw, &ih, &in);
+        fclose(f);
+        if (!ok)
+            return pb__fail(PB_ERR_IO, "cannot read image '%s': %s", path,
+                            size < 0 ? strerror(errno) : stbi_failure_reason());
+        if (iw < 1 || ih < 1 || in < 1)
+            return pb__fail(PB_ERR_IO, "image '%s' declares %dx%d pixels of %d channels", path, iw, ih, in);
+        w = (uint64_t)iw, h = (uint64_t)ih, n = (uint64_t)in;
+        uint64_t need = min_file_bytes(hd, got, w, h, n);
+        if ((uint64_t)size < need)
+            return pb__fail(PB_ERR_IO, "image '%s' declares %llux%llu pixels, which need at least %llu bytes; "
+                            "it has %ld (a truncated file or a decompression bomb)", path, (unsigned long long)w,
+                            (unsigned long long)h, (unsigned long long)need, size);
+#else
+        return pb__fail(PB_ERR_UNSUPPORTED, "cannot read '%s': this parbench was built without stb_image "
+                        "(only raw float32 .f32/.raw images)", path);
+#endif
+    }
+    if (w * h > max_pixels)
+        return pb__fail(PB_ERR_NOMEM, "image '%s' has %llux%llu = %llu pixels, more than the limit of %llu "
+                        "(--max-pixels raises it)", path, (unsigned long long)w, (unsigned long long)h,
+                        (unsigned long long)(w * h), (unsigned long long)max_pixels);
+    *out = (struct pb_image_info){.width = (size_t)w, .height = (size_t)h, .channels = (size_t)n};
+    return PB_OK;
+}
+
+/* The format of path's extension: 'r' raw, 'p' PGM/PPM, 's' through
+ * stb_image_write, 0 none. */
+static char output_kind(const char *path)
+{
+    static const char *const stb[] = {"png", "jpg", "jpeg", "bmp", "tga"};
+    const char *e = extension(path);
+    if (pb__image_is_raw(path))
+        return 'r';
+    if (strcasecmp(e, "pgm") == 0 || strcasecmp(e, "ppm") == 0 || strcasecmp(e, "pnm") == 0)
+        return 'p';
+    for (size_t i = 0; i < sizeof stb / sizeof stb[0]; i++)
+        if (strcasecmp(e, stb[i]) == 0)
+            return 's';
+    return 0;
+}
+
+/* Format, channels and size, as pb__image_write needs them. */
+static pb_status check_format(const char *path, size_t width, size_t height, size_t channels)
+{
+    char kind = output_kind(path);
+    if (!kind)
+        return pb__fail(PB_ERR_INVALID, "'%s': unknown image format '.%s' (png, jpg, bmp, tga, pgm, ppm, f32, raw)",
+                        path, extension(path));
+    if (kind == 'r' && channels != 1)
+        return pb__fail(PB_ERR_INVALID, "raw images have one channel; '%s' would need %zu", path, channels);
+    if (kind == 'p' && channels != 1 && channels != 3)
+        return pb__fail(PB_ERR_INVALID, "'%s': PGM/PPM hold 1 or 3 channels, the image has %zu", path, channels);
+    if (kind == 's' && !pb__image_have_codecs())
+        return pb__fail(PB_ERR_UNSUPPORTED, "cannot write '%s': this parbench was built without stb_image_write "
+                        "(.pgm, .ppm, .f32 and .raw only)", path);
+    if (kind == 's' && (width > 1u << 16 || height > 1u << 16))
+        return pb__fail(PB_ERR_INVALID, "'%s': %zux%zu is too large for an 8-bit image file (use .pgm or .f32)",
+                        path, width, height);
+    return PB_OK;
+}
+
+pb_status pb__image_check_output(const char *path, size_t width, size_t height, size_t channels)
+{
+    pb_status st = check_format(path, width, height, channels);
+    if (st != PB_OK)
+        return st;
+    struct stat sb;
+    bool existed = stat(path, &sb) == 0;
+    if (existed && S_ISDIR(sb.st_mode))
+        return pb__fail(PB_ERR_IO, "cannot write '%s': %s", path, strerror(EISDIR));
+    FILE *f = fopen(path, existed ? "r+b" : "wb"); /* r+: opened for writing, not emptied */
+    if (!f)
+        return pb__fail(PB_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    fclose(f);
+    if (!existed)
+        remove(path);
+    return PB_OK;
+}
+
 static pb_status write_raw(const char *path, const struct pb_image *img)
 {
     if (img->channels != 1)
@@ -138,20 +275,13 @@ pb_status pb__image_write(const char *path, const struct pb_image *img)
 {
     if (pb__image_is_raw(path))
         return write_raw(path, img);
-    const char *e = extension(path);
-    bool pnm = strcasecmp(e, "pgm") == 0 || strcasecmp(e, "ppm") == 0 || strcasecmp(e, "pnm") == 0;
-#ifndef PB_HAVE_STB
-    if (!pnm)
-        return pb__fail(PB_ERR_UNSUPPORTED, "cannot write '%s': this parbench was built without stb_image_write "
-                        "(.pgm, .ppm, .f32 and .raw only)", path);
-#endif
-    if (img->width > 1u << 16 || img->height > 1u << 16)
-        if (!pnm)
-            return pb__fail(PB_ERR_INVALID, "'%s': %zux%zu is too large for an 8-bit image file (use .pgm or .f32)",
-                            path, img->width, img->height);
+    bool pnm = output_kind(path) == 'p';
+    pb_status st = check_format(path, img->width, img->height, img->channels);
+    if (st != PB_OK)
+        return st;
     size_t px = img->width * img->height;
     unsigned char *pixels;
-    pb_status st = pb__host_alloc(px * img->channels, "8-bit image", (void **)&pixels);
+    st = pb__host_alloc(px * img->channels, "8-bit image", (void **)&pixels);
     if (st != PB_OK)
         return st;
     for (size_t i = 0; i < px; i++)
@@ -163,6 +293,7 @@ pb_status pb__image_write(const char *path, const struct pb_image *img)
         st = write_pnm(path, pixels, img);
     } else {
 #ifdef PB_HAVE_STB
+        const char *e = extension(path);
         int w = (int)img->width, h = (int)img->height, n = (int)img->channels, ok;
         if (strcasecmp(e, "png") == 0)
             ok = stbi_write_png(path, w, h, n, pixels, w * n);
@@ -170,14 +301,9 @@ pb_status pb__image_write(const char *path, const struct pb_image *img)
             ok = stbi_write_jpg(path, w, h, n, pixels, 95);
         else if (strcasecmp(e, "bmp") == 0)
             ok = stbi_write_bmp(path, w, h, n, pixels);
-        else if (strcasecmp(e, "tga") == 0)
+        else /* tga: check_format knows no other */
             ok = stbi_write_tga(path, w, h, n, pixels);
-        else
-            ok = -1;
-        if (ok < 0)
-            st = pb__fail(PB_ERR_INVALID, "'%s': unknown image format '.%s' (png, jpg, bmp, tga, pgm, ppm, f32, raw)",
-                          path, e);
-        else if (!ok)
+        if (!ok)
             st = pb__fail(PB_ERR_IO, "cannot write '%s'", path);
 #endif
     }

@@ -72,6 +72,8 @@ pb_status pb__ell_build(const struct pb_coo *m, bool transposed, double max_fill
 
 void pb__ell_free(struct pb_ell *e)
 {
+    if (!e)
+        return;
     pb__host_free(e->idx);
     pb__host_free(e->val);
     memset(e, 0, sizeof *e);
