@@ -176,31 +176,6 @@ static void sd_release(void *host)
 
 static double as_prec(double v, enum pb_precision prec) { return prec == PB_DOUBLE ? v : (double)(float)v; }
 
-/* Row blocks: by non-zeros, each boundary the first row at or past r/P of
- * them; or by rows. Ranks past the end get none. */
-static void partition(const int32_t *ptr, int32_t rows, int ranks, bool by_nnz, int32_t *first)
-{
-    int64_t nnz = ptr[rows];
-    first[0] = 0;
-    for (int r = 1; r < ranks; r++) {
-        if (!by_nnz) {
-            first[r] = (int32_t)((int64_t)rows * r / ranks);
-            continue;
-        }
-        int64_t target = (nnz * r + ranks - 1) / ranks;
-        int32_t lo = first[r - 1], hi = rows;
-        while (lo < hi) { /* the first row whose offset reaches the target */
-            int32_t mid = lo + (hi - lo) / 2;
-            if (ptr[mid] < target)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        first[r] = lo;
-    }
-    first[ranks] = rows;
-}
-
 /* Rank 0's whole matrix, as CSR. */
 static pb_status load_matrix(const struct pb_problem *p, uint64_t seed, struct pb_coo *m, int32_t **ptr)
 {
@@ -296,7 +271,7 @@ static pb_status sd_prepare(const struct pb_problem *p, uint64_t seed, void **ou
     if (st == PB_OK) {
         h->n_rows = (int32_t)shape[0], h->n_cols = (int32_t)shape[1], h->nnz = shape[2];
         if (me == 0)
-            partition(ptr, h->n_rows, ranks, strcmp(p->s[P_BALANCE], "nnz") == 0, h->row_first);
+            pb__partition_rows(ptr, h->n_rows, ranks, strcmp(p->s[P_BALANCE], "nnz") == 0, h->row_first);
         st = pb__comm_bcast(comm, h->row_first, ((size_t)ranks + 1) * sizeof *h->row_first, 0);
     }
     int64_t *nnz_first = calloc((size_t)ranks + 1, sizeof *nnz_first);
@@ -304,8 +279,7 @@ static pb_status sd_prepare(const struct pb_problem *p, uint64_t seed, void **ou
         st = pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory");
     st = pb__comm_agree(comm, st);
     if (st == PB_OK) {
-        for (int r = 0; r <= ranks; r++) /* x like the rows when A is square */
-            h->col_first[r] = h->n_rows == h->n_cols ? h->row_first[r] : (int32_t)((int64_t)h->n_cols * r / ranks);
+        pb__partition_cols(h->row_first, h->n_rows, h->n_cols, ranks, h->col_first);
         for (int r = 0; me == 0 && r <= ranks; r++)
             nnz_first[r] = ptr[h->row_first[r]];
         st = pb__comm_bcast(comm, nnz_first, ((size_t)ranks + 1) * sizeof *nnz_first, 0);
@@ -345,19 +319,6 @@ static pb_status sd_prepare(const struct pb_problem *p, uint64_t seed, void **ou
     }
     *out = h;
     return PB_OK;
-}
-
-static int owner_of(const int32_t *first, int ranks, int32_t j)
-{
-    int lo = 0, hi = ranks - 1;
-    while (lo < hi) { /* the last rank whose block starts at or before j */
-        int mid = (lo + hi + 1) / 2;
-        if (first[mid] <= j)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return lo;
 }
 
 static int cmp_i32(const void *a, const void *b)
@@ -497,7 +458,7 @@ static pb_status plan_halo(struct sd_state *s, int32_t **halo_out, int32_t **own
     int64_t *need = calloc((size_t)ranks, sizeof *need), *all = calloc((size_t)ranks * ranks, sizeof *all);
     pb_status st = need && all ? halo_columns(h, &halo, &n_halo) : pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory");
     for (int32_t k = 0; st == PB_OK && k < n_halo; k++)
-        need[owner_of(h->col_first, ranks, halo[k])]++;
+        need[pb__partition_owner(h->col_first, ranks, halo[k])]++;
     st = pb__comm_agree(comm, st);
     /* all[q * ranks + r] = how many of r's entries q needs */
     if (st == PB_OK)

@@ -181,6 +181,10 @@ static void series_key(const struct file_plan *fp, const struct pb_rp_row *r, ch
         snprintf(part, sizeof part, "%d thr", r->threads);
         append(buf, len, " ", part);
     }
+    if (r->ranks > 1) { /* every rank's row and the aggregate are series of their own */
+        snprintf(part, sizeof part, "@%.16s of %d", r->rank, r->ranks);
+        append(buf, len, " ", part);
+    }
     for (size_t i = 0; i < fp->n_in_series; i++) {
         const struct pb_rp_kv *kv = pb__rp_find(r, fp->in_series[i]);
         snprintf(part, sizeof part, "%s=%s", fp->in_series[i], kv ? kv->text : "");

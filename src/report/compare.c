@@ -14,8 +14,8 @@
 
 static void row_key(const struct pb_rp_row *r, char *buf, size_t len)
 {
-    size_t used = (size_t)snprintf(buf, len, "%s|%s|%s|%s|%s|%d", r->bench, r->backend, r->device, r->variant,
-                                   r->precision, r->threads);
+    size_t used = (size_t)snprintf(buf, len, "%s|%s|%s|%s|%s|%d|%d@%s", r->bench, r->backend, r->device, r->variant,
+                                   r->precision, r->threads, r->ranks, r->rank);
     for (size_t i = 0; i < r->n_params && used < len; i++)
         used += (size_t)snprintf(buf + used, len - used, "|%s=%s", r->params[i].key, r->params[i].text);
 }

@@ -36,7 +36,7 @@ static void free_kvs(struct pb_rp_kv *kv, size_t n)
 static void free_row(struct pb_rp_row *r)
 {
     char **strs[] = {&r->bench, &r->backend, &r->variant, &r->device, &r->precision,
-                     &r->problem, &r->status, &r->reason, &r->timer, &r->check};
+                     &r->problem, &r->status, &r->reason, &r->timer, &r->check, &r->rank};
     for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
         free(*strs[i]);
     free_kvs(r->params, r->n_params);
@@ -110,7 +110,7 @@ static struct pb_rp_row *new_row(struct pb_rp_set *set)
 static bool fill_strings(struct pb_rp_row *r)
 {
     char **strs[] = {&r->bench, &r->backend, &r->variant, &r->device, &r->precision,
-                     &r->problem, &r->status, &r->reason, &r->timer, &r->check};
+                     &r->problem, &r->status, &r->reason, &r->timer, &r->check, &r->rank};
     for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
         if (!*strs[i] && !(*strs[i] = strdup("")))
             return false;
@@ -150,6 +150,7 @@ static double jnum(const cJSON *o, const char *key)
 static bool json_known(const char *key)
 {
     static const char *const known[] = {"backend", "variant", "anchor", "device", "precision", "threads",
+                                        "ranks", "rank",
                                         "params", "problem", "status", "reason", "time_s", "timer",
                                         "host_time_s", "gflops", "gbps", "speedup", "verification",
                                         "ceiling_fraction"};
@@ -173,8 +174,16 @@ static pb_status json_row(struct pb_rp_set *set, const char *bench, const cJSON 
     r->status = dup_or_empty(jstr(o, "status"));
     r->reason = dup_or_empty(jstr(o, "reason"));
     r->timer = dup_or_empty(jstr(o, "timer"));
-    double th = jnum(o, "threads");
+    double th = jnum(o, "threads"), nr = jnum(o, "ranks");
     r->threads = isnan(th) ? 0 : (int)th;
+    r->ranks = isnan(nr) ? 1 : (int)nr;
+    const cJSON *rank = cJSON_GetObjectItemCaseSensitive(o, "rank");
+    char rank_text[32] = "0";
+    if (cJSON_IsString(rank))
+        snprintf(rank_text, sizeof rank_text, "%.31s", rank->valuestring);
+    else if (cJSON_IsNumber(rank))
+        snprintf(rank_text, sizeof rank_text, "%d", (int)rank->valuedouble);
+    r->rank = strdup(rank_text);
     r->anchor = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "anchor"));
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "time_s");
     r->reps = jnum(t, "reps");
@@ -384,7 +393,7 @@ static pb_status load_csv(struct pb_rp_set *set, const char *path, const char *t
         return pb__fail(PB_ERR_NOMEM, "out of memory");
     }
     static const char *const fixed[] = {"date", "host", "version", "commit", "bench", "backend", "variant",
-                                        "anchor", "device", "precision", "threads", "problem", "status",
+                                        "anchor", "device", "precision", "threads", "ranks", "rank", "problem", "status",
                                         "reason", "reps", "min_s", "median_s", "mean_s", "trimmed_mean_s",
                                         "stddev_s", "cv", "timer", "host_median_s", "gflops", "gbps",
                                         "speedup", "err_norm", "err_max", "tolerance", "check",
@@ -431,8 +440,11 @@ static pb_status load_csv(struct pb_rp_set *set, const char *path, const char *t
         r->check = dup_or_empty(COL("check"));
         const char *anchor = COL("anchor");
         r->anchor = anchor && strcmp(anchor, "1") == 0;
-        double th = parse_num(COL("threads"));
+        double th = parse_num(COL("threads")), nr = parse_num(COL("ranks"));
         r->threads = isnan(th) ? 0 : (int)th;
+        r->ranks = isnan(nr) ? 1 : (int)nr;
+        const char *rank = COL("rank");
+        r->rank = strdup(rank ? rank : "0");
         r->reps = parse_num(COL("reps"));
         r->min = parse_num(COL("min_s"));
         r->median = parse_num(COL("median_s"));
@@ -445,10 +457,15 @@ static pb_status load_csv(struct pb_rp_set *set, const char *path, const char *t
         r->err_max = parse_num(COL("err_max"));
         r->fraction = parse_num(COL("ceiling_fraction"));
 #undef COL
-        for (int i = c_threads + 1; i < c_problem && st == PB_OK; i++)
-            st = add_kv(&r->params, &r->n_params, head[i], v[i], parse_num(v[i]));
+        /* the benchmark's parameters: between "threads" and "problem", but "ranks" and "rank" */
+        bool param[nh > 0 ? nh : 1];
+        for (int i = 0; i < nh; i++)
+            param[i] = i > c_threads && i < c_problem && strcmp(head[i], "ranks") != 0 && strcmp(head[i], "rank") != 0;
+        for (int i = 0; i < nh && st == PB_OK; i++)
+            if (param[i])
+                st = add_kv(&r->params, &r->n_params, head[i], v[i], parse_num(v[i]));
         for (int i = 0; i < nh && st == PB_OK; i++) {
-            bool known = i > c_threads && i < c_problem;
+            bool known = param[i];
             for (size_t k = 0; k < sizeof fixed / sizeof fixed[0] && !known; k++)
                 known = strcmp(head[i], fixed[k]) == 0;
             if (!known)

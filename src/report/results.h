@@ -19,7 +19,8 @@ struct pb_rp_kv {
 struct pb_rp_row {
     size_t file; /* index into the set's files */
     char *bench, *backend, *variant, *device, *precision, *problem, *status, *reason, *timer, *check;
-    int threads;
+    char *rank; /* "0".."N-1", or "all" (aggregate / distributed); "0" in files from before ranks */
+    int threads, ranks;
     bool anchor;
     struct pb_rp_kv *params, *extras; /* params: the benchmark's parameters in order */
     size_t n_params, n_extras;

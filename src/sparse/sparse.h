@@ -54,6 +54,28 @@ bool pb__sparse_is_generated(const char *spec);
 pb_status pb__sparse_check(const char *spec);
 pb_status pb__sparse_generate(const char *spec, uint64_t seed, struct pb_coo *out);
 
+/* Rows over ranks in contiguous blocks (first[ranks + 1]: rank r owns rows
+ * [first[r], first[r + 1])): by_nnz puts each boundary at the first row whose
+ * offset reaches r/ranks of the non-zeros, else rows / ranks each. Ranks
+ * past the end own none. */
+void pb__partition_rows(const int32_t *ptr, int32_t rows, int ranks, bool by_nnz, int32_t *first);
+/* The x (column) blocks: the row blocks when square, else even blocks. */
+void pb__partition_cols(const int32_t *row_first, int32_t rows, int32_t cols, int ranks, int32_t *first);
+/* The rank whose block of first[] holds j. */
+int pb__partition_owner(const int32_t *first, int ranks, int32_t j);
+
+/* What one rank of a partition computes and exchanges in y = A x. */
+struct pb_part_stats {
+    int64_t rows, nnz, nnz_interior; /* interior rows need no x from other ranks */
+    int64_t halo;                    /* x entries it receives */
+    int64_t sent;                    /* x entries it sends, once per receiving rank */
+    int neighbours;                  /* ranks it receives from or sends to */
+};
+/* The statistics of every rank (out[ranks]) of the partition spmv-dist
+ * makes, counted without running it: O(nnz + ranks^2). */
+pb_status pb__partition_stats(const int32_t *ptr, const int32_t *idx, int32_t rows, int32_t cols, int ranks,
+                              bool by_nnz, struct pb_part_stats *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,194 @@
+/* parbench scaling FILE...: strong and weak scaling tables from result files
+ * of runs at several rank counts (the rows for all ranks: distributed
+ * benchmarks, and "every rank at once" aggregates).
+ *
+ * Strong: the same problem on more ranks; speed-up = T(base) / T(n) and
+ * parallel efficiency = T(base) * base / (T(n) * n), base being the fewest
+ * ranks measured. Weak (--weak): the problem grows with the ranks (rows are
+ * matched ignoring the problem); efficiency = T(base) / T(n). Where the rows
+ * carry compute_s and exposed_comm_s (spmv-dist, gemm-dist), the time is
+ * split into compute and exposed communication, and the part of the
+ * communication the overlap hid is shown when the blocking variant of the
+ * same run is in the files. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/cli_util.h"
+#include "report/report.h"
+
+static void scaling_help(FILE *f)
+{
+    fprintf(f, "usage: parbench scaling FILE... [--weak] [--format table|csv]\n\n"
+               "Strong or weak scaling from result files (.json or .csv) of one benchmark run\n"
+               "at several rank counts, e.g.\n"
+               "  for n in 1 2 4 8; do mpirun -np $n parbench run spmv-dist --matrix lap3d:320 \\\n"
+               "      --out sd.csv --append; done   (the first without --append)\n"
+               "  parbench scaling sd.csv\n"
+               "Rows for all ranks are used (distributed benchmarks; the aggregate of \"every\n"
+               "rank at once\" runs); per group of benchmark, backend, variant, precision and\n"
+               "problem (strong) or without the problem (--weak): ranks, median time, speed-up\n"
+               "and parallel efficiency against the fewest ranks, and the compute / exposed\n"
+               "communication split where the rows have it (compute_s, exposed_comm_s).\n\n"
+               "options:\n"
+               "  --weak                  the problem grows with the ranks: match rows without it\n"
+               "  --format table|csv      output (default table)\n"
+               "\nexit status: 0, 2 usage error, 3 a file could not be read.\n");
+}
+
+struct point {
+    const struct pb_rp_row *row;
+    int ranks;
+};
+
+static bool weak_mode; /* qsort's comparison has no argument for it */
+
+static void group_key(const struct pb_rp_row *r, bool weak, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s|%s|%s|%s|%s", r->bench, r->backend, r->variant, r->precision, weak ? "" : r->problem);
+}
+
+static int cmp_points(const void *a, const void *b)
+{
+    const struct point *x = a, *y = b;
+    char kx[512], ky[512];
+    group_key(x->row, weak_mode, kx, sizeof kx);
+    group_key(y->row, weak_mode, ky, sizeof ky);
+    int c = strcmp(kx, ky);
+    return c ? c : (x->ranks > y->ranks) - (x->ranks < y->ranks);
+}
+
+static double extra(const struct pb_rp_row *r, const char *name)
+{
+    const struct pb_rp_kv *kv = pb__rp_find(r, name);
+    return kv ? kv->num : NAN;
+}
+
+/* The blocking row of the same benchmark, backend, precision, problem and
+ * ranks as an overlap row: its exposed communication is the whole of it. */
+static const struct pb_rp_row *blocking_twin(const struct point *pts, size_t n, const struct pb_rp_row *r)
+{
+    if (strcmp(r->variant, "overlap") != 0)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        const struct pb_rp_row *q = pts[i].row;
+        if (strcmp(q->variant, "blocking") == 0 && q->ranks == r->ranks && strcmp(q->bench, r->bench) == 0 &&
+            strcmp(q->backend, r->backend) == 0 && strcmp(q->precision, r->precision) == 0 &&
+            strcmp(q->problem, r->problem) == 0)
+            return q;
+    }
+    return NULL;
+}
+
+static void print_num(FILE *f, bool csv, int width, const char *fmt, double v)
+{
+    char buf[32] = "-";
+    if (isfinite(v))
+        snprintf(buf, sizeof buf, fmt, v);
+    if (csv)
+        fprintf(f, ",%s", isfinite(v) ? buf : "");
+    else
+        fprintf(f, " %*s", width, buf);
+}
+
+int pb__cmd_scaling(int argc, char **argv)
+{
+    const char *format = "table";
+    char **files = malloc((size_t)argc * sizeof *files);
+    int n_files = 0, rc = PB_EXIT_OK;
+    if (!files)
+        return pb__cli_die(PB_EXIT_ERROR, "%s", "out of memory");
+    weak_mode = false;
+    for (int i = 1; i < argc && rc == PB_EXIT_OK; i++) {
+        const char *v;
+        if (pb__cli_is_help(argv[i])) {
+            free(files);
+            scaling_help(stdout);
+            return PB_EXIT_OK;
+        }
+        if (strcmp(argv[i], "--weak") == 0)
+            weak_mode = true;
+        else if (pb__cli_value(argc, argv, &i, "format", 0, &v, &rc))
+            format = v;
+        else if (rc == PB_EXIT_OK && argv[i][0] == '-' && argv[i][1])
+            rc = pb__cli_die(PB_EXIT_USAGE, "unknown option '%s' for scaling (see parbench scaling --help)", argv[i]);
+        else if (rc == PB_EXIT_OK)
+            files[n_files++] = argv[i];
+    }
+    bool csv = strcmp(format, "csv") == 0;
+    if (rc == PB_EXIT_OK && !csv && strcmp(format, "table") != 0)
+        rc = pb__cli_die(PB_EXIT_USAGE, "scaling: unknown format '%s' (table, csv)", format);
+    if (rc == PB_EXIT_OK && n_files == 0) {
+        scaling_help(stderr);
+        rc = PB_EXIT_USAGE;
+    }
+    struct pb_rp_set set = {0};
+    if (rc == PB_EXIT_OK)
+        rc = pb__rp_load_all(&set, files, n_files, NULL);
+    free(files);
+    if (rc != PB_EXIT_OK) {
+        pb__rp_free(&set);
+        return rc;
+    }
+    /* The rows for all ranks that ran OK (one-rank runs of "every rank at
+     * once" benchmarks have only rank 0). */
+    struct point *pts = calloc(set.n_rows + 1, sizeof *pts);
+    size_t n = 0;
+    for (size_t i = 0; pts && i < set.n_rows; i++) {
+        const struct pb_rp_row *r = &set.rows[i];
+        bool whole = strcmp(r->rank, "all") == 0 || (r->ranks == 1 && strcmp(r->rank, "0") == 0);
+        if (whole && pb__rp_ok(r) && isfinite(r->median) && r->median > 0)
+            pts[n++] = (struct point){r, r->ranks};
+    }
+    if (!pts) {
+        pb__rp_free(&set);
+        return pb__cli_die(PB_EXIT_ERROR, "%s", "out of memory");
+    }
+    qsort(pts, n, sizeof *pts, cmp_points);
+    if (csv)
+        printf("bench,backend,variant,precision,problem,ranks,median_s,speedup,efficiency,compute_s,"
+               "exposed_comm_s,hidden_comm_s\n");
+    char prev[512] = "";
+    size_t groups = 0;
+    double t_base = NAN;
+    int r_base = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct pb_rp_row *r = pts[i].row;
+        char key[512];
+        group_key(r, weak_mode, key, sizeof key);
+        if (strcmp(key, prev) != 0) {
+            snprintf(prev, sizeof prev, "%s", key);
+            t_base = r->median;
+            r_base = r->ranks;
+            groups++;
+            if (!csv)
+                printf("%s%s %s/%s %s%s%s (%s scaling)\n%6s %12s %9s %10s %12s %14s %13s\n", groups > 1 ? "\n" : "",
+                       r->bench, r->backend, r->variant, r->precision, weak_mode ? "" : ", ",
+                       weak_mode ? "" : r->problem, weak_mode ? "weak" : "strong", "ranks", "median s", "speed-up",
+                       "efficiency", "compute s", "exposed comm s", "hidden comm s");
+        }
+        double speedup = t_base / r->median;
+        double eff = weak_mode ? speedup : t_base * r_base / (r->median * r->ranks);
+        double compute = extra(r, "compute_s"), exposed = extra(r, "exposed_comm_s"), hidden = NAN;
+        const struct pb_rp_row *twin = blocking_twin(pts, n, r);
+        if (twin)
+            hidden = fmax(0, extra(twin, "exposed_comm_s") - exposed);
+        if (csv)
+            printf("%s,%s,%s,%s,\"%s\",%d", r->bench, r->backend, r->variant, r->precision, r->problem, r->ranks);
+        else
+            printf("%6d", r->ranks);
+        print_num(stdout, csv, 12, "%.4g", r->median);
+        print_num(stdout, csv, 9, weak_mode ? "%.3g" : "%.3gx", speedup);
+        print_num(stdout, csv, 10, "%.2f", eff);
+        print_num(stdout, csv, 12, "%.4g", compute);
+        print_num(stdout, csv, 14, "%.4g", exposed);
+        print_num(stdout, csv, 13, "%.4g", hidden);
+        putchar('\n');
+    }
+    if (n == 0)
+        fprintf(stderr, "parbench: scaling: no OK rows for all ranks in these files\n");
+    free(pts);
+    pb__rp_free(&set);
+    return PB_EXIT_OK;
+}

@@ -1,0 +1,105 @@
+/* Row partitions of a CSR matrix over ranks and what they cost to exchange
+ * (sparse.h): shared by spmv-dist, which runs them, and the projection,
+ * which only counts. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "sparse/sparse.h"
+
+void pb__partition_rows(const int32_t *ptr, int32_t rows, int ranks, bool by_nnz, int32_t *first)
+{
+    int64_t nnz = ptr[rows];
+    first[0] = 0;
+    for (int r = 1; r < ranks; r++) {
+        if (!by_nnz) {
+            first[r] = (int32_t)((int64_t)rows * r / ranks);
+            continue;
+        }
+        int64_t target = (nnz * r + ranks - 1) / ranks;
+        int32_t lo = first[r - 1], hi = rows;
+        while (lo < hi) { /* the first row whose offset reaches the target */
+            int32_t mid = lo + (hi - lo) / 2;
+            if (ptr[mid] < target)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        first[r] = lo;
+    }
+    first[ranks] = rows;
+}
+
+void pb__partition_cols(const int32_t *row_first, int32_t rows, int32_t cols, int ranks, int32_t *first)
+{
+    for (int r = 0; r <= ranks; r++)
+        first[r] = rows == cols ? row_first[r] : (int32_t)((int64_t)cols * r / ranks);
+}
+
+int pb__partition_owner(const int32_t *first, int ranks, int32_t j)
+{
+    int lo = 0, hi = ranks - 1;
+    while (lo < hi) { /* the last rank whose block starts at or before j */
+        int mid = (lo + hi + 1) / 2;
+        if (first[mid] <= j)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+pb_status pb__partition_stats(const int32_t *ptr, const int32_t *idx, int32_t rows, int32_t cols, int ranks,
+                              bool by_nnz, struct pb_part_stats *out)
+{
+    int32_t *row_first = malloc(((size_t)ranks + 1) * sizeof *row_first);
+    int32_t *col_first = malloc(((size_t)ranks + 1) * sizeof *col_first);
+    int32_t *seen = malloc(((size_t)cols + 1) * sizeof *seen); /* last rank that counted column j */
+    size_t words = ((size_t)ranks * ranks + 63) / 64;
+    uint64_t *pairs = calloc(words + 1, sizeof *pairs); /* bit o * ranks + q: q receives from o */
+    if (!row_first || !col_first || !seen || !pairs) {
+        free(row_first), free(col_first), free(seen), free(pairs);
+        return pb__fail(PB_ERR_NOMEM, "partition statistics for %d ranks: out of memory", ranks);
+    }
+    pb__partition_rows(ptr, rows, ranks, by_nnz, row_first);
+    pb__partition_cols(row_first, rows, cols, ranks, col_first);
+    memset(out, 0, (size_t)ranks * sizeof *out);
+    for (int32_t j = 0; j < cols; j++)
+        seen[j] = -1;
+    for (int q = 0; q < ranks; q++) {
+        struct pb_part_stats *s = &out[q];
+        int32_t lo = col_first[q], hi = col_first[q + 1];
+        s->rows = row_first[q + 1] - row_first[q];
+        for (int32_t i = row_first[q]; i < row_first[q + 1]; i++) {
+            bool boundary = false;
+            for (int32_t k = ptr[i]; k < ptr[i + 1]; k++) {
+                int32_t j = idx[k];
+                if (j >= lo && j < hi)
+                    continue;
+                boundary = true;
+                if (seen[j] == q)
+                    continue;
+                seen[j] = q;
+                int o = pb__partition_owner(col_first, ranks, j);
+                s->halo++;
+                out[o].sent++;
+                size_t bit = (size_t)o * ranks + q;
+                pairs[bit / 64] |= 1ull << (bit % 64);
+            }
+            int64_t len = ptr[i + 1] - ptr[i];
+            s->nnz += len;
+            if (!boundary)
+                s->nnz_interior += len;
+        }
+    }
+    for (int r = 0; r < ranks; r++)
+        for (int q = 0; q < ranks; q++) {
+            size_t a = (size_t)r * ranks + q, b = (size_t)q * ranks + r;
+            out[r].neighbours += q != r && ((pairs[a / 64] >> (a % 64)) & 1 || (pairs[b / 64] >> (b % 64)) & 1);
+        }
+    free(row_first);
+    free(col_first);
+    free(seen);
+    free(pairs);
+    return PB_OK;
+}
