@@ -64,6 +64,24 @@ count "$tmp/out" "SKIP: rank 2: " 4
 expect 1 "$mpiexec" -n 3 "$pb" run allreduce --size 1K --reps 2 --backend ref --variant mpi --inject-fault
 count "$tmp/out" "FAILED" 1
 
+# Scaling tables from runs at 1, 2 and 3 ranks appended to one file, and the
+# projection beside them.
+sd="run spmv-dist --matrix lap2d:40 --backend ref --reps 2 --quiet --out $tmp/sd.csv"
+expect 0 "$mpiexec" -n 1 "$pb" $sd
+for n in 2 3; do expect 0 "$mpiexec" -n $n "$pb" $sd --append; done
+expect 0 "$pb" scaling "$tmp/sd.csv"
+count "$tmp/out" "(strong scaling)" 2
+count "$tmp/out" "     3 " 2
+contains "$tmp/out" "1.00"
+expect 0 "$pb" scaling --weak --format csv "$tmp/sd.csv"
+count "$tmp/out" "spmv-dist,ref," 6
+expect 2 "$pb" scaling --format xml "$tmp/sd.csv"
+expect 0 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1:8 --latency 1e-6 --bandwidth 1e10 --from "$tmp/sd.csv"
+count "$tmp/out" "non-zeros/s (a one-rank spmv-dist row" 1
+contains "$tmp/out" "communication"
+expect 2 "$pb" project spmv-dist --matrix lap2d:40
+contains "$tmp/err" "no rate latency bandwidth"
+
 # One rank reads a malformed file of the same name: ERROR rows naming the
 # rank and the line, exit 3, no hang.
 mkdir -p "$tmp/good" "$tmp/bad"

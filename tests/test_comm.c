@@ -7,6 +7,7 @@
 #include "comm/comm.h"
 #include "core/core.h"
 #include "output/writer_impl.h"
+#include "sparse/sparse.h"
 
 static pb_comm *comm;
 static int me, ranks;
@@ -335,6 +336,35 @@ static void test_spmv_dist(void **state)
     }
 }
 
+/* The partition counted without running (spmv-dist's, and the projection's):
+ * lap2d:4 (a 4 x 4 grid, 64 non-zeros) in two blocks of 8 rows. */
+static void test_partition_stats(void **state)
+{
+    (void)state;
+    struct pb_coo m;
+    int32_t *ptr = NULL;
+    assert_int_equal(pb__sparse_generate("lap2d:4", 1, &m), PB_OK);
+    assert_int_equal(pb__csr_offsets(&m, &ptr), PB_OK);
+    struct pb_part_stats s[3];
+    assert_int_equal(pb__partition_stats(ptr, m.cols, m.n_rows, m.n_cols, 2, true, s), PB_OK);
+    for (int r = 0; r < 2; r++) {
+        assert_int_equal(s[r].rows, 8);
+        assert_int_equal(s[r].nnz, 32);
+        assert_int_equal(s[r].nnz_interior, 14); /* the outer grid row: corners 3, edges 4 */
+        assert_int_equal(s[r].halo, 4);          /* the other half's first grid row */
+        assert_int_equal(s[r].sent, 4);
+        assert_int_equal(s[r].neighbours, 1);
+    }
+    /* three ranks by rows: 5, 5, 6 rows; the middle one has two neighbours */
+    assert_int_equal(pb__partition_stats(ptr, m.cols, m.n_rows, m.n_cols, 3, false, s), PB_OK);
+    assert_int_equal(s[0].rows + s[1].rows + s[2].rows, 16);
+    assert_int_equal(s[0].nnz + s[1].nnz + s[2].nnz, 64);
+    assert_int_equal(s[1].neighbours, 2);
+    assert_int_equal(s[0].halo + s[1].halo + s[2].halo, s[0].sent + s[1].sent + s[2].sent);
+    free(ptr);
+    pb_coo_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -344,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_every_rank_at_once),
         cmocka_unit_test(test_distributed),
         cmocka_unit_test(test_spmv_dist),
+        cmocka_unit_test(test_partition_stats),
     };
     return pb_test_run(tests, group_setup, group_teardown);
 }

@@ -826,6 +826,7 @@ static const struct command {
     {"plot", "one chart of result files as SVG or PNG", pb__cmd_plot},
     {"compare", "compare two result files row by row; exit 1 on a regression", pb__cmd_compare},
     {"scaling", "strong and weak scaling tables from runs at several rank counts", pb__cmd_scaling},
+    {"project", "project spmv-dist to thousands of ranks from its partition and measured rates", pb__cmd_project},
     {"version", "print the version", cmd_version},
     {"conv", "filter an image: parbench conv --image in.png --radius 8 --sigma 3 --save out.png", pb__cmd_conv},
 };

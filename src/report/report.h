@@ -11,6 +11,7 @@ int pb__cmd_report(int argc, char **argv);
 int pb__cmd_plot(int argc, char **argv);
 int pb__cmd_compare(int argc, char **argv);
 int pb__cmd_scaling(int argc, char **argv);
+int pb__cmd_project(int argc, char **argv);
 int pb__cmd_ceilings(int argc, char **argv);
 
 struct pb_ceilings;

@@ -1,0 +1,298 @@
+/* parbench project spmv-dist: spmv-dist's scaling past the machines at hand,
+ * on paper.
+ *
+ * The model (per rank r of the partition spmv-dist makes for P ranks, counted
+ * exactly from the matrix without running it, sparse/partition.c):
+ *   compute_r = nnz_r / rate                 rate: non-zeros per second of one device
+ *   comm_r    = neighbours_r * latency + max(halo_r, sent_r) * elt / bandwidth
+ *   overlap:  T_r = max(nnz_interior_r / rate, comm_r) + (nnz_r - nnz_interior_r) / rate
+ *   blocking: T_r = comm_r + compute_r
+ *   T(P) = max over r of T_r; speed-up T(1) / T(P); efficiency speed-up / P.
+ * Communication "takes over" at the first P where the slowest rank's comm_r
+ * exceeds its compute_r. rate, latency and bandwidth are given, or read from
+ * result files (--from): rate from a one-rank spmv-dist row of the same matrix
+ * (nnz / compute_s), latency from the smallest two-rank allreduce row (its
+ * median), bandwidth from the largest (its bus bandwidth). Measured spmv-dist
+ * rows in those files are printed beside the projection for the rank counts
+ * they cover. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/parse.h"
+#include "io/mmio.h"
+#include "report/cli_util.h"
+#include "report/report.h"
+#include "sparse/sparse.h"
+
+static void project_help(FILE *f)
+{
+    fprintf(f, "usage: parbench project spmv-dist --matrix SPEC [options]\n\n"
+               "Projects spmv-dist to rank counts beyond this machine: the partition spmv-dist\n"
+               "would make for each count is counted exactly from the matrix (non-zeros, interior\n"
+               "rows, halo entries and neighbours of every rank), then each rank's time is\n"
+               "  compute = nnz / rate, comm = neighbours * latency + halo bytes / bandwidth,\n"
+               "  overlap: max(interior compute, comm) + boundary compute; blocking: comm + compute,\n"
+               "and the run's time is its slowest rank's. It says at which count communication\n"
+               "takes over (the slowest rank's comm above its compute).\n\noptions:\n"
+               "  --matrix SPEC           a Matrix Market file or a generator (lap3d:320, powerlaw:4M:8, ...)\n"
+               "  --ranks LIST            rank counts (default 1:4096, doubling)\n"
+               "  --balance nnz|rows      spmv-dist's --balance (default nnz)\n"
+               "  --precision float|double element size of x (default double)\n"
+               "  --rate NZ_PER_S         non-zeros per second of one device's local product\n"
+               "  --latency S             per message and neighbour\n"
+               "  --bandwidth B_PER_S     per rank, for the halo\n"
+               "  --from FILE...          result files to take rate, latency and bandwidth from (a one-rank\n"
+               "                          spmv-dist row of this matrix; allreduce rows of two ranks), whose\n"
+               "                          spmv-dist rows are also printed beside the projection\n"
+               "  --seed N                of generated matrices (default 42, as parbench run)\n"
+               "\nexit status: 0, 2 usage error (a missing rate, latency or bandwidth among them), 3 a file\n"
+               "could not be read.\n");
+}
+
+struct calibration {
+    double rate, latency, bandwidth;
+    const char *rate_from, *latency_from, *bandwidth_from;
+};
+
+static double kv_num(const struct pb_rp_row *r, const char *key)
+{
+    const struct pb_rp_kv *kv = pb__rp_find(r, key);
+    return kv ? kv->num : NAN;
+}
+
+/* Bytes of an allreduce row's message: its problem label ("4.0 KiB") parsed. */
+static double row_bytes(const struct pb_rp_row *r)
+{
+    const struct pb_rp_kv *kv = pb__rp_find(r, "size");
+    return kv ? kv->num : NAN;
+}
+
+static void calibrate(const struct pb_rp_set *set, const char *matrix_label, struct calibration *c)
+{
+    double small = INFINITY, large = 0;
+    for (size_t i = 0; i < set->n_rows; i++) {
+        const struct pb_rp_row *r = &set->rows[i];
+        if (!pb__rp_ok(r))
+            continue;
+        if (strcmp(r->bench, "spmv-dist") == 0 && r->ranks == 1 && strncmp(r->problem, matrix_label,
+                                                                            strlen(matrix_label)) == 0) {
+            double nnz = r->gflops * 1e9 * r->median / 2, compute = kv_num(r, "compute_s");
+            if (isnan(c->rate) && compute > 0) {
+                c->rate = nnz / compute;
+                c->rate_from = "a one-rank spmv-dist row (nnz / compute_s)";
+            }
+        }
+        if (strcmp(r->bench, "allreduce") == 0 && r->ranks == 2 && strncmp(r->variant, "mpi", 3) == 0) {
+            double bytes = row_bytes(r);
+            if (bytes < small) {
+                small = bytes;
+                if (!c->latency_from || strcmp(c->latency_from, "option") != 0) {
+                    c->latency = r->median;
+                    c->latency_from = "the smallest two-rank allreduce (its median)";
+                }
+            }
+            if (bytes > large) {
+                large = bytes;
+                if (!c->bandwidth_from || strcmp(c->bandwidth_from, "option") != 0) {
+                    c->bandwidth = kv_num(r, "busbw_gbps") * 1e9;
+                    c->bandwidth_from = "the largest two-rank allreduce (its bus bandwidth)";
+                }
+            }
+        }
+    }
+}
+
+/* The measured median of spmv-dist `variant` at `ranks` for this matrix, or NAN. */
+static double measured(const struct pb_rp_set *set, const char *label, const char *variant, int ranks)
+{
+    for (size_t i = 0; i < set->n_rows; i++) {
+        const struct pb_rp_row *r = &set->rows[i];
+        if (pb__rp_ok(r) && strcmp(r->bench, "spmv-dist") == 0 && r->ranks == ranks && strcmp(r->rank, "all") == 0 &&
+            strcmp(r->variant, variant) == 0 && strncmp(r->problem, label, strlen(label)) == 0)
+            return r->median;
+    }
+    return NAN;
+}
+
+static void model(const struct pb_part_stats *s, int ranks, const struct calibration *c, double elt, double *overlap,
+                  double *blocking, double *compute_max, double *comm_max, const struct pb_part_stats **slowest)
+{
+    *overlap = *blocking = *compute_max = *comm_max = 0;
+    *slowest = &s[0];
+    for (int r = 0; r < ranks; r++) {
+        double compute = (double)s[r].nnz / c->rate, interior = (double)s[r].nnz_interior / c->rate;
+        double words = (double)(s[r].halo > s[r].sent ? s[r].halo : s[r].sent);
+        double comm = s[r].neighbours * c->latency + words * elt / c->bandwidth;
+        double t_over = fmax(interior, comm) + (compute - interior), t_block = comm + compute;
+        if (t_over > *overlap) {
+            *overlap = t_over;
+            *slowest = &s[r];
+        }
+        *blocking = fmax(*blocking, t_block);
+        *compute_max = fmax(*compute_max, compute);
+        *comm_max = fmax(*comm_max, comm);
+    }
+}
+
+int pb__cmd_project(int argc, char **argv)
+{
+    if (argc < 2 || pb__cli_is_help(argv[1])) {
+        project_help(argc < 2 ? stderr : stdout);
+        return argc < 2 ? PB_EXIT_USAGE : PB_EXIT_OK;
+    }
+    if (strcmp(argv[1], "spmv-dist") != 0)
+        return pb__cli_die(PB_EXIT_USAGE, "project: only spmv-dist has a model (got '%s')", argv[1]);
+    const char *matrix = NULL, *ranks_text = "1:4096", *balance = "nnz", *precision = "double";
+    const char *rate_text = NULL, *latency_text = NULL, *bandwidth_text = NULL, *seed_text = "42";
+    char **from = malloc((size_t)argc * sizeof *from);
+    int n_from = 0, rc = PB_EXIT_OK;
+    if (!from)
+        return pb__cli_die(PB_EXIT_ERROR, "%s", "out of memory");
+    for (int i = 2; i < argc && rc == PB_EXIT_OK; i++) {
+        const char *v;
+        if (pb__cli_is_help(argv[i])) {
+            free(from);
+            project_help(stdout);
+            return PB_EXIT_OK;
+        }
+        if (pb__cli_value(argc, argv, &i, "matrix", 0, &v, &rc))
+            matrix = v;
+        else if (pb__cli_value(argc, argv, &i, "ranks", 0, &v, &rc))
+            ranks_text = v;
+        else if (pb__cli_value(argc, argv, &i, "balance", 0, &v, &rc))
+            balance = v;
+        else if (pb__cli_value(argc, argv, &i, "precision", 0, &v, &rc))
+            precision = v;
+        else if (pb__cli_value(argc, argv, &i, "rate", 0, &v, &rc))
+            rate_text = v;
+        else if (pb__cli_value(argc, argv, &i, "latency", 0, &v, &rc))
+            latency_text = v;
+        else if (pb__cli_value(argc, argv, &i, "bandwidth", 0, &v, &rc))
+            bandwidth_text = v;
+        else if (pb__cli_value(argc, argv, &i, "seed", 0, &v, &rc))
+            seed_text = v;
+        else if (rc == PB_EXIT_OK && strcmp(argv[i], "--from") == 0)
+            while (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0)
+                from[n_from++] = argv[++i];
+        else if (rc == PB_EXIT_OK)
+            rc = pb__cli_die(PB_EXIT_USAGE, "unknown option '%s' for project (see parbench project --help)", argv[i]);
+    }
+    int64_t *ranks = NULL, seed = 42;
+    size_t n_ranks = 0;
+    struct calibration c = {NAN, NAN, NAN, NULL, NULL, NULL};
+    double elt = strcmp(precision, "float") == 0 ? 4 : 8;
+    if (rc == PB_EXIT_OK && !matrix)
+        rc = pb__cli_die(PB_EXIT_USAGE, "%s", "project: --matrix is needed");
+    if (rc == PB_EXIT_OK && strcmp(balance, "nnz") != 0 && strcmp(balance, "rows") != 0)
+        rc = pb__cli_die(PB_EXIT_USAGE, "project: --balance '%s' is neither nnz nor rows", balance);
+    if (rc == PB_EXIT_OK && strcmp(precision, "float") != 0 && strcmp(precision, "double") != 0)
+        rc = pb__cli_die(PB_EXIT_USAGE, "project: --precision '%s' is neither float nor double", precision);
+    pb_status st = PB_OK;
+    if (rc == PB_EXIT_OK && (st = pb__parse_int_list(ranks_text, "--ranks", &ranks, &n_ranks)) == PB_OK)
+        st = pb__parse_int(seed_text, "--seed", &seed);
+    const struct {
+        const char *text;
+        double *out;
+        const char **from;
+    } given[] = {{rate_text, &c.rate, &c.rate_from}, {latency_text, &c.latency, &c.latency_from},
+                 {bandwidth_text, &c.bandwidth, &c.bandwidth_from}};
+    for (size_t g = 0; rc == PB_EXIT_OK && st == PB_OK && g < 3; g++) {
+        if (!given[g].text)
+            continue;
+        char *end;
+        *given[g].out = strtod(given[g].text, &end);
+        if (*end || !(*given[g].out > 0))
+            rc = pb__cli_die(PB_EXIT_USAGE, "project: '%s' is not a positive number", given[g].text);
+        *given[g].from = "option";
+    }
+    for (size_t i = 0; rc == PB_EXIT_OK && st == PB_OK && i < n_ranks; i++)
+        if (ranks[i] < 1 || ranks[i] > 1 << 20)
+            rc = pb__cli_die(PB_EXIT_USAGE, "project: --ranks %lld is not between 1 and 2^20", (long long)ranks[i]);
+    if (rc == PB_EXIT_OK && st != PB_OK)
+        rc = pb__cli_fail(st);
+    struct pb_rp_set set = {0};
+    if (rc == PB_EXIT_OK && n_from)
+        rc = pb__rp_load_all(&set, from, n_from, NULL);
+    free(from);
+    char label[64];
+    if (pb__sparse_is_generated(matrix ? matrix : ""))
+        snprintf(label, sizeof label, "%s", matrix);
+    else if (matrix)
+        pb__matinfo_name(matrix, label, sizeof label);
+    if (rc == PB_EXIT_OK) {
+        calibrate(&set, label, &c);
+        if (isnan(c.rate) || isnan(c.latency) || isnan(c.bandwidth))
+            rc = pb__cli_die(PB_EXIT_USAGE, "project: no %s%s%s: give --rate, --latency, --bandwidth or --from files "
+                             "that have them", isnan(c.rate) ? "rate " : "", isnan(c.latency) ? "latency " : "",
+                             isnan(c.bandwidth) ? "bandwidth" : "");
+    }
+    struct pb_coo m;
+    memset(&m, 0, sizeof m);
+    int32_t *ptr = NULL;
+    if (rc == PB_EXIT_OK) {
+        struct pb_mm_options opt = {.complex_real_part = true};
+        st = pb__sparse_is_generated(matrix) ? pb__sparse_generate(matrix, (uint64_t)seed, &m)
+                                              : pb_coo_read(matrix, &opt, &m);
+        if (st == PB_OK)
+            st = pb__csr_offsets(&m, &ptr);
+        if (st != PB_OK)
+            rc = pb__cli_fail(st);
+    }
+    if (rc == PB_EXIT_OK) {
+        printf("# spmv-dist projected for %s by %s (%d x %d, %zu non-zeros, %s)\n", label, balance, (int)m.n_rows,
+               (int)m.n_cols, m.nnz, precision);
+        printf("# rate %.4g non-zeros/s (%s), latency %.3g s (%s), bandwidth %.4g B/s (%s)\n", c.rate, c.rate_from,
+               c.latency, c.latency_from, c.bandwidth, c.bandwidth_from);
+        printf("%7s %12s %10s %8s %11s %11s %12s %12s %10s %10s %12s %12s\n", "ranks", "max nnz", "max halo",
+               "max nbrs", "compute s", "comm s", "overlap s", "blocking s", "speed-up", "efficiency",
+               "meas. ovl s", "meas. blk s");
+    }
+    double t1 = c.rate > 0 ? (double)m.nnz / c.rate : NAN; /* one rank: no exchange */
+    int takes_over = 0;
+    for (size_t i = 0; rc == PB_EXIT_OK && i < n_ranks; i++) {
+        int p = (int)ranks[i];
+        struct pb_part_stats *s = calloc((size_t)p, sizeof *s);
+        st = s ? pb__partition_stats(ptr, m.cols, m.n_rows, m.n_cols, p, strcmp(balance, "nnz") == 0, s)
+               : pb__fail(PB_ERR_NOMEM, "out of memory");
+        if (st != PB_OK) {
+            free(s);
+            rc = pb__cli_fail(st);
+            break;
+        }
+        double over, block, compute, comm;
+        const struct pb_part_stats *slow;
+        model(s, p, &c, elt, &over, &block, &compute, &comm, &slow);
+        int64_t max_nnz = 0, max_halo = 0;
+        int max_nb = 0;
+        for (int r = 0; r < p; r++) {
+            max_nnz = s[r].nnz > max_nnz ? s[r].nnz : max_nnz;
+            max_halo = s[r].halo > max_halo ? s[r].halo : max_halo;
+            max_nb = s[r].neighbours > max_nb ? s[r].neighbours : max_nb;
+        }
+        if (!takes_over && comm > compute)
+            takes_over = p;
+        double speedup = t1 / over;
+        char meas[2][32];
+        for (int v = 0; v < 2; v++) {
+            double t = measured(&set, label, v ? "blocking" : "overlap", p);
+            snprintf(meas[v], sizeof meas[v], isnan(t) ? "-" : "%.4g", t);
+        }
+        printf("%7d %12lld %10lld %8d %11.4g %11.4g %12.4g %12.4g %9.3gx %10.2f %12s %12s\n", p, (long long)max_nnz,
+               (long long)max_halo, max_nb, compute, comm, over, block, speedup, speedup / p, meas[0], meas[1]);
+        free(s);
+    }
+    if (rc == PB_EXIT_OK) {
+        if (takes_over)
+            printf("# communication takes over at %d ranks (the slowest rank's exchange outlasts its product)\n",
+                   takes_over);
+        else
+            printf("# communication stays below computation up to %lld ranks\n", (long long)ranks[n_ranks - 1]);
+    }
+    pb_coo_free(&m);
+    free(ptr);
+    free(ranks);
+    pb__rp_free(&set);
+    return rc;
+}
