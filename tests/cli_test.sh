@@ -168,6 +168,34 @@ rc=$?
 if [ "$rc" -eq 130 ]; then ok; else bad "interrupted run exited $rc (want 130)"; fi
 contains "$tmp/int.csv" "8x8x8,OK"
 
+# SIGTERM (a batch system's stop) ends the same way; a second run on the same
+# output is refused while the first holds it (CSV and JSON), and an output on
+# a full disk or that is not a regular file is handled in place.
+for ext in csv json; do
+    "$pb" run gemm --n 8,1500 --variant ref/ijk --reps 1000 --quiet --out "$tmp/term.$ext" >/dev/null 2>&1 &
+    pid=$!
+    for _ in $(seq 600); do
+        [ -f "$tmp/term.$ext" ] && grep -q "8x8x8" "$tmp/term.$ext" && break
+        sleep 0.1
+    done
+    expect 3 "$pb" run gemm --n 8 --variant ref/ikj --reps 1 --quiet --out "$tmp/term.$ext"
+    contains "$tmp/err" "being written by another parbench run"
+    kill -TERM "$pid"
+    wait "$pid"
+    rc=$?
+    if [ "$rc" -eq 130 ]; then ok; else bad "SIGTERM: exit $rc (want 130)"; fi
+    contains "$tmp/term.$ext" "8x8x8"
+done
+if [ -w /dev/full ] && [ -c /dev/full ]; then
+    for f in csv json; do
+        expect 3 "$pb" run gemm --n 8 --variant ref/ikj --reps 1 --quiet --format $f --out /dev/full
+        contains "$tmp/err" "No space left"
+        if [ -c /dev/full ]; then ok; else bad "/dev/full is no longer a device"; fi
+    done
+fi
+expect 0 "$pb" run gemm --n 8 --variant ref/ikj --reps 1 --quiet --format json --out /dev/null
+if [ -c /dev/null ]; then ok; else bad "/dev/null is no longer a device"; fi
+
 # Memory benchmarks: bad sizes and types are usage errors with one clear
 # line; awkward shapes verify on the CPU backends; a fault is caught.
 expect 2 "$pb" run transpose --n 0

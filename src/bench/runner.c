@@ -15,7 +15,8 @@
 #include "core/core.h"
 #include "output/ceilings.h"
 
-/* ---- signals: Ctrl-C finishes the current repetition; a crash says where - */
+/* ---- signals: Ctrl-C (or SIGTERM) finishes the current repetition; a crash
+ * says where ----------------------------------------------------------------- */
 
 static volatile sig_atomic_t interrupted;
 static char crash_note[256]; /* written before each job, read by the handler */
@@ -38,7 +39,7 @@ static void on_crash(int sig)
 }
 
 struct saved_signals {
-    struct sigaction intr, segv, bus, fpe, ill;
+    struct sigaction intr, term, segv, bus, fpe, ill;
 };
 
 static void install_signals(struct saved_signals *old)
@@ -49,6 +50,7 @@ static void install_signals(struct saved_signals *old)
     sa.sa_flags = SA_RESETHAND;
     sa.sa_handler = on_interrupt;
     sigaction(SIGINT, &sa, &old->intr);
+    sigaction(SIGTERM, &sa, &old->term); /* a batch system's stop: the same orderly end */
     sa.sa_handler = on_crash;
     sigaction(SIGSEGV, &sa, &old->segv);
     sigaction(SIGBUS, &sa, &old->bus);
@@ -59,6 +61,7 @@ static void install_signals(struct saved_signals *old)
 static void restore_signals(const struct saved_signals *old)
 {
     sigaction(SIGINT, &old->intr, NULL);
+    sigaction(SIGTERM, &old->term, NULL);
     sigaction(SIGSEGV, &old->segv, NULL);
     sigaction(SIGBUS, &old->bus, NULL);
     sigaction(SIGFPE, &old->fpe, NULL);

@@ -89,7 +89,7 @@ static pb_status json_begin(struct pb_writer *w)
     s->results = cJSON_AddArrayToObject(s->doc, "results");
     if (!s->results)
         return pb__fail(PB_ERR_NOMEM, "out of memory building JSON");
-    if (w->path) {
+    if (w->path && !w->stream) {
         fclose(w->f); /* opened only to prove the path writable; rewritten per row */
         w->f = NULL;
         return write_file(w);
@@ -166,13 +166,13 @@ static pb_status json_row(struct pb_writer *w, const struct pb_result *r)
         add_num(v, "tolerance", r->check.tol);
         cJSON_AddBoolToObject(v, "pass", r->check.pass);
     }
-    return w->path ? write_file(w) : PB_OK;
+    return w->path && !w->stream ? write_file(w) : PB_OK;
 }
 
 static pb_status json_end(struct pb_writer *w)
 {
     struct json_state *s = w->state;
-    if (!s || w->path)
+    if (!s || (w->path && !w->stream))
         return PB_OK;
     char *text = cJSON_Print(s->doc);
     if (!text)

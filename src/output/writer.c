@@ -1,7 +1,10 @@
 /* Writer dispatch, format selection, run context and status names. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <errno.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,6 +52,74 @@ const char *pb__result_status_name(enum pb_result_status s)
     return "UNKNOWN";
 }
 
+/* A second parbench on the same output is refused rather than interleaved:
+ * an exclusive lock, taken before anything is truncated. */
+static pb_status lock_fd(int fd, const char *path)
+{
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK)
+        return PB_OK; /* a file system without locks is not an error */
+    return pb__fail(PB_ERR_IO, "%s is being written by another parbench run (it holds the lock)", path);
+}
+
+static void release_lock(struct pb_writer *w)
+{
+    if (w->lock_fd >= 0) {
+        unlink(w->lock_path); /* before closing: no second run can take the old file's lock */
+        close(w->lock_fd);
+    }
+    free(w->lock_path);
+    w->lock_fd = -1;
+    w->lock_path = NULL;
+}
+
+/* Opens path for w: locked, truncated only once the lock is held (unless
+ * appending). JSON, rewritten whole after every row as PATH.tmp renamed over
+ * PATH, is locked through PATH.lock; a path that is not a regular file (a
+ * device, a pipe) is written in place and never replaced. */
+static pb_status open_output(struct pb_writer *w, const char *path)
+{
+    struct stat sb;
+    w->stream = stat(path, &sb) == 0 && !S_ISREG(sb.st_mode);
+    w->path = strdup(path);
+    if (!w->path)
+        return pb__fail(PB_ERR_NOMEM, "out of memory");
+    bool json = w->ops == &pb__writer_json;
+    pb_status st = PB_OK;
+    if (json && !w->stream) {
+        size_t len = strlen(path) + 6;
+        if (!(w->lock_path = malloc(len)))
+            return pb__fail(PB_ERR_NOMEM, "out of memory");
+        snprintf(w->lock_path, len, "%s.lock", path);
+        w->lock_fd = open(w->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (w->lock_fd < 0)
+            return pb__fail(PB_ERR_IO, "cannot write %s: %s", w->lock_path, strerror(errno));
+        if ((st = lock_fd(w->lock_fd, path)) != PB_OK) {
+            close(w->lock_fd); /* another run's lock file: not ours to remove */
+            w->lock_fd = -1;
+            return st;
+        }
+    }
+    int flags = (w->append ? O_RDWR | O_APPEND : O_WRONLY) | O_CREAT | O_CLOEXEC;
+    int fd = open(path, flags, 0666);
+    if (fd < 0)
+        return pb__fail(PB_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+    if (!json && !w->stream && (st = lock_fd(fd, path)) != PB_OK) {
+        close(fd);
+        return st;
+    }
+    if (!w->append && !w->stream && ftruncate(fd, 0) != 0) {
+        st = pb__fail(PB_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+        close(fd);
+        return st;
+    }
+    w->f = fdopen(fd, w->append ? "a+" : "w");
+    if (!w->f) {
+        st = pb__fail(PB_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+        close(fd);
+    }
+    return st;
+}
+
 pb_status pb__writer_open(const char *format, const char *path, bool append, struct pb_writer **out)
 {
     *out = NULL;
@@ -63,17 +134,13 @@ pb_status pb__writer_open(const char *format, const char *path, bool append, str
     w->ops = ops;
     w->append = append;
     w->f = stdout;
-    if (path) {
-        w->path = strdup(path);
-        /* JSON is rewritten whole after every row; the others stream. */
-        const char *mode = ops == &pb__writer_json ? "w" : append ? "a+" : "w";
-        w->f = w->path ? fopen(path, mode) : NULL;
-        if (!w->f) {
-            pb_status st = pb__fail(PB_ERR_IO, "cannot write %s: %s", path, strerror(errno));
-            free(w->path);
-            free(w);
-            return st;
-        }
+    w->lock_fd = -1;
+    pb_status st = path ? open_output(w, path) : PB_OK;
+    if (st != PB_OK) {
+        release_lock(w);
+        free(w->path);
+        free(w);
+        return st;
     }
     *out = w;
     return PB_OK;
@@ -98,6 +165,7 @@ pb_status pb__writer_close(struct pb_writer *w)
         w->ops->free(w);
     if (w->f && w->f != stdout && fclose(w->f) != 0 && st == PB_OK)
         st = pb__fail(PB_ERR_IO, "cannot write %s: %s", w->path, strerror(errno));
+    release_lock(w);
     free(w->path);
     free(w);
     return st;

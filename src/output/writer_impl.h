@@ -19,6 +19,11 @@ struct pb_writer {
     FILE *f;    /* stdout or the opened file */
     char *path; /* NULL for stdout */
     bool append;
+    /* path is not a regular file (a device, a pipe): written in place, once
+     * for JSON, never replaced by a new file */
+    bool stream;
+    int lock_fd;     /* JSON's PATH.lock, held while writing; -1 = none */
+    char *lock_path;
     const struct pb_context *ctx;
     const struct pb_bench *bench;
     void *state;
