@@ -393,6 +393,12 @@ static const struct pb_variant cuda_variants[] = {
 #ifdef PB_HAVE_NCCL
     {.desc = {"allreduce", "nccl", "ncclAllReduce on the device buffers (NCCL loaded at run time)", PB_VARIANT_ANCHOR}, .supports = pb__cuda_nccl_supports, .run = pb__cuda_nccl_allreduce},
 #endif
+    {.desc = {"p2p", "ce", "cudaMemcpyPeerAsync on the source GPU's copy engine (peer-to-peer where possible)", 0}, .run = pb__cuda_p2p_ce, .data = &pb__p2p_one_way},
+    {.desc = {"p2p", "ce-bidir", "ce both ways at once, a stream on each GPU", 0}, .run = pb__cuda_p2p_ce, .data = &pb__p2p_both_ways},
+    {.desc = {"p2p", "sm-pull", "copy kernel on the destination GPU reading the source's memory (peer access)", 0}, .supports = pb__cuda_p2p_sm_pull_supports, .run = pb__cuda_p2p_sm_pull, .data = &pb__p2p_one_way},
+    {.desc = {"p2p", "sm-push", "copy kernel on the source GPU writing the destination's memory (peer access)", 0}, .supports = pb__cuda_p2p_sm_push_supports, .run = pb__cuda_p2p_sm_push, .data = &pb__p2p_one_way},
+    {.desc = {"p2p", "sm-pull-bidir", "sm-pull both ways at once: each GPU reads the other's memory", 0}, .supports = pb__cuda_p2p_sm_pull_supports, .run = pb__cuda_p2p_sm_pull, .data = &pb__p2p_both_ways},
+    {.desc = {"p2p", "sm-push-bidir", "sm-push both ways at once: each GPU writes the other's memory", 0}, .supports = pb__cuda_p2p_sm_push_supports, .run = pb__cuda_p2p_sm_push, .data = &pb__p2p_both_ways},
     {.desc = {"conv", "fused", "both passes in one kernel: columns in registers, rows from shared memory; R <= 64", 0}, .supports = pb__cuda_conv_fused_supports, .run = pb__cuda_conv_fused},
 };
 
