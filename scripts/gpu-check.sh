@@ -199,6 +199,11 @@ mpi_dist_section() {
             more=--append
         done
     fi
+    step "p2p: every ordered pair of GPUs (SKIP where there is only one)"
+    run $pb run p2p --backend cuda --reps 10 --quiet --out "$out/p2p.csv"
+    # Sizes no multiple of 16: the copy kernel's byte tail, under memcheck.
+    run compute-sanitizer --tool memcheck --error-exitcode 9 \
+        $pb run p2p --backend cuda --size 4,17,1000003 --copies 2 --reps 1 --warmup 0 --quiet
 }
 
 twins="--backend cuda,opencl --device nvidia"

@@ -391,6 +391,37 @@ rm -f "$tmp/huge.f32"
 expect 3 "$pb" conv --image "$tmp/r.f32" --width 64 --height 48 --radius 5 --max-pixels 3000
 contains "$tmp/err" "--max-pixels"
 
+# p2p: one row per ordered pair of GPUs (src, dst columns). CI has fewer than
+# two GPUs: every row is SKIP with the reason, and the run exits 0. Sizes that
+# are no multiple of 16 take the copy kernel's byte tail (on a GPU machine).
+expect 0 "$pb" run p2p --help
+contains "$tmp/out" "pivot of"
+contains "$tmp/out" "latency matrix"
+expect 2 "$pb" run p2p --src 0 --dst 0
+contains "$tmp/err" "p2p copies between two GPUs"
+expect 2 "$pb" run p2p --src 1,1 --dst 1
+expect 2 "$pb" run p2p --src -1
+expect 2 "$pb" run p2p --copies 0
+contains "$tmp/err" "--copies must be between 1 and 256"
+expect 2 "$pb" run p2p --size 0
+if "$pb" list | grep -q "cuda/ce "; then
+    gpus=$("$pb" devices --backend cuda 2>/dev/null | grep -c "^cuda device")
+    expect 0 "$pb" run p2p --size 4,17,1000003 --reps 2 --format csv --quiet
+    contains "$tmp/out" ",src,dst,size,copies,"
+    contains "$tmp/out" ",latency_us,peer"
+    if [ "$gpus" -lt 2 ]; then
+        lines "$tmp/out" $((1 + 3 * 6)) # one pair (0, 1), three sizes, six variants
+        if grep -v '^date' "$tmp/out" | grep -qv ',SKIP,'; then bad "p2p with $gpus GPUs: a row is not SKIP"; else ok; fi
+        [ "$gpus" -eq 1 ] && contains "$tmp/out" "p2p needs two GPUs: this machine has 1"
+        expect 0 "$pb" run p2p --src 0 --dst 1,7 --size 4 --reps 1 --variant ce --format csv --quiet
+        lines "$tmp/out" 3
+    else
+        if grep -q ',FAILED,\|,ERROR,' "$tmp/out"; then bad "p2p on $gpus GPUs: a row FAILED or ERROR"; else ok; fi
+    fi
+else
+    expect 0 "$pb" run p2p --reps 1 --quiet # no backend has p2p variants: nothing to run
+fi
+
 # OpenCL development hooks: PARBENCH_CL_DUMP writes the built programs,
 # PARBENCH_CL_OPTIONS reaches the compiler (a bad option is an ERROR row that names it).
 if "$pb" list | grep -q '^  opencl .* available$'; then

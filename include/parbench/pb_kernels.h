@@ -171,6 +171,34 @@ struct pb_access_args {
     pb_buf *out;
 };
 
+/* Copies between two devices of one backend (the p2p benchmark; the only
+ * family whose buffers are on two devices). Direction 0 copies src[0] (on
+ * dev[0]) into dst[0] (on dev[1]); variants that copy both ways at once
+ * (directions = 2) also src[1] (on dev[1]) into dst[1] (on dev[0]). Each
+ * direction copies `bytes` bytes `copies` times back to back. stream[g] is a
+ * stream of dev[g]; a direction is issued on a stream of the device that
+ * drives it. gate: 8 bytes of pinned host memory the variant uses to hold
+ * its work back until all of it is queued. The run blocks until the copies
+ * are done and writes *result: the seconds from the release of the gate to
+ * the end of the slowest direction, and whether the devices reached each
+ * other's memory directly (peer = 0: the driver staged the copy through host
+ * memory). */
+struct pb_p2p_result {
+    double seconds;
+    int peer;
+};
+
+struct pb_p2p_args {
+    pb_device *dev[2];
+    const pb_buf *src[2];
+    pb_buf *dst[2];
+    int directions;
+    size_t bytes, copies;
+    pb_stream *stream[2];
+    pb_buf *gate;
+    struct pb_p2p_result *result;
+};
+
 struct pb_variant_desc {
     const char *bench;   /* "gemm" */
     const char *name;    /* "blocked" */

@@ -48,6 +48,8 @@ struct pb_param_lists {
 struct pb_bench {
     const char *name;
     const char *summary;
+    /* More for `parbench run NAME --help` (how to read the rows); NULL = none. */
+    const char *notes;
     const char *flop_model; /* e.g. "2*m*n*k" */
     const char *byte_model; /* e.g. "(m*k + k*n + m*n) * element size" */
     bool typeless;          /* no element type: --precision does not apply */
@@ -68,6 +70,10 @@ struct pb_bench {
     const char *const *extra_names;
     size_t n_extras;
     void (*extras)(void *state, const struct pb_stats *time, double *out);
+    /* For variants that time themselves (work spread over several devices,
+     * started behind a gate so that issuing it is not timed): the seconds of
+     * the last run, which replace the runner's timer; NULL = the timer. */
+    double (*run_seconds)(void *state);
 
     /* Problems for the given lists (one precision each); checks sizes for
      * overflow and absurdity (PB_ERR_INVALID / PB_ERR_OVERFLOW + message). */
@@ -84,7 +90,9 @@ struct pb_bench {
     pb_status (*prepare)(const struct pb_problem *p, uint64_t seed, void **host);
     void (*release)(void *host);
     /* Per device and variant: allocate, upload, fill *args with the family's
-     * argument struct (owned by *state). */
+     * argument struct (owned by *state). PB_ERR_UNAVAILABLE = this machine
+     * lacks what the problem needs (the row is SKIP with the message),
+     * PB_ERR_UNSUPPORTED = the variant cannot take it (UNSUPPORTED). */
     pb_status (*bind)(pb_device *dev, const struct pb_problem *p, const struct pb_variant *v, void *host,
                       void **state, const void **args);
     pb_status (*poison)(void *state);

@@ -347,8 +347,12 @@ static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
 
     pb__clear_error();
     if ((st = b->bind(dev, p, j->variant, host, &state, &args)) != PB_OK) {
-        /* e.g. a format the input cannot take (ELLPACK of a matrix with one huge row) */
-        set_reason(r, st == PB_ERR_UNSUPPORTED ? PB_RESULT_UNSUPPORTED : PB_RESULT_ERROR, st);
+        /* e.g. a format the input cannot take (ELLPACK of a matrix with one huge row),
+         * or a second GPU this machine does not have */
+        set_reason(r, st == PB_ERR_UNSUPPORTED   ? PB_RESULT_UNSUPPORTED
+                      : st == PB_ERR_UNAVAILABLE ? PB_RESULT_SKIP
+                                                 : PB_RESULT_ERROR,
+                   st);
         return true;
     }
     const char *why = NULL;
@@ -404,6 +408,8 @@ static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
         double t1 = pb__now();
         if (st == PB_OK)
             st = pb_timer_elapsed(timer, &elapsed);
+        if (st == PB_OK && b->run_seconds)
+            elapsed = b->run_seconds(state);
         if (!warm) {
             rs->samples[i - cfg->warmup] = elapsed;
             rs->host_samples[i - cfg->warmup] = t1 - t0;

@@ -390,6 +390,8 @@ static void run_help(FILE *f, const struct pb_bench *bench)
         return;
     }
     fprintf(f, "usage: parbench run %s [options]\n\n%s.\n", bench->name, bench->summary);
+    if (bench->notes)
+        fprintf(f, "%s\n", bench->notes);
     fprintf(f, "GFLOP/s = %s / median time; GB/s = %s / median time.\n", bench->flop_model,
             bench->byte_model);
     fprintf(f, "Every result is verified against a double-precision reference.\n\n");

@@ -7,6 +7,10 @@ const enum pb__access_pattern pb__access_offset = PB__ACCESS_OFFSET;
 const enum pb__access_pattern pb__access_stride = PB__ACCESS_STRIDE;
 const enum pb__access_pattern pb__access_shared = PB__ACCESS_SHARED;
 
+const int pb__p2p_one_way = 1, pb__p2p_both_ways = 2;
+
+int pb__p2p_directions(const struct pb_variant *v) { return v->data ? *(const int *)v->data : 1; }
+
 bool pb__access_stride_supports(const pb_device *dev, const void *args, const char **why)
 {
     (void)dev;

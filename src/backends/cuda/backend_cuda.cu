@@ -182,9 +182,14 @@ static pb_status cuda_info(pb_device *dev, struct pb_device_info *out)
 
 // ---- memory -----------------------------------------------------------------
 
+// Several devices may be open at once (p2p opens both GPUs of a pair), and the
+// runtime works on the current one: every call that allocates, queues or
+// waits makes its device current first.
+#define PB_CUDA_USE(dev) PB_CUDA_CHECK(cudaSetDevice((dev)->index))
+
 static pb_status cuda_alloc(pb_device *dev, pb_buf *buf)
 {
-    (void)dev;
+    PB_CUDA_USE(dev);
     size_t bytes = buf->bytes ? buf->bytes : 1;
     char size[32];
     switch (buf->kind) {
@@ -216,7 +221,7 @@ static pb_status cuda_alloc(pb_device *dev, pb_buf *buf)
 
 static void cuda_free(pb_device *dev, pb_buf *buf)
 {
-    (void)dev;
+    cudaSetDevice(dev->index); // nothing to report to: a failure shows in the next checked call
     if (buf->kind == PB_MEM_DEVICE)
         cudaFree(buf->handle);
     else if (buf->kind == PB_MEM_PINNED)
@@ -232,6 +237,7 @@ static void *address(const pb_buf *b, size_t off)
 
 static pb_status cuda_write(pb_buf *dst, size_t off, const void *src, size_t bytes)
 {
+    PB_CUDA_USE(dst->dev);
     if (bytes)
         PB_CUDA_CHECK(cudaMemcpy(address(dst, off), src, bytes, cudaMemcpyDefault));
     return PB_OK;
@@ -239,6 +245,7 @@ static pb_status cuda_write(pb_buf *dst, size_t off, const void *src, size_t byt
 
 static pb_status cuda_read(const pb_buf *src, size_t off, void *dst, size_t bytes)
 {
+    PB_CUDA_USE(src->dev);
     if (bytes)
         PB_CUDA_CHECK(cudaMemcpy(dst, address(src, off), bytes, cudaMemcpyDefault));
     return PB_OK;
@@ -246,6 +253,7 @@ static pb_status cuda_read(const pb_buf *src, size_t off, void *dst, size_t byte
 
 static pb_status cuda_fill(pb_buf *buf, unsigned char value)
 {
+    PB_CUDA_USE(buf->dev);
     if (buf->kind == PB_MEM_DEVICE)
         PB_CUDA_CHECK(cudaMemset(buf->handle, value, buf->bytes));
     else
@@ -258,6 +266,7 @@ static pb_status cuda_copy(pb_buf *dst, size_t dst_off, const pb_buf *src, size_
 {
     if (!bytes)
         return PB_OK;
+    PB_CUDA_USE(src->dev);
     // Unified addressing lets the runtime infer the direction from the pointers.
     if (s)
         PB_CUDA_CHECK(cudaMemcpyAsync(address(dst, dst_off), address(src, src_off), bytes, cudaMemcpyDefault,
@@ -269,7 +278,7 @@ static pb_status cuda_copy(pb_buf *dst, size_t dst_off, const pb_buf *src, size_
 
 static pb_status cuda_sync(pb_device *dev)
 {
-    (void)dev;
+    PB_CUDA_USE(dev);
     PB_CUDA_CHECK(cudaDeviceSynchronize());
     return PB_OK;
 }
@@ -278,7 +287,7 @@ static pb_status cuda_sync(pb_device *dev)
 
 static pb_status cuda_stream_create(pb_device *dev, pb_stream *s)
 {
-    (void)dev;
+    PB_CUDA_USE(dev);
     cudaStream_t stream;
     // Blocking with respect to the legacy default stream, so events recorded
     // there bracket work on every stream.
@@ -287,7 +296,11 @@ static pb_status cuda_stream_create(pb_device *dev, pb_stream *s)
     return PB_OK;
 }
 
-static void cuda_stream_destroy(pb_stream *s) { cudaStreamDestroy(pb__cuda_stream(s)); }
+static void cuda_stream_destroy(pb_stream *s)
+{
+    cudaSetDevice(s->dev->index); // as in cuda_free
+    cudaStreamDestroy(pb__cuda_stream(s));
+}
 
 static pb_status cuda_stream_sync(pb_stream *s)
 {
@@ -297,7 +310,7 @@ static pb_status cuda_stream_sync(pb_stream *s)
 
 static pb_status cuda_timer_create(pb_device *dev, pb_timer *t)
 {
-    (void)dev;
+    PB_CUDA_USE(dev);
     cudaEvent_t a, b;
     PB_CUDA_CHECK(cudaEventCreate(&a));
     cudaError_t e = cudaEventCreate(&b);
@@ -312,12 +325,14 @@ static pb_status cuda_timer_create(pb_device *dev, pb_timer *t)
 
 static void cuda_timer_destroy(pb_timer *t)
 {
+    cudaSetDevice(t->dev->index); // as in cuda_free
     cudaEventDestroy(static_cast<cudaEvent_t>(t->start));
     cudaEventDestroy(static_cast<cudaEvent_t>(t->stop));
 }
 
 static pb_status cuda_timer_record(pb_timer *t, bool stop, pb_stream *s)
 {
+    PB_CUDA_USE(t->dev); // NULL = the legacy default stream of the current device
     PB_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(stop ? t->stop : t->start), pb__cuda_stream(s)));
     return PB_OK;
 }
@@ -378,6 +393,12 @@ static const struct pb_variant cuda_variants[] = {
 #ifdef PB_HAVE_NCCL
     {.desc = {"allreduce", "nccl", "ncclAllReduce on the device buffers (NCCL loaded at run time)", PB_VARIANT_ANCHOR}, .supports = pb__cuda_nccl_supports, .run = pb__cuda_nccl_allreduce},
 #endif
+    {.desc = {"p2p", "ce", "cudaMemcpyPeerAsync on the source GPU's copy engine (peer-to-peer where possible)", 0}, .run = pb__cuda_p2p_ce, .data = &pb__p2p_one_way},
+    {.desc = {"p2p", "ce-bidir", "ce both ways at once, a stream on each GPU", 0}, .run = pb__cuda_p2p_ce, .data = &pb__p2p_both_ways},
+    {.desc = {"p2p", "sm-pull", "copy kernel on the destination GPU reading the source's memory (peer access)", 0}, .supports = pb__cuda_p2p_sm_pull_supports, .run = pb__cuda_p2p_sm_pull, .data = &pb__p2p_one_way},
+    {.desc = {"p2p", "sm-push", "copy kernel on the source GPU writing the destination's memory (peer access)", 0}, .supports = pb__cuda_p2p_sm_push_supports, .run = pb__cuda_p2p_sm_push, .data = &pb__p2p_one_way},
+    {.desc = {"p2p", "sm-pull-bidir", "sm-pull both ways at once: each GPU reads the other's memory", 0}, .supports = pb__cuda_p2p_sm_pull_supports, .run = pb__cuda_p2p_sm_pull, .data = &pb__p2p_both_ways},
+    {.desc = {"p2p", "sm-push-bidir", "sm-push both ways at once: each GPU writes the other's memory", 0}, .supports = pb__cuda_p2p_sm_push_supports, .run = pb__cuda_p2p_sm_push, .data = &pb__p2p_both_ways},
     {.desc = {"conv", "fused", "both passes in one kernel: columns in registers, rows from shared memory; R <= 64", 0}, .supports = pb__cuda_conv_fused_supports, .run = pb__cuda_conv_fused},
 };
 

@@ -115,4 +115,11 @@ bool pb__cuda_conv_regs_supports(const pb_device *dev, const void *args, const c
 pb_status pb__cuda_conv_fused(pb_device *dev, const void *args, pb_stream *s);
 bool pb__cuda_conv_fused_supports(const pb_device *dev, const void *args, const char **why);
 
+// Copies between two GPUs (p2p.cu).
+pb_status pb__cuda_p2p_ce(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cuda_p2p_sm_pull(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cuda_p2p_sm_push(pb_device *dev, const void *args, pb_stream *s);
+bool pb__cuda_p2p_sm_pull_supports(const pb_device *dev, const void *args, const char **why);
+bool pb__cuda_p2p_sm_push_supports(const pb_device *dev, const void *args, const char **why);
+
 #endif
