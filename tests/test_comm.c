@@ -118,6 +118,37 @@ static void test_exchange(void **state)
         assert_near(in[n_in], -1, 0); /* nothing past what was sent */
 }
 
+/* Split into even and odd ranks, ranked in reverse: each part sums its own
+ * ranks and hears from its own root; freeing the world does nothing. */
+static void test_split(void **state)
+{
+    (void)state;
+    pb_comm *part = NULL;
+    assert_int_equal(pb__comm_split(comm, me % 2, -me, &part), PB_OK);
+    assert_non_null(part);
+    int members = ranks / 2 + (me % 2 == 0 ? ranks % 2 : 0);
+    assert_int_equal(pb__comm_size(part), members);
+    /* keys -me: the highest rank of the part is its rank 0 */
+    int highest = (ranks - 1) - ((ranks - 1 - me) % 2);
+    assert_int_equal(pb__comm_rank(part), (highest - me) / 2);
+    int64_t sum = me, want = 0;
+    for (int r = me % 2; r < ranks; r += 2)
+        want += r;
+    assert_int_equal(pb__comm_allreduce(part, &sum, &sum, 1, PB_COMM_INT64, PB_COMM_SUM), PB_OK);
+    assert_int_equal(sum, want);
+    int32_t root = me;
+    assert_int_equal(pb__comm_bcast(part, &root, sizeof root, 0), PB_OK);
+    assert_int_equal(root, highest);
+    assert_string_equal(pb__comm_library(part), pb__comm_library(comm));
+    pb__comm_free(part);
+    pb__comm_free(NULL);
+    pb__comm_free(comm); /* the world is not freed */
+    assert_int_equal(pb__comm_barrier(comm), PB_OK);
+    pb__clear_error();
+    assert_int_equal(pb__comm_split(comm, -1, 0, &part), PB_ERR_INVALID);
+    assert_null(part);
+}
+
 /* ---- the run loop: a writer that keeps the rows it is given ------------- */
 
 #define MAX_ROWS 64
@@ -257,6 +288,7 @@ int main(void)
         cmocka_unit_test(test_layout),
         cmocka_unit_test(test_collectives),
         cmocka_unit_test(test_exchange),
+        cmocka_unit_test(test_split),
         cmocka_unit_test(test_every_rank_at_once),
         cmocka_unit_test(test_distributed),
     };
