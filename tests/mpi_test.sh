@@ -82,6 +82,16 @@ contains "$tmp/out" "communication"
 expect 2 "$pb" project spmv-dist --matrix lap2d:40
 contains "$tmp/err" "no rate latency bandwidth"
 
+# gemm-dist: SUMMA on a 1x3 grid (OpenMP in place, OpenCL through host
+# buffers), verified on every rank; a planted fault FAILED (exit 1) on 2x2.
+gd="run gemm-dist --m 7 --n 40 --k 33 --panel 8 --reps 2 --backend openmp,opencl --variant summa --quiet"
+expect 0 "$mpiexec" -n 3 "$pb" $gd
+count "$tmp/out" "7x40x33 on 1x3 panel 8" 2
+count "$tmp/out" " OK" 2
+expect 1 "$mpiexec" -n 4 "$pb" $gd --inject-fault
+count "$tmp/out" "on 2x2 panel 8" 2
+count "$tmp/out" "FAILED: rank " 2
+
 # One rank reads a malformed file of the same name: ERROR rows naming the
 # rank and the line, exit 3, no hang.
 mkdir -p "$tmp/good" "$tmp/bad"

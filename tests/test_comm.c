@@ -102,7 +102,8 @@ static void test_exchange(void **state)
         assert_near(in[1], 2.5, 0);
         pb__clear_error();
         peers[0] = 1;
-        assert_int_equal(pb__comm_exchange_start(comm, 1, peers, send, bytes, recv, bytes, &x), PB_ERR_INVALID);
+        /* no rank 1 (one process, or MPI with one rank) */
+        assert_int_not_equal(pb__comm_exchange_start(comm, 1, peers, send, bytes, recv, bytes, &x), PB_OK);
         assert_null(x);
         return;
     }
@@ -121,6 +122,37 @@ static void test_exchange(void **state)
         assert_near(in[i], 100.0 * right + (double)i, 0);
     if (n_in < 8)
         assert_near(in[n_in], -1, 0); /* nothing past what was sent */
+}
+
+/* Split into even and odd ranks, ranked in reverse: each part sums its own
+ * ranks and hears from its own root; freeing the world does nothing. */
+static void test_split(void **state)
+{
+    (void)state;
+    pb_comm *part = NULL;
+    assert_int_equal(pb__comm_split(comm, me % 2, -me, &part), PB_OK);
+    assert_non_null(part);
+    int members = ranks / 2 + (me % 2 == 0 ? ranks % 2 : 0);
+    assert_int_equal(pb__comm_size(part), members);
+    /* keys -me: the highest rank of the part is its rank 0 */
+    int highest = (ranks - 1) - ((ranks - 1 - me) % 2);
+    assert_int_equal(pb__comm_rank(part), (highest - me) / 2);
+    int64_t sum = me, want = 0;
+    for (int r = me % 2; r < ranks; r += 2)
+        want += r;
+    assert_int_equal(pb__comm_allreduce(part, &sum, &sum, 1, PB_COMM_INT64, PB_COMM_SUM), PB_OK);
+    assert_int_equal(sum, want);
+    int32_t root = me;
+    assert_int_equal(pb__comm_bcast(part, &root, sizeof root, 0), PB_OK);
+    assert_int_equal(root, highest);
+    assert_string_equal(pb__comm_library(part), pb__comm_library(comm));
+    pb__comm_free(part);
+    pb__comm_free(NULL);
+    pb__comm_free(comm); /* the world is not freed */
+    assert_int_equal(pb__comm_barrier(comm), PB_OK);
+    pb__clear_error();
+    assert_int_equal(pb__comm_split(comm, -1, 0, &part), PB_ERR_INVALID);
+    assert_null(part);
 }
 
 /* ---- the run loop: a writer that keeps the rows it is given ------------- */
@@ -365,16 +397,88 @@ static void test_partition_stats(void **state)
     pb_coo_free(&m);
 }
 
+/* gemm-dist: SUMMA on the grid these ranks make (1x1, 1x2, 1x3, 2x2), on
+ * shapes the grid does not divide, more ranks than rows (m = 2), k = 1, a
+ * panel of 1 and one wider than k; float and double, ref and openmp. Every
+ * row OK and close to the oracle; a fault planted on every rank fails each
+ * row; ref has no vendor GEMM. */
+static void test_gemm_dist(void **state)
+{
+    (void)state;
+    const struct pb_bench *gd = pb__bench_find("gemm-dist");
+    assert_non_null(gd);
+    assert_true(gd->distributed);
+    enum { M, N, K, PANEL };
+    static const int64_t shapes[][4] = {{37, 29, 41, 8}, {2, 5, 7, 3}, {9, 11, 1, 4}, {13, 3, 17, 1},
+                                        {6, 7, 50, 64}};
+    enum { N_SHAPES = sizeof shapes / sizeof shapes[0] };
+    struct pb_problem p[2 * N_SHAPES];
+    for (size_t i = 0; i < 2 * N_SHAPES; i++) {
+        const int64_t *sh = shapes[i % N_SHAPES];
+        p[i] = (struct pb_problem){.prec = i < N_SHAPES ? PB_DOUBLE : PB_FLOAT,
+                                   .v = {[M] = sh[M], [N] = sh[N], [K] = sh[K], [PANEL] = sh[PANEL]}};
+    }
+    const char *backends[] = {"ref", "openmp"}, *variants[] = {"summa"};
+    struct pb_context ctx;
+    char *argv[] = {"test_comm"};
+    pb__context_init(&ctx, 1, argv);
+    struct pb_writer w = {.ops = &keep_ops, .ctx = &ctx, .bench = gd};
+    struct pb_writer *writers[] = {&w};
+    char grid[16];
+    snprintf(grid, sizeof grid, " on %dx%d ", ranks == 4 ? 2 : 1, ranks == 4 ? 2 : ranks);
+    for (int fault = 0; fault < 2; fault++) {
+        struct pb_run_config cfg = {.bench = gd, .problems = p, .n_problems = 2 * N_SHAPES, .backends = backends,
+                                    .n_backends = 2, .variants = variants, .n_variants = 1,
+                                    .device_per_rank = true, .reps = 2, .warmup = 1, .seed = 11, .verify = true,
+                                    .inject_fault = fault != 0, .ctx = &ctx,
+                                    .writers = me == 0 ? writers : NULL, .n_writers = me == 0 ? 1 : 0};
+        memset(&kept, 0, sizeof kept);
+        struct pb_run_summary sum;
+        assert_int_equal(pb__run(&cfg, &sum), PB_OK);
+        assert_int_equal(fault ? sum.failed : sum.ok, 4 * N_SHAPES);
+        assert_int_equal(sum.ok + sum.failed, 4 * N_SHAPES);
+        for (size_t i = 0; i < kept.n; i++) {
+            const struct pb_result *r = &kept.rows[i];
+            assert_int_equal(r->rank, PB_RANK_ALL);
+            assert_int_equal(r->status, fault ? PB_RESULT_FAILED : PB_RESULT_OK);
+            assert_contains(r->label, grid);
+            if (fault)
+                continue;
+            assert_true(r->check.err_max <= r->check.tol);
+            assert_true(r->check.err_max < (r->problem.prec == PB_DOUBLE ? 1e-14 : 1e-5));
+            /* whole-problem rates; compute_s and comm_s measured */
+            double flop = 2.0 * (double)(r->problem.v[M] * r->problem.v[N] * r->problem.v[K]);
+            assert_near(r->gflops, flop / r->stats.median * 1e-9, 1e-9 * r->gflops);
+            assert_true(r->extras[0] >= 0 && r->extras[1] >= 0);
+            assert_true(r->extras[0] + r->extras[1] <= 1.01 * r->stats.max + 1e-4);
+        }
+    }
+    /* No vendor GEMM on ref: UNSUPPORTED on every rank, saying why. */
+    const char *vendor[] = {"ref/summa-vendor"};
+    struct pb_run_config cfg = {.bench = gd, .problems = p, .n_problems = 1, .backends = backends,
+                                .n_backends = 1, .variants = vendor, .n_variants = 1, .device_per_rank = true,
+                                .reps = 2, .warmup = 1, .seed = 11, .verify = true, .ctx = &ctx,
+                                .writers = me == 0 ? writers : NULL, .n_writers = me == 0 ? 1 : 0};
+    memset(&kept, 0, sizeof kept);
+    struct pb_run_summary sum;
+    assert_int_equal(pb__run(&cfg, &sum), PB_OK);
+    assert_int_equal(sum.unsupported, 1);
+    if (me == 0)
+        assert_contains(kept.rows[0].reason, "no vendor GEMM");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_layout),
         cmocka_unit_test(test_collectives),
         cmocka_unit_test(test_exchange),
+        cmocka_unit_test(test_split),
         cmocka_unit_test(test_every_rank_at_once),
         cmocka_unit_test(test_distributed),
         cmocka_unit_test(test_spmv_dist),
         cmocka_unit_test(test_partition_stats),
+        cmocka_unit_test(test_gemm_dist),
     };
     return pb_test_run(tests, group_setup, group_teardown);
 }

@@ -130,6 +130,24 @@ static void test_fill(void **state)
     assert_memory_not_equal(d2, d2 + 8, 8 * sizeof *d2);
 }
 
+/* Counter-based elements: the same value whatever else was made, in range,
+ * different across indices, streams and seeds, and balanced around 0. */
+static void test_at(void **state)
+{
+    (void)state;
+    double sum = 0;
+    for (uint64_t i = 0; i < 100000; i++) {
+        double x = pb__rng_at(42, 1, i);
+        assert_true(x >= -1.0 && x < 1.0 && x != 0.0);
+        sum += x;
+    }
+    assert_true(fabs(sum / 100000) < 0.01);
+    assert_true(pb__rng_at(42, 1, 77) == pb__rng_at(42, 1, 77));
+    assert_true(pb__rng_at(42, 1, 77) != pb__rng_at(42, 1, 78));
+    assert_true(pb__rng_at(42, 1, 77) != pb__rng_at(42, 2, 77));
+    assert_true(pb__rng_at(42, 1, 77) != pb__rng_at(43, 1, 77));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -140,6 +158,7 @@ int main(void)
         cmocka_unit_test(test_streams_and_seeds_differ),
         cmocka_unit_test(test_uniform_range),
         cmocka_unit_test(test_fill),
+        cmocka_unit_test(test_at),
     };
     return pb_test_run(tests, NULL, NULL);
 }

@@ -7,7 +7,7 @@ extern const struct pb_bench pb__bench_gemm, pb__bench_bandwidth, pb__bench_over
 extern const struct pb_bench pb__bench_transpose, pb__bench_reduce, pb__bench_access;
 extern const struct pb_bench pb__bench_peak;
 extern const struct pb_bench pb__bench_conv, pb__bench_conv_stream;
-extern const struct pb_bench pb__bench_allreduce, pb__bench_spmv_dist, pb__bench_p2p;
+extern const struct pb_bench pb__bench_allreduce, pb__bench_spmv_dist, pb__bench_p2p, pb__bench_gemm_dist;
 
 static const struct pb_bench *const benches[] = {
     &pb__bench_bandwidth,
@@ -23,6 +23,7 @@ static const struct pb_bench *const benches[] = {
     &pb__bench_allreduce,
     &pb__bench_spmv_dist,
     &pb__bench_p2p,
+    &pb__bench_gemm_dist,
 };
 
 size_t pb__bench_count(void) { return sizeof benches / sizeof benches[0]; }

@@ -525,7 +525,12 @@ static void unpack_row(struct row_wire *w, int reps, int rank, struct pb_result 
     r->check.err_max = w->err_max;
     r->check.tol = w->tol;
     r->check.pass = w->pass != 0;
-    r->check.mode = w->mode[0] ? w->mode : NULL;
+    /* the check's modes are static strings; the wire goes when the row is written */
+    static const char *const modes[] = {"full", "sampled", "none"};
+    r->check.mode = NULL;
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++)
+        if (strcmp(w->mode, modes[m]) == 0)
+            r->check.mode = modes[m];
     memcpy(r->extras, w->extras, sizeof r->extras);
     r->samples = (const double *)(w + 1);
     r->host_samples = r->samples + reps;

@@ -90,9 +90,21 @@ static void single_abort(pb_comm *c, int code)
 
 static void single_finalize(pb_comm *c) { (void)c; }
 
+static pb_status single_split(pb_comm *c, int color, int key, pb_comm **out)
+{
+    (void)color, (void)key;
+    if (!(*out = malloc(sizeof **out)))
+        return pb__fail(PB_ERR_NOMEM, "out of memory");
+    **out = *c;
+    return PB_OK;
+}
+
+static void single_free_split(pb_comm *c) { free(c); }
+
 static const struct pb_comm_ops single_ops = {
     single_barrier, single_allreduce, single_bcast, single_gather, single_allgather,
     single_exchange_start, single_exchange_wait, single_send, single_recv, single_abort, single_finalize,
+    single_split, single_free_split,
 };
 
 static pb_comm single_comm;
@@ -228,6 +240,20 @@ pb_status pb__comm_recv(pb_comm *c, void *buf, size_t bytes, int peer, int tag)
 }
 
 void pb__comm_abort(pb_comm *c, int code) { c->ops->abort(c, code); }
+
+pb_status pb__comm_split(pb_comm *c, int color, int key, pb_comm **out)
+{
+    *out = NULL;
+    if (color < 0)
+        return pb__fail(PB_ERR_INVALID, "communicator split with color %d (must be >= 0)", color);
+    return c->ops->split(c, color, key, out);
+}
+
+void pb__comm_free(pb_comm *c)
+{
+    if (c && c != world && c != &single_comm)
+        c->ops->free_split(c);
+}
 
 pb_status pb__comm_agree(pb_comm *c, pb_status st)
 {

@@ -79,6 +79,16 @@ pb_status pb__comm_exchange_start(pb_comm *c, size_t n, const int *peers, const 
 /* Waits for every transfer and frees the handle (accepts NULL). */
 pb_status pb__comm_exchange_wait(struct pb_comm_exchange *x);
 
+/* Sub-communicators: *out holds the ranks of c that passed the same color
+ * (>= 0), ranked by key (ties by their rank in c); e.g. the rows and the
+ * columns of a process grid. Collective over c. The node layout, hosts and
+ * library of *out are c's (a process's node does not change). The
+ * one-process transport gives a copy of itself. Free it with
+ * pb__comm_free (collective over *out; accepts NULL; never frees the
+ * world communicator). */
+pb_status pb__comm_split(pb_comm *c, int color, int key, pb_comm **out);
+void pb__comm_free(pb_comm *c);
+
 /* Point-to-point, blocking (a ping-pong). */
 pb_status pb__comm_send(pb_comm *c, const void *buf, size_t bytes, int peer, int tag);
 pb_status pb__comm_recv(pb_comm *c, void *buf, size_t bytes, int peer, int tag);

@@ -20,6 +20,9 @@ struct pb_comm_ops {
     pb_status (*recv)(pb_comm *c, void *buf, size_t bytes, int peer, int tag);
     void (*abort)(pb_comm *c, int code);
     void (*finalize)(pb_comm *c);
+    /* *out is heap memory that free_split releases (with its transport's part). */
+    pb_status (*split)(pb_comm *c, int color, int key, pb_comm **out);
+    void (*free_split)(pb_comm *c);
 };
 
 struct pb_comm {

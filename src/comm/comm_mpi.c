@@ -203,9 +203,49 @@ static void mpi_finalize(pb_comm *c)
         MPI_Finalize();
 }
 
+static void mpi_free_split(pb_comm *c)
+{
+    if (c->mpi_comm)
+        MPI_Comm_free((MPI_Comm *)c->mpi_comm);
+    free(c->mpi_comm);
+    free(c);
+}
+
+static pb_status mpi_split(pb_comm *c, int color, int key, pb_comm **out)
+{
+    pb_comm *s = malloc(sizeof *s);
+    MPI_Comm *handle = malloc(sizeof *handle), made = MPI_COMM_NULL;
+    /* Every rank takes part in the split, even one short of memory (with
+     * MPI_UNDEFINED: it gets no communicator), and then all learn whether
+     * it worked everywhere, so none goes on with a half-made split. */
+    int rc = MPI_Comm_split(comm_of(c), s && handle ? color : MPI_UNDEFINED, key, &made);
+    int fine = s && handle && rc == MPI_SUCCESS, all = 0;
+    int rc2 = MPI_Allreduce(&fine, &all, 1, MPI_INT, MPI_MIN, comm_of(c));
+    if (rc != MPI_SUCCESS || rc2 != MPI_SUCCESS || !all) {
+        if (made != MPI_COMM_NULL)
+            MPI_Comm_free(&made);
+        free(s);
+        free(handle);
+        if (rc != MPI_SUCCESS)
+            return mpi_fail(rc, "comm_split");
+        if (rc2 != MPI_SUCCESS)
+            return mpi_fail(rc2, "allreduce");
+        return pb__fail(PB_ERR_NOMEM, fine ? "communicator split: another rank is out of memory" : "out of memory");
+    }
+    *s = *c;
+    *handle = made;
+    s->mpi_comm = handle;
+    MPI_Comm_set_errhandler(made, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(made, &s->rank);
+    MPI_Comm_size(made, &s->size);
+    *out = s;
+    return PB_OK;
+}
+
 static const struct pb_comm_ops mpi_ops = {
     mpi_barrier, mpi_allreduce, mpi_bcast, mpi_gather, mpi_allgather,
     mpi_exchange_start, mpi_exchange_wait, mpi_send, mpi_recv, mpi_abort, mpi_finalize,
+    mpi_split, mpi_free_split,
 };
 
 /* The size the launcher meant, or 0 when it does not say. */

@@ -41,6 +41,14 @@ double pb__rng_uniform(struct pb_rng *r)
     return 2.0 * u - 1.0;
 }
 
+double pb__rng_at(uint64_t seed, uint64_t stream, uint64_t index)
+{
+    uint64_t key = seed ^ (stream * 0xd1b54a32d192ed03ull);
+    uint64_t x = splitmix64(&key) + index * 0x9e3779b97f4a7c15ull;
+    double u = ((double)(splitmix64(&x) >> 11) + 0.5) * 0x1.0p-53;
+    return 2.0 * u - 1.0;
+}
+
 void pb__rng_fill(struct pb_rng *r, void *dst, enum pb_precision prec, size_t n)
 {
     if (prec == PB_DOUBLE) {

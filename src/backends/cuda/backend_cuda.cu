@@ -151,6 +151,9 @@ static pb_status cuda_info(pb_device *dev, struct pb_device_info *out)
     pb__info_add(out, "compute_capability", "%d.%d", p.major, p.minor);
     pb__info_add(out, "multiprocessors", "%d", p.multiProcessorCount);
     pb__info_add(out, "global_memory", "%.1f GiB", (double)p.totalGlobalMem / (1u << 30));
+    size_t free_bytes = 0, total_bytes = 0;
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) // what is free now (the lifecycle test watches it)
+        pb__info_add(out, "free_memory_bytes", "%zu", free_bytes);
     pb__info_add(out, "gpu_clock", "%.0f MHz", clock_khz / 1e3);
     pb__info_add(out, "memory_clock", "%.0f MHz", mem_khz / 1e3);
     pb__info_add(out, "memory_bus_width", "%d bits", p.memoryBusWidth);

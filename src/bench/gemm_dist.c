@@ -1,0 +1,792 @@
+/* gemm-dist: C = A * B over the ranks with SUMMA (van de Geijn & Watts) on a
+ * pr x pc process grid (distributed).
+ *
+ * Grid: pr x pc = the rank count, as square as possible with pr <= pc (a
+ * prime count is 1 x p); rank r is row r / pc, column r % pc. Every matrix is
+ * cut into contiguous blocks, the first (size mod parts) blocks one longer:
+ * rank (i, j) holds rows block i (over pr) of A and C, columns block j (over
+ * pc) of B and C, columns block j of A's k and rows block i of B's k. Blocks
+ * may be empty (more ranks than rows).
+ *
+ * SUMMA: k is walked in steps of at most --panel, cut where either owner
+ * changes, so each step's A panel (m_loc x w) lies on one grid column and its
+ * B panel (w x n_loc) on one grid row. The owners broadcast them along their
+ * process row (A) and column (B) and every rank adds A_panel * B_panel to its
+ * C block with the backend's own GEMM (beta = 0 on the first step, which
+ * writes all of C, 1 after). A's block is stored panel after panel (each
+ * panel m_loc x w, row-major) so a panel is contiguous; B's rows are already.
+ * Host-memory backends broadcast in place (the owner's panel where it lies,
+ * into a panel buffer elsewhere); the others go through pinned host buffers
+ * (download, broadcast, upload). Lookahead: step t + 1's panels travel while
+ * step t's product runs on its own stream, into the other of two panel
+ * buffers; on backends with asynchronous kernels (CUDA, OpenCL) the two
+ * overlap, on host backends (kernels run where queued) they alternate.
+ *
+ * Inputs: element (i, j) of A is pb__rng_at(seed, 1, i * k + j), of B
+ * pb__rng_at(seed, 2, i * n + j), rounded to the precision: every rank makes
+ * its own blocks and its own oracle rows without anyone holding a whole
+ * matrix, and the product is the same whatever the grid (not gemm's inputs:
+ * those come from one sequential stream). The oracle is the product of the
+ * same rounded inputs accumulated in double, rows of this rank's C block:
+ * all of them up to 2^33 multiply-adds per rank, beyond that a seeded sample
+ * of 64 (always the first and the last) plus every element checked finite.
+ * (A later change replaces the sample with Freivalds' check.) */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench.h"
+#include "comm/comm.h"
+#include "core/core.h"
+#include "core/rng.h"
+#include "parbench/pb_kernels.h"
+
+enum { P_M, P_N, P_K, P_PANEL };
+
+static const struct pb_param_def gd_params[] = {
+    [P_M] = {"m", "rows of A and C (default: n)", NULL},
+    [P_N] = {"n", "columns of B and C; with only --n given the product is square", "512"},
+    [P_K] = {"k", "columns of A, rows of B (default: n)", NULL},
+    [P_PANEL] = {"panel", "SUMMA step: columns of A and rows of B broadcast at a time", "256"},
+};
+
+#define FULL_ORACLE_LIMIT (1ull << 33) /* multiply-adds per rank */
+#define SAMPLED_ROWS 64
+#define ORACLE_CHUNK 64 /* rows of B made at a time by the oracle */
+
+/* ---- the grid and the blocks -------------------------------------------- */
+
+struct grid {
+    int pr, pc, row, col;
+};
+
+static struct grid grid_for(int ranks, int rank)
+{
+    struct grid g = {1, ranks, 0, 0};
+    for (int d = 1; (long)d * d <= ranks; d++)
+        if (ranks % d == 0)
+            g.pr = d;
+    g.pc = ranks / g.pr;
+    g.row = rank / g.pc;
+    g.col = rank % g.pc;
+    return g;
+}
+
+/* First index of block i of n split into parts blocks. */
+static size_t block_start(size_t n, int parts, int i)
+{
+    size_t q = n / (size_t)parts, r = n % (size_t)parts, u = (size_t)i;
+    return u * q + (u < r ? u : r);
+}
+
+/* The block holding index x < n. */
+static int block_of(size_t n, int parts, size_t x)
+{
+    size_t q = n / (size_t)parts, r = n % (size_t)parts;
+    if (x < r * (q + 1))
+        return (int)(x / (q + 1));
+    return (int)(r + (x - r * (q + 1)) / q); /* q > 0: x < n */
+}
+
+/* This rank's part of one problem. */
+struct layout {
+    struct grid g;
+    size_t m, n, k, panel;
+    size_t m0, m_loc;   /* rows of A and C */
+    size_t n0, n_loc;   /* columns of B and C */
+    size_t ka0, ka_loc; /* columns of A */
+    size_t kb0, kb_loc; /* rows of B */
+    size_t wmax;        /* widest step */
+    size_t steps;
+};
+
+/* The step starting at p0: its width, the grid column holding A's panel and
+ * the grid row holding B's. */
+static size_t step_at(const struct layout *L, size_t p0, int *a_col, int *b_row)
+{
+    *a_col = block_of(L->k, L->g.pc, p0);
+    *b_row = block_of(L->k, L->g.pr, p0);
+    size_t end = block_start(L->k, L->g.pc, *a_col + 1), b_end = block_start(L->k, L->g.pr, *b_row + 1);
+    if (b_end < end)
+        end = b_end;
+    if (p0 + L->panel < end)
+        end = p0 + L->panel;
+    return end - p0;
+}
+
+static void layout_of(const struct pb_problem *p, int ranks, int rank, struct layout *L)
+{
+    memset(L, 0, sizeof *L);
+    L->g = grid_for(ranks, rank);
+    L->m = (size_t)p->v[P_M], L->n = (size_t)p->v[P_N], L->k = (size_t)p->v[P_K];
+    L->panel = (size_t)p->v[P_PANEL];
+    L->m0 = block_start(L->m, L->g.pr, L->g.row);
+    L->m_loc = block_start(L->m, L->g.pr, L->g.row + 1) - L->m0;
+    L->n0 = block_start(L->n, L->g.pc, L->g.col);
+    L->n_loc = block_start(L->n, L->g.pc, L->g.col + 1) - L->n0;
+    L->ka0 = block_start(L->k, L->g.pc, L->g.col);
+    L->ka_loc = block_start(L->k, L->g.pc, L->g.col + 1) - L->ka0;
+    L->kb0 = block_start(L->k, L->g.pr, L->g.row);
+    L->kb_loc = block_start(L->k, L->g.pr, L->g.row + 1) - L->kb0;
+    int a_col, b_row;
+    for (size_t p0 = 0, w; p0 < L->k; p0 += w, L->steps++) {
+        w = step_at(L, p0, &a_col, &b_row);
+        if (w > L->wmax)
+            L->wmax = w;
+    }
+}
+
+/* The inputs, rounded to the precision. */
+static double rounded(enum pb_precision prec, double x) { return prec == PB_FLOAT ? (double)(float)x : x; }
+
+static double a_at(const struct layout *L, enum pb_precision prec, uint64_t seed, size_t i, size_t j)
+{
+    return rounded(prec, pb__rng_at(seed, 1, (uint64_t)i * L->k + j));
+}
+
+static double b_at(const struct layout *L, enum pb_precision prec, uint64_t seed, size_t i, size_t j)
+{
+    return rounded(prec, pb__rng_at(seed, 2, (uint64_t)i * L->n + j));
+}
+
+static void store(enum pb_precision prec, void *dst, size_t i, double x)
+{
+    if (prec == PB_FLOAT)
+        ((float *)dst)[i] = (float)x;
+    else
+        ((double *)dst)[i] = x;
+}
+
+/* ---- problems ------------------------------------------------------------ */
+
+static bool matrix_bytes(size_t rows, size_t cols, size_t elt, size_t *out)
+{
+    return pb__mul_size(rows, cols, out) && pb__mul_size(*out, elt, out);
+}
+
+static pb_status gd_plan(const struct pb_param_lists *l, enum pb_precision prec, struct pb_problem *out,
+                         size_t max, size_t *n_out)
+{
+    /* As gemm: m and k follow n unless given, then every combination runs. */
+    size_t nm = l->count[P_M] ? l->count[P_M] : 1, nk = l->count[P_K] ? l->count[P_K] : 1, count = 0;
+    for (size_t in = 0; in < l->count[P_N]; in++)
+        for (size_t im = 0; im < nm; im++)
+            for (size_t ik = 0; ik < nk; ik++)
+                for (size_t ip = 0; ip < l->count[P_PANEL]; ip++) {
+                    int64_t n = l->values[P_N][in];
+                    int64_t m = l->count[P_M] ? l->values[P_M][im] : n;
+                    int64_t k = l->count[P_K] ? l->values[P_K][ik] : n;
+                    int64_t panel = l->values[P_PANEL][ip];
+                    if (m < 1 || n < 1 || k < 1 || panel < 1)
+                        return pb__fail(PB_ERR_INVALID,
+                                        "gemm-dist sizes and panel must be at least 1 (got m=%lld n=%lld k=%lld "
+                                        "panel=%lld)", (long long)m, (long long)n, (long long)k, (long long)panel);
+                    size_t bytes, elt = pb_precision_size(prec);
+                    if (!matrix_bytes((size_t)m, (size_t)k, elt, &bytes) ||
+                        !matrix_bytes((size_t)k, (size_t)n, elt, &bytes) ||
+                        !matrix_bytes((size_t)m, (size_t)n, sizeof(double), &bytes))
+                        return pb__fail(PB_ERR_OVERFLOW, "gemm-dist %lldx%lldx%lld: matrix size overflows",
+                                        (long long)m, (long long)n, (long long)k);
+                    if (count >= max)
+                        return pb__fail(PB_ERR_INVALID, "gemm-dist: more than %zu problems", max);
+                    out[count++] = (struct pb_problem){
+                        .prec = prec, .v = {[P_M] = m, [P_N] = n, [P_K] = k, [P_PANEL] = panel}};
+                }
+    *n_out = count;
+    return PB_OK;
+}
+
+static void gd_describe(const struct pb_problem *p, char *buf, size_t len)
+{
+    struct grid g = grid_for(pb__comm_size(pb__comm_world()), 0);
+    snprintf(buf, len, "%lldx%lldx%lld on %dx%d panel %lld", (long long)p->v[P_M], (long long)p->v[P_N],
+             (long long)p->v[P_K], g.pr, g.pc, (long long)p->v[P_PANEL]);
+}
+
+/* The whole problem's work, as gemm counts it. */
+static double gd_flops(const struct pb_problem *p, const struct pb_variant *v, const void *host)
+{
+    (void)v, (void)host;
+    return 2.0 * (double)p->v[P_M] * (double)p->v[P_N] * (double)p->v[P_K];
+}
+
+static double gd_bytes(const struct pb_problem *p, const struct pb_variant *v, const void *host)
+{
+    (void)v, (void)host;
+    double m = (double)p->v[P_M], n = (double)p->v[P_N], k = (double)p->v[P_K];
+    return (m * k + k * n + m * n) * (double)pb_precision_size(p->prec);
+}
+
+/* ---- host side: this rank's oracle rows ---------------------------------- */
+
+struct gd_host {
+    struct pb_problem p;
+    uint64_t seed;
+    struct layout L;
+    double *ref;  /* oracle rows, n_loc doubles each */
+    size_t *rows; /* the local rows of C they are */
+    size_t n_rows;
+    double *b_chunk; /* ORACLE_CHUNK rows of B's column block */
+};
+
+static void gd_release(void *host)
+{
+    struct gd_host *h = host;
+    if (!h)
+        return;
+    pb__host_free(h->ref);
+    pb__host_free(h->b_chunk);
+    free(h->rows);
+    free(h);
+}
+
+/* ref[r] = row rows[r] of this rank's block of A * B, in double: B's column
+ * block made ORACLE_CHUNK rows at a time, each oracle row by one thread. */
+static void compute_oracle(struct gd_host *h)
+{
+    const struct layout *L = &h->L;
+    enum pb_precision prec = h->p.prec;
+    size_t n_loc = L->n_loc;
+    memset(h->ref, 0, h->n_rows * n_loc * sizeof *h->ref);
+    for (size_t p0 = 0; p0 < L->k; p0 += ORACLE_CHUNK) {
+        const long depth = (long)(L->k - p0 < ORACLE_CHUNK ? L->k - p0 : ORACLE_CHUNK);
+#ifdef _OPENMP
+#pragma omp parallel for
+#endif
+        for (long q = 0; q < depth; q++)
+            for (size_t j = 0; j < n_loc; j++)
+                h->b_chunk[(size_t)q * n_loc + j] = b_at(L, prec, h->seed, p0 + (size_t)q, L->n0 + j);
+        const long n_rows = (long)h->n_rows;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1)
+#endif
+        for (long r = 0; r < n_rows; r++) {
+            double *c = &h->ref[(size_t)r * n_loc];
+            for (long q = 0; q < depth; q++) {
+                double a = a_at(L, prec, h->seed, L->m0 + h->rows[r], p0 + (size_t)q);
+                const double *b = &h->b_chunk[(size_t)q * n_loc];
+                for (size_t j = 0; j < n_loc; j++)
+                    c[j] += a * b[j];
+            }
+        }
+    }
+}
+
+static pb_status gd_prepare(const struct pb_problem *p, uint64_t seed, void **out)
+{
+    pb_comm *world = pb__comm_world();
+    *out = NULL;
+    struct gd_host *h = calloc(1, sizeof *h);
+    if (!h)
+        return pb__fail(PB_ERR_NOMEM, "gemm-dist: out of host memory");
+    h->p = *p;
+    h->seed = seed;
+    layout_of(p, pb__comm_size(world), pb__comm_rank(world), &h->L);
+    const struct layout *L = &h->L;
+    bool full = (double)L->m_loc * (double)L->n_loc * (double)L->k <= (double)FULL_ORACLE_LIMIT ||
+                L->m_loc <= SAMPLED_ROWS;
+    h->n_rows = full ? L->m_loc : SAMPLED_ROWS;
+    size_t bytes;
+    pb_status st = PB_OK;
+    if (!(h->rows = malloc((h->n_rows ? h->n_rows : 1) * sizeof *h->rows)))
+        st = pb__fail(PB_ERR_NOMEM, "gemm-dist: out of host memory");
+    if (st == PB_OK)
+        st = matrix_bytes(h->n_rows, L->n_loc, sizeof(double), &bytes)
+                 ? pb__host_alloc(bytes, "gemm-dist reference rows", (void **)&h->ref)
+                 : pb__fail(PB_ERR_OVERFLOW, "gemm-dist: reference size overflows");
+    if (st == PB_OK)
+        st = matrix_bytes(ORACLE_CHUNK, L->n_loc, sizeof(double), &bytes)
+                 ? pb__host_alloc(bytes, "gemm-dist reference rows of B", (void **)&h->b_chunk)
+                 : pb__fail(PB_ERR_OVERFLOW, "gemm-dist: reference size overflows");
+    if (st != PB_OK) {
+        gd_release(h);
+        return st; /* the runner agrees on prepare's outcome */
+    }
+    if (full) {
+        for (size_t i = 0; i < h->n_rows; i++)
+            h->rows[i] = i;
+    } else {
+        /* Each grid row samples its own rows. */
+        pb__rng_sample_rows(seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(L->g.row + 1)), L->m_loc, h->rows,
+                            h->n_rows);
+    }
+    compute_oracle(h);
+    *out = h;
+    return PB_OK;
+}
+
+/* ---- variants: the local products' GEMM per backend ---------------------- */
+
+enum gd_kind { GD_OWN, GD_VENDOR };
+
+/* Each backend's best own GEMM, and its vendor library's where it has one. */
+static const struct {
+    const char *backend, *own, *vendor;
+} local_gemm[] = {
+    {"ref", "ikj", NULL},
+    {"openmp", "blocked", "openblas"},
+    {"cuda", "regblock", "cublas"},
+    {"opencl", "regblock", NULL},
+};
+
+/* The local GEMM variant of kind on backend b, or NULL with *why. */
+static const char *local_kernel(const pb_backend *b, enum gd_kind kind, const char **why)
+{
+    const char *name = pb_backend_name(b);
+    for (size_t i = 0; i < sizeof local_gemm / sizeof local_gemm[0]; i++) {
+        if (strcmp(local_gemm[i].backend, name) != 0)
+            continue;
+        const char *kernel = kind == GD_VENDOR ? local_gemm[i].vendor : local_gemm[i].own;
+        if (!kernel) {
+            *why = "this backend has no vendor GEMM (summa-vendor: openmp's OpenBLAS, cuda's cuBLAS)";
+            return NULL;
+        }
+        if (!pb__variant_find(b, "gemm", kernel)) {
+            *why = kind == GD_VENDOR ? "this build lacks the backend's vendor GEMM (OpenBLAS, cuBLAS)"
+                                     : "this build lacks the backend's GEMM variant";
+            return NULL;
+        }
+        return kernel;
+    }
+    *why = "no local GEMM chosen for this backend (gemm_dist.c's local_gemm table)";
+    return NULL;
+}
+
+/* ---- binding: blocks on the device, sub-communicators, panel buffers ---- */
+
+struct gd_state;
+
+struct gd_args {
+    struct gd_state *s; /* the variant's working state (owned by bind) */
+};
+
+struct gd_state {
+    struct gd_args args;
+    const struct gd_host *h;
+    pb_device *dev;
+    const char *kernel;
+    pb_comm *row, *col; /* this rank's process row (A's panels), column (B's) */
+    pb_buf *a, *b, *c;
+    pb_buf *pa[2], *pb[2]; /* panel buffers, one pair per step in flight */
+    pb_buf *stage_a, *stage_b; /* pinned, for backends whose memory MPI cannot address */
+    bool in_place;             /* host memory: broadcast where the panels lie */
+    pb_buf **a_view, **b_view; /* in place: per step, this rank's own panels (NULL elsewhere) */
+    pb_stream *compute, *copy;
+    void *download; /* C, when not host memory */
+    /* Host seconds per run in products and in moving panels, for the extras. */
+    double *compute_s, *comm_s;
+    size_t runs, cap;
+};
+
+static void gd_unbind(void *state)
+{
+    struct gd_state *s = state;
+    if (!s)
+        return;
+    for (size_t t = 0; t < s->h->L.steps; t++) {
+        if (s->a_view)
+            pb_buf_free(s->a_view[t]);
+        if (s->b_view)
+            pb_buf_free(s->b_view[t]);
+    }
+    free(s->a_view);
+    free(s->b_view);
+    pb_buf_free(s->a);
+    pb_buf_free(s->b);
+    pb_buf_free(s->c);
+    for (int i = 0; i < 2; i++) {
+        pb_buf_free(s->pa[i]);
+        pb_buf_free(s->pb[i]);
+    }
+    pb_buf_free(s->stage_a);
+    pb_buf_free(s->stage_b);
+    pb_stream_destroy(s->compute);
+    pb_stream_destroy(s->copy);
+    pb__host_free(s->download);
+    pb__comm_free(s->row);
+    pb__comm_free(s->col);
+    free(s->compute_s);
+    free(s->comm_s);
+    free(s);
+}
+
+/* A buffer of at least one element (blocks may be empty). */
+static pb_status alloc_block(pb_device *dev, enum pb_mem kind, size_t rows, size_t cols, size_t elt,
+                             pb_buf **out)
+{
+    size_t bytes;
+    if (!matrix_bytes(rows, cols, elt, &bytes))
+        return pb__fail(PB_ERR_OVERFLOW, "gemm-dist: block size overflows");
+    return pb_buf_alloc(dev, kind, bytes ? bytes : elt, out);
+}
+
+/* This rank's blocks of A (panel after panel) and B, made on the host and
+ * uploaded. */
+static pb_status upload_inputs(struct gd_state *s)
+{
+    const struct layout *L = &s->h->L;
+    enum pb_precision prec = s->h->p.prec;
+    size_t elt = pb_precision_size(prec);
+    uint64_t seed = s->h->seed;
+    void *host = NULL;
+    size_t a_elems = L->m_loc * L->ka_loc, b_elems = L->kb_loc * L->n_loc;
+    pb_status st = pb__host_alloc((a_elems > b_elems ? a_elems : b_elems) * elt, "gemm-dist input block", &host);
+    if (st != PB_OK)
+        return st;
+    int a_col, b_row;
+    for (size_t p0 = L->ka0, w; p0 < L->ka0 + L->ka_loc; p0 += w) {
+        w = step_at(L, p0, &a_col, &b_row);
+        size_t at = L->m_loc * (p0 - L->ka0);
+        for (size_t i = 0; i < L->m_loc; i++)
+            for (size_t q = 0; q < w; q++)
+                store(prec, host, at + i * w + q, a_at(L, prec, seed, L->m0 + i, p0 + q));
+    }
+    if (a_elems)
+        st = pb_buf_write(s->a, 0, host, a_elems * elt);
+    for (size_t i = 0; st == PB_OK && i < L->kb_loc; i++)
+        for (size_t j = 0; j < L->n_loc; j++)
+            store(prec, host, i * L->n_loc + j, b_at(L, prec, seed, L->kb0 + i, L->n0 + j));
+    if (st == PB_OK && b_elems)
+        st = pb_buf_write(s->b, 0, host, b_elems * elt);
+    pb__host_free(host);
+    return st;
+}
+
+/* In place: views of this rank's own panels, per step. */
+static pb_status make_views(struct gd_state *s)
+{
+    const struct layout *L = &s->h->L;
+    size_t elt = pb_precision_size(s->h->p.prec);
+    s->a_view = calloc(L->steps ? L->steps : 1, sizeof *s->a_view);
+    s->b_view = calloc(L->steps ? L->steps : 1, sizeof *s->b_view);
+    if (!s->a_view || !s->b_view)
+        return pb__fail(PB_ERR_NOMEM, "gemm-dist: out of host memory");
+    unsigned char *a = pb_buf_host_ptr(s->a), *b = pb_buf_host_ptr(s->b);
+    int a_col, b_row;
+    pb_status st = PB_OK;
+    size_t t = 0;
+    for (size_t p0 = 0, w; p0 < L->k && st == PB_OK; p0 += w, t++) {
+        w = step_at(L, p0, &a_col, &b_row);
+        if (a_col == L->g.col && L->m_loc)
+            st = pb_buf_wrap_host(s->dev, a + L->m_loc * (p0 - L->ka0) * elt, L->m_loc * w * elt, &s->a_view[t]);
+        if (st == PB_OK && b_row == L->g.row && L->n_loc)
+            st = pb_buf_wrap_host(s->dev, b + (p0 - L->kb0) * L->n_loc * elt, w * L->n_loc * elt, &s->b_view[t]);
+    }
+    return st;
+}
+
+static pb_status gd_bind(pb_device *dev, const struct pb_problem *p, const struct pb_variant *v, void *host,
+                         void **state, const void **args)
+{
+    pb_comm *world = pb__comm_world();
+    const struct gd_host *h = host;
+    const struct layout *L = &h->L;
+    size_t elt = pb_precision_size(p->prec);
+    *state = NULL;
+    const char *why = NULL;
+    const char *kernel = local_kernel(pb_device_backend(dev), *(const enum gd_kind *)v->data, &why);
+    pb_status st = kernel ? PB_OK : pb__fail(PB_ERR_UNSUPPORTED, "%s", why);
+    struct gd_state *s = NULL;
+    if (st == PB_OK && !(s = calloc(1, sizeof *s)))
+        st = pb__fail(PB_ERR_NOMEM, "gemm-dist: out of host memory");
+    if ((st = pb__comm_agree(world, st)) != PB_OK) {
+        free(s);
+        return st;
+    }
+    s->h = h;
+    s->dev = dev;
+    s->kernel = kernel;
+    s->args.s = s;
+    /* Collective, agreed inside: every rank has both or none. */
+    st = pb__comm_split(world, L->g.row, L->g.col, &s->row);
+    if (st == PB_OK)
+        st = pb__comm_split(world, L->g.col, L->g.row, &s->col);
+    if (st != PB_OK) {
+        gd_unbind(s);
+        return st;
+    }
+    st = alloc_block(dev, PB_MEM_DEVICE, L->m_loc, L->ka_loc, elt, &s->a);
+    if (st == PB_OK)
+        st = alloc_block(dev, PB_MEM_DEVICE, L->kb_loc, L->n_loc, elt, &s->b);
+    if (st == PB_OK)
+        st = alloc_block(dev, PB_MEM_DEVICE, L->m_loc, L->n_loc, elt, &s->c);
+    for (int i = 0; i < 2 && st == PB_OK; i++) {
+        st = alloc_block(dev, PB_MEM_DEVICE, L->m_loc, L->wmax, elt, &s->pa[i]);
+        if (st == PB_OK)
+            st = alloc_block(dev, PB_MEM_DEVICE, L->wmax, L->n_loc, elt, &s->pb[i]);
+    }
+    if (st == PB_OK)
+        s->in_place = pb_buf_host_ptr(s->a) && pb_buf_host_ptr(s->b) && pb_buf_host_ptr(s->pa[0]);
+    if (st == PB_OK && !s->in_place) {
+        st = alloc_block(dev, PB_MEM_PINNED, L->m_loc, L->wmax, elt, &s->stage_a);
+        if (st == PB_OK)
+            st = alloc_block(dev, PB_MEM_PINNED, L->wmax, L->n_loc, elt, &s->stage_b);
+        if (st == PB_OK && (!pb_buf_host_ptr(s->stage_a) || !pb_buf_host_ptr(s->stage_b)))
+            st = pb__fail(PB_ERR_UNSUPPORTED, "gemm-dist: pinned buffers without a host address");
+        if (st == PB_OK && !pb_buf_host_ptr(s->c))
+            st = pb__host_alloc(L->m_loc * L->n_loc * elt, "gemm-dist result download", &s->download);
+    }
+    if (st == PB_OK)
+        st = pb_stream_create(dev, &s->compute);
+    if (st == PB_OK)
+        st = pb_stream_create(dev, &s->copy);
+    if (st == PB_OK)
+        st = upload_inputs(s);
+    if (st == PB_OK && s->in_place)
+        st = make_views(s);
+    /* Memory or an upload may fail on one rank only: no rank goes on alone. */
+    if ((st = pb__comm_agree(world, st)) != PB_OK) {
+        gd_unbind(s);
+        return st;
+    }
+    *state = s;
+    *args = &s->args;
+    return PB_OK;
+}
+
+/* The local GEMM of the largest step (each step's call checks its own). */
+static bool gd_supports(const pb_device *dev, const void *args, const char **why)
+{
+    const struct gd_state *s = ((const struct gd_args *)args)->s;
+    const struct layout *L = &s->h->L;
+    const struct pb_variant *v = pb__variant_find(pb_device_backend(dev), "gemm", s->kernel);
+    if (!v->supports || !L->m_loc || !L->n_loc)
+        return true;
+    struct pb_gemm_args g = {.prec = s->h->p.prec, .m = L->m_loc, .n = L->n_loc, .k = L->wmax, .alpha = 1,
+                             .beta = 1, .a = s->pa[0], .lda = L->wmax, .b = s->pb[0], .ldb = L->n_loc,
+                             .c = s->c, .ldc = L->n_loc};
+    return v->supports(dev, &g, why);
+}
+
+static pb_status gd_poison(void *state)
+{
+    struct gd_state *s = state;
+    return pb_buf_fill_bytes(s->c, 0xFF);
+}
+
+/* ---- the run ------------------------------------------------------------- */
+
+struct step {
+    size_t p0, w;
+    int a_col, b_row;
+    const pb_buf *a, *b; /* the panels the product reads */
+};
+
+/* Moves step t's panels to every rank that needs them, into slot's panel
+ * buffers (or, in place, leaves the owner's where they lie). A failure of
+ * this rank's own copies is kept in *local and the broadcasts go on (the
+ * others are waiting for them); a failed broadcast is returned. */
+static pb_status share_panels(struct gd_state *s, size_t t, int slot, struct step *st, pb_status *local)
+{
+    const struct layout *L = &s->h->L;
+    size_t elt = pb_precision_size(s->h->p.prec);
+    size_t a_bytes = L->m_loc * st->w * elt, b_bytes = st->w * L->n_loc * elt;
+    bool a_mine = st->a_col == L->g.col, b_mine = st->b_row == L->g.row;
+    size_t a_off = a_mine ? L->m_loc * (st->p0 - L->ka0) * elt : 0;
+    size_t b_off = b_mine ? (st->p0 - L->kb0) * L->n_loc * elt : 0;
+    pb_status cs = PB_OK;
+    st->a = s->pa[slot];
+    st->b = s->pb[slot];
+    if (s->in_place) {
+        if (a_mine && s->a_view[t])
+            st->a = s->a_view[t];
+        if (b_mine && s->b_view[t])
+            st->b = s->b_view[t];
+        /* Byte counts agree along a process row (m_loc) and column (n_loc). */
+        if (a_bytes && (cs = pb__comm_bcast(s->row, pb_buf_host_ptr(st->a), a_bytes, st->a_col)) != PB_OK)
+            return cs;
+        if (b_bytes && (cs = pb__comm_bcast(s->col, pb_buf_host_ptr(st->b), b_bytes, st->b_row)) != PB_OK)
+            return cs;
+        return PB_OK;
+    }
+    pb_status mine = PB_OK;
+    if (a_bytes && a_mine)
+        mine = pb_buf_copy(s->stage_a, 0, s->a, a_off, a_bytes, s->copy);
+    if (b_bytes && b_mine && mine == PB_OK)
+        mine = pb_buf_copy(s->stage_b, 0, s->b, b_off, b_bytes, s->copy);
+    if (mine == PB_OK)
+        mine = pb_stream_sync(s->copy);
+    if (a_bytes && (cs = pb__comm_bcast(s->row, pb_buf_host_ptr(s->stage_a), a_bytes, st->a_col)) != PB_OK)
+        return cs;
+    if (b_bytes && (cs = pb__comm_bcast(s->col, pb_buf_host_ptr(s->stage_b), b_bytes, st->b_row)) != PB_OK)
+        return cs;
+    /* The owner copies its panel on the device rather than uploading it back. */
+    if (a_bytes && mine == PB_OK)
+        mine = a_mine ? pb_buf_copy(s->pa[slot], 0, s->a, a_off, a_bytes, s->copy)
+                      : pb_buf_copy(s->pa[slot], 0, s->stage_a, 0, a_bytes, s->copy);
+    if (b_bytes && mine == PB_OK)
+        mine = b_mine ? pb_buf_copy(s->pb[slot], 0, s->b, b_off, b_bytes, s->copy)
+                      : pb_buf_copy(s->pb[slot], 0, s->stage_b, 0, b_bytes, s->copy);
+    if (mine == PB_OK)
+        mine = pb_stream_sync(s->copy);
+    if (*local == PB_OK)
+        *local = mine;
+    return PB_OK;
+}
+
+static pb_status record_run(struct gd_state *s, double compute, double comm)
+{
+    if (s->runs == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 64;
+        double *c = realloc(s->compute_s, cap * sizeof *c);
+        if (c)
+            s->compute_s = c;
+        double *m = c ? realloc(s->comm_s, cap * sizeof *m) : NULL;
+        if (m)
+            s->comm_s = m;
+        if (!c || !m)
+            return pb__fail(PB_ERR_NOMEM, "gemm-dist: out of host memory");
+        s->cap = cap;
+    }
+    s->compute_s[s->runs] = compute;
+    s->comm_s[s->runs++] = comm;
+    return PB_OK;
+}
+
+/* One SUMMA product. Step t + 1's panels move while step t's product runs
+ * (on its own stream), into the other slot; before that, the product of
+ * step t - 1, which read that slot, has finished. A local failure stops the
+ * products but not the broadcasts, so no rank waits for this one; it is
+ * returned at the end (the runner then stops every rank). */
+static pb_status summa_run(pb_device *dev, const void *args, pb_stream *stream)
+{
+    (void)stream;
+    struct gd_state *s = ((const struct gd_args *)args)->s;
+    const struct layout *L = &s->h->L;
+    pb_status local = PB_OK, st = PB_OK;
+    double compute = 0, comm = 0, t0 = pb__now();
+    struct step step[2] = {{0}};
+    step[0].w = step_at(L, 0, &step[0].a_col, &step[0].b_row);
+    st = share_panels(s, 0, 0, &step[0], &local);
+    comm += pb__now() - t0;
+    for (size_t t = 0; t < L->steps && st == PB_OK; t++) {
+        struct step *now = &step[t % 2], *next = &step[(t + 1) % 2];
+        double t1 = pb__now();
+        if (local == PB_OK && L->m_loc && L->n_loc) {
+            struct pb_gemm_args g = {.prec = s->h->p.prec, .m = L->m_loc, .n = L->n_loc, .k = now->w,
+                                     .alpha = 1, .beta = t ? 1 : 0, .a = now->a, .lda = now->w, .b = now->b,
+                                     .ldb = L->n_loc, .c = s->c, .ldc = L->n_loc};
+            local = pb_kernel_launch(dev, "gemm", s->kernel, &g, s->compute);
+        }
+        double t2 = pb__now();
+        if (t + 1 < L->steps) {
+            next->p0 = now->p0 + now->w;
+            next->w = step_at(L, next->p0, &next->a_col, &next->b_row);
+            st = share_panels(s, t + 1, (int)((t + 1) % 2), next, &local);
+        }
+        double t3 = pb__now();
+        pb_status done = pb_stream_sync(s->compute);
+        if (local == PB_OK)
+            local = done;
+        compute += (t2 - t1) + (pb__now() - t3);
+        comm += t3 - t2;
+    }
+    if (st != PB_OK)
+        return st;
+    if (local == PB_OK)
+        local = record_run(s, compute, comm);
+    return local;
+}
+
+/* ---- verification and extras --------------------------------------------- */
+
+static pb_status gd_check(void *state, const void *host, bool corrupt, struct pb_check *out)
+{
+    struct gd_state *s = state;
+    const struct gd_host *h = host;
+    const struct layout *L = &h->L;
+    enum pb_precision prec = h->p.prec;
+    size_t elt = pb_precision_size(prec), n_loc = L->n_loc;
+    unsigned char *c = pb_buf_host_ptr(s->c);
+    if (!c) {
+        pb_status st = L->m_loc && n_loc ? pb_buf_read(s->c, 0, s->download, L->m_loc * n_loc * elt) : PB_OK;
+        if (st != PB_OK)
+            return st;
+        c = s->download;
+    }
+    if (corrupt && h->n_rows && n_loc) { /* shift one element, in a row the oracle covers */
+        size_t at = h->rows[h->n_rows / 2] * n_loc + n_loc / 2;
+        store(prec, c, at, (prec == PB_DOUBLE ? ((double *)c)[at] : (double)((float *)c)[at]) + 1.0);
+    }
+    bool full = h->n_rows == L->m_loc;
+    /* As gemm: rounding error of a k-term dot product grows like sqrt(k). */
+    double tol = 32.0 * pb__epsilon(prec) * sqrt((double)L->k + 1.0);
+    pb__check_begin(out, tol, full ? "full" : "sampled");
+    for (size_t r = 0; r < h->n_rows; r++) {
+        size_t i = h->rows[r];
+        pb__check_add(out, c + i * n_loc * elt, prec, &h->ref[r * n_loc], n_loc, (L->m0 + i) * L->n + L->n0);
+    }
+    if (!full)
+        for (size_t i = 0; i < L->m_loc; i++)
+            pb__check_finite(out, c + i * n_loc * elt, prec, n_loc, (L->m0 + i) * L->n + L->n0);
+    pb__check_end(out);
+    return PB_OK;
+}
+
+static double median_of_last(const double *x, size_t runs, size_t n)
+{
+    if (n == 0 || runs < n)
+        return NAN;
+    double *sorted = malloc(n * sizeof *sorted);
+    if (!sorted)
+        return NAN;
+    memcpy(sorted, x + runs - n, n * sizeof *sorted);
+    for (size_t i = 1; i < n; i++) /* n is the repetition count: small */
+        for (size_t j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+            double tmp = sorted[j];
+            sorted[j] = sorted[j - 1];
+            sorted[j - 1] = tmp;
+        }
+    double m = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    free(sorted);
+    return m;
+}
+
+/* Medians over the timed repetitions (the last time->n runs). */
+static void gd_extras(void *state, const struct pb_stats *time, double *out)
+{
+    struct gd_state *s = state;
+    out[0] = median_of_last(s->compute_s, s->runs, time->n);
+    out[1] = median_of_last(s->comm_s, s->runs, time->n);
+}
+
+static const enum gd_kind gd_own = GD_OWN, gd_vendor = GD_VENDOR;
+
+static const struct pb_variant gd_variants[] = {
+    {{"gemm-dist", "summa", "SUMMA, local products with the backend's own GEMM (ref ikj, openmp blocked, "
+                            "cuda/opencl regblock)", 0},
+     gd_supports, summa_run, &gd_own},
+    {{"gemm-dist", "summa-vendor", "SUMMA, local products with the vendor GEMM (openmp OpenBLAS, cuda cuBLAS)",
+      PB_VARIANT_ANCHOR},
+     gd_supports, summa_run, &gd_vendor},
+};
+
+static const char *const gd_extra_names[] = {"compute_s", "comm_s"};
+
+const struct pb_bench pb__bench_gemm_dist = {
+    .name = "gemm-dist",
+    .summary = "dense matrix product C = A*B over the ranks: SUMMA on a 2D process grid (distributed)",
+    .flop_model = "2*m*n*k (the whole product)",
+    .byte_model = "(m*k + k*n + m*n) * element size (the whole problem)",
+    .distributed = true,
+    .params = gd_params,
+    .n_params = sizeof gd_params / sizeof gd_params[0],
+    .baseline_backend = "ref",
+    .baseline_variant = "summa",
+    .extra_names = gd_extra_names,
+    .n_extras = 2,
+    .extras = gd_extras,
+    .plan = gd_plan,
+    .describe = gd_describe,
+    .flops = gd_flops,
+    .bytes = gd_bytes,
+    .prepare = gd_prepare,
+    .release = gd_release,
+    .bind = gd_bind,
+    .poison = gd_poison,
+    .check = gd_check,
+    .unbind = gd_unbind,
+    .variants = gd_variants,
+    .n_variants = sizeof gd_variants / sizeof gd_variants[0],
+};
