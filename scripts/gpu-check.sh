@@ -4,13 +4,14 @@
 # racecheck), then the benchmarks. Results and logs go to $OUT (default
 # bench/results/<date>-<gpu>/).
 #
-# usage: scripts/gpu-check.sh [quick|full|spmv|memlab|conv|ceilings|opencl|opencl_copies|opencl_kernels|mpi]
+# usage: scripts/gpu-check.sh [quick|full|spmv|memlab|conv|ceilings|opencl|opencl_copies|opencl_kernels|mpi|trust]
 #   quick: tests and sanitizers only; spmv, memlab, conv, ceilings, opencl: build, then only
 #   that section (ceilings also renders the report of everything in $OUT; opencl, the OpenCL
 #   twins, runs as its two halves opencl_copies and opencl_kernels within 10 minutes each). spmv
 #   (matrices from $PB_MATRICES, default ../shared/data/matrices or .data/matrices); mpi: the
 #   MPI tests, a multi-rank run under compute-sanitizer, 1/2/4 ranks sharing the GPU
-#   ("every rank at once"), allreduce (MPI and NCCL), spmv-dist
+#   ("every rank at once"), allreduce (MPI and NCCL), spmv-dist, gemm-dist, p2p; trust: a GPU
+#   fault mid-run, a problem too big for the device, 10,000 library turns
 # PB_GIT_COMMIT=HASH names the commit measured in every row (set it where the
 # tree is a copy whose .git may be stale or absent).
 # Missing cJSON/cmocka development files are taken from .deps/*.deb when present
@@ -190,6 +191,16 @@ mpi_dist_section() {
             --out "$out/mpi-allreduce.csv" $more
         more=--append
     done
+    step "mpi: compute-sanitizer memcheck on gemm-dist over 2 ranks"
+    run $mpi 2 compute-sanitizer --tool memcheck --error-exitcode 9 \
+        $pb run gemm-dist --backend cuda --m 67 --n 130 --k 45 --panel 16 --precision float,double --reps 2 --warmup 1 --quiet
+    step "mpi: gemm-dist (SUMMA), 1, 2, 4 ranks on the one GPU"
+    more=""
+    for np in 1 2 4; do
+        run $mpi $np $pb run gemm-dist --backend cuda --n 8192 --precision float,double --reps 5 --quiet \
+            --out "$out/mpi-gemm-dist.csv" $more
+        more=--append
+    done
     if $pb list | grep spmv-dist >/dev/null; then
         step "mpi: spmv-dist, 1, 2, 4 ranks"
         more=""
@@ -200,15 +211,29 @@ mpi_dist_section() {
         done
     fi
     step "p2p: every ordered pair of GPUs (SKIP where there is only one)"
-    run $pb run p2p --backend cuda --reps 10 --quiet --out "$out/p2p.csv"
+    run $pb run p2p --backend cuda --reps 10 --quiet
     # Sizes no multiple of 16: the copy kernel's byte tail, under memcheck.
     run compute-sanitizer --tool memcheck --error-exitcode 9 \
         $pb run p2p --backend cuda --size 4,17,1000003 --copies 2 --reps 1 --warmup 0 --quiet
 }
 
+trust_section() {
+    step "trust: a GPU fault mid-run (cuda/fault): the later CUDA rows ERROR with the driver's message, ref goes on, exit 3"
+    $pb run access --backend ref,cuda --variant ref/global-offset,cuda/global-offset,cuda/fault --n 4096 --step 0,1 \
+        --reps 2 --quiet --format csv >>"$log" 2>&1
+    echo "exit $? (want 3)" | tee -a "$log"
+    step "trust: a problem too big for the device but not the host: ERROR, the next row runs"
+    $pb run bandwidth --backend cuda --variant d2d --size 96G,1M --buffers 96 --reps 2 --quiet --format csv \
+        >>"$log" 2>&1
+    echo "exit $? (want 3)" | tee -a "$log"
+    step "trust: 10,000 library turns (open, allocate, run, free, close) on CUDA grow no memory"
+    PB_LIFECYCLE_TURNS=10000 run build-gpu/tests/test_lifecycle
+    grep -E "turns|free memory" "$log" | tail -6
+}
+
 twins="--backend cuda,opencl --device nvidia"
 case "$mode" in
-spmv | memlab | conv | ceilings | opencl | opencl_copies | opencl_kernels | mpi | mpi_ep | mpi_dist)
+spmv | memlab | conv | ceilings | opencl | opencl_copies | opencl_kernels | mpi | mpi_ep | mpi_dist | trust)
     ${mode}_section
     tail -n 30 "$log"
     echo "status $status"

@@ -168,6 +168,18 @@ rc=$?
 if [ "$rc" -eq 130 ]; then ok; else bad "interrupted run exited $rc (want 130)"; fi
 contains "$tmp/int.csv" "8x8x8,OK"
 
+# A device error mid-run (the hidden test-only variant ref/fault): its rows
+# ERROR with the message, the other rows measured, exit 3; hidden variants
+# are not listed and run only when named as BACKEND/NAME.
+expect 3 "$pb" run access --backend ref --variant ref/fault,global-offset --n 1000 --step 0,1 --reps 2 --quiet --format csv
+count_lines() { grep -c -- "$2" "$1"; }
+if [ "$(count_lines "$tmp/out" ",ERROR,planted device fault")" -eq 2 ]; then ok; else bad "ref/fault: want 2 ERROR rows"; fi
+if [ "$(count_lines "$tmp/out" ",OK,")" -eq 2 ]; then ok; else bad "ref/fault: want the 2 other rows OK"; fi
+expect 0 "$pb" run access --backend ref --n 100 --reps 1 --quiet --format csv
+if grep -q ",fault," "$tmp/out"; then bad "a hidden variant ran unasked"; else ok; fi
+expect 0 "$pb" list
+if grep -q "ref/fault" "$tmp/out"; then bad "list shows a hidden variant"; else ok; fi
+
 # SIGTERM (a batch system's stop) ends the same way; a second run on the same
 # output is refused while the first holds it (CSV and JSON), and an output on
 # a full disk or that is not a regular file is handled in place.

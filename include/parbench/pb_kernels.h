@@ -105,6 +105,8 @@ struct pb_conv_args {
 #define PB_VARIANT_BOUND 2u  /* a speed bound that does not compute the family's result (transpose's
                                 `copy` moves the same bytes without transposing: out = in) */
 #define PB_VARIANT_WORKSPACE 4u /* needs scratch memory (see pb_kernel_workspace) */
+#define PB_VARIANT_HIDDEN 8u /* test-only (a planted fault): not listed, run only when --variant names
+                                it as BACKEND/NAME */
 
 /* out = in^T: in is rows x cols (ld_in >= cols), out is cols x rows (ld_out >=
  * rows), both row-major, prec-sized elements. Variants flagged

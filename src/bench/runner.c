@@ -86,11 +86,12 @@ static bool backend_selected(const struct pb_run_config *cfg, const struct pb_ba
 static bool variant_selected(const struct pb_run_config *cfg, const struct pb_backend *b,
                              const struct pb_variant *v)
 {
+    bool hidden = (v->desc.flags & PB_VARIANT_HIDDEN) != 0;
     if (!cfg->variants)
-        return true;
+        return !hidden;
     char full[96];
     snprintf(full, sizeof full, "%s/%s", b->name, v->desc.name);
-    return name_listed(cfg->variants, cfg->n_variants, v->desc.name) ||
+    return (!hidden && name_listed(cfg->variants, cfg->n_variants, v->desc.name)) ||
            name_listed(cfg->variants, cfg->n_variants, full);
 }
 

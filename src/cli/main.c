@@ -127,6 +127,8 @@ static int cmd_list(int argc, char **argv)
             const struct pb_backend *b = pb_backend_at(j);
             const struct pb_variant *v;
             for (size_t k = 0; (v = pb__bench_variant(bench, b, k)) != NULL; k++) {
+                if (v->desc.flags & PB_VARIANT_HIDDEN)
+                    continue;
                 char name[64];
                 snprintf(name, sizeof name, "%s/%s%s", b->name, v->desc.name,
                          v->desc.flags & PB_VARIANT_ANCHOR ? "*" : "");

@@ -80,6 +80,21 @@ bool pb__cuda_access_stride_supports(const pb_device *dev, const void *args, con
     return pb__cuda_access_supports(dev, args, why) && pb__access_stride_supports(dev, args, why);
 }
 
+namespace {
+// Writes through a pointer into the null page: the GPU faults (illegal
+// address), the context is lost, every later call on it fails.
+__global__ void write_null(float *nowhere) { nowhere[threadIdx.x] = 1.0f; }
+} // namespace
+
+pb_status pb__cuda_access_fault(pb_device *dev, const void *args, pb_stream *s)
+{
+    (void)dev, (void)args;
+    write_null<<<1, 32, 0, pb__cuda_stream(s)>>>(reinterpret_cast<float *>(16));
+    PB_CUDA_CHECK_LAUNCH();
+    PB_CUDA_CHECK(cudaStreamSynchronize(pb__cuda_stream(s)));
+    return PB_OK;
+}
+
 pb_status pb__cuda_access_offset(pb_device *dev, const void *args, pb_stream *s) { PB_ACCESS_DISPATCH(offset_copy); }
 pb_status pb__cuda_access_stride(pb_device *dev, const void *args, pb_stream *s) { PB_ACCESS_DISPATCH(stride_copy); }
 pb_status pb__cuda_access_shared(pb_device *dev, const void *args, pb_stream *s) { PB_ACCESS_DISPATCH(shared_stride); }

@@ -388,6 +388,7 @@ static const struct pb_variant cuda_variants[] = {
     {.desc = {"access", "global-offset", "copy starting step elements past an aligned address", 0}, .supports = pb__cuda_access_supports, .run = pb__cuda_access_offset, .data = &pb__access_offset},
     {.desc = {"access", "global-stride", "copy of every step-th element", 0}, .supports = pb__cuda_access_stride_supports, .run = pb__cuda_access_stride, .data = &pb__access_stride},
     {.desc = {"access", "shared-stride", "shared-memory loads step elements apart (0 = broadcast)", 0}, .supports = pb__cuda_access_supports, .run = pb__cuda_access_shared, .data = &pb__access_shared},
+    {.desc = {"access", "fault", "test-only: writes into the null page (a GPU fault)", PB_VARIANT_HIDDEN}, .run = pb__cuda_access_fault, .data = &pb__access_offset},
     {.desc = {"peak", "fma", "independent FMA chains per thread, no loads (arithmetic peak)", 0}, .supports = pb__cuda_peak_supports, .run = pb__cuda_peak_fma},
     {.desc = {"peak", "read", "grid-stride read-only sum, four loads in flight per thread", 0}, .supports = pb__cuda_peak_supports, .run = pb__cuda_peak_read},
     {.desc = {"conv", "naive", "one thread per output, pixels and taps from global memory", 0}, .supports = pb__cuda_conv_naive_supports, .run = pb__cuda_conv_naive},

@@ -68,6 +68,9 @@ bool pb__cuda_nccl_supports(const pb_device *dev, const void *args, const char *
 pb_status pb__cuda_nccl_allreduce(pb_device *dev, const void *args, pb_stream *s);
 void pb__cuda_nccl_release(pb_cuda_device *impl);
 
+// access/fault (access.cu): hidden, test-only, faults on purpose.
+pb_status pb__cuda_access_fault(pb_device *dev, const void *args, pb_stream *s);
+
 // Transpose variants (transpose.cu).
 bool pb__cuda_transpose_supports(const pb_device *dev, const void *args, const char **why);
 pb_status pb__cuda_transpose_naive(pb_device *dev, const void *args, pb_stream *s);

@@ -35,6 +35,7 @@ static const struct pb_variant ref_variants[] = {
     {.desc = {"access", "global-offset", "copy starting step elements in", 0}, .supports = NULL, .run = pb__ref_access_offset, .data = &pb__access_offset},
     {.desc = {"access", "global-stride", "copy of every step-th element", 0}, .supports = pb__access_stride_supports, .run = pb__ref_access_stride, .data = &pb__access_stride},
     {.desc = {"access", "shared-stride", "sums of a staged array read at stride step", 0}, .supports = NULL, .run = pb__ref_access_shared, .data = &pb__access_shared},
+    {.desc = {"access", "fault", "test-only: fails as a device error", PB_VARIANT_HIDDEN}, .supports = NULL, .run = pb__ref_access_fault, .data = &pb__access_offset},
     {.desc = {"conv", "rowcol", "row pass then column pass, plain loops, sums in double (the oracle's algorithm)", 0}, .supports = NULL, .run = pb__conv_ref},
 };
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "backends/ref/ref.h"
+#include "core/core.h"
 #include "core/backend_impl.h"
 #include "core/kernel_data.h"
 
@@ -169,4 +170,12 @@ pb_status pb__ref_access_shared(pb_device *dev, const void *args, pb_stream *s)
 {
     (void)dev, (void)s;
     return access_run(args, PB__ACCESS_SHARED);
+}
+
+/* access/fault (hidden, test-only): fails as a device would, so the run
+ * loop's handling of a device error is tested where there is no GPU. */
+pb_status pb__ref_access_fault(pb_device *dev, const void *args, pb_stream *s)
+{
+    (void)dev, (void)args, (void)s;
+    return pb__fail(PB_ERR_DEVICE, "planted device fault (the test-only variant ref/fault)");
 }
