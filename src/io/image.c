@@ -108,6 +108,7 @@ pb_status pb__image_read(const char *path, size_t width, size_t height, struct p
 
 /* ---- checks before any work ---------------------------------------------- */
 
+#ifdef PB_HAVE_STB /* the encoded formats' bounds; raw images are checked exactly */
 static uint64_t le16(const unsigned char *p) { return (uint64_t)p[0] | (uint64_t)p[1] << 8; }
 static uint64_t le32(const unsigned char *p) { return le16(p) | le16(p + 2) << 16; }
 
@@ -136,6 +137,7 @@ static uint64_t min_file_bytes(const unsigned char *hd, size_t got, uint64_t w, 
     }
     return px / 8256;
 }
+#endif
 
 pb_status pb__image_probe(const char *path, size_t width, size_t height, uint64_t max_pixels,
                           struct pb_image_info *out)

@@ -52,6 +52,8 @@ int pb__partition_owner(const int32_t *first, int ranks, int32_t j)
 pb_status pb__partition_stats(const int32_t *ptr, const int32_t *idx, int32_t rows, int32_t cols, int ranks,
                               bool by_nnz, struct pb_part_stats *out)
 {
+    if (ranks < 1 || rows < 0 || cols < 0)
+        return pb__fail(PB_ERR_INVALID, "partition of %d rows over %d ranks", (int)rows, ranks);
     int32_t *row_first = malloc(((size_t)ranks + 1) * sizeof *row_first);
     int32_t *col_first = malloc(((size_t)ranks + 1) * sizeof *col_first);
     int32_t *seen = malloc(((size_t)cols + 1) * sizeof *seen); /* last rank that counted column j */
