@@ -227,7 +227,7 @@ trust_section() {
         >>"$log" 2>&1
     echo "exit $? (want 3)" | tee -a "$log"
     step "trust: 10,000 library turns (open, allocate, run, free, close) on CUDA grow no memory"
-    PB_LIFECYCLE_TURNS=10000 run build-gpu/tests/test_lifecycle
+    PB_LIFECYCLE_TURNS=10000 PB_LIFECYCLE_BACKENDS=cuda run build-gpu/tests/test_lifecycle
     grep -E "turns|free memory" "$log" | tail -6
 }
 

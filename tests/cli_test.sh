@@ -391,9 +391,11 @@ lines "$tmp/err" 1
 lines "$tmp/out" 0
 # A sparse 7 GB raw input: refused on its output before a byte of it is read.
 truncate -s $((70000 * 25000 * 4)) "$tmp/huge.f32"
-expect 2 timeout 60 "$pb" conv --image "$tmp/huge.f32" --width 70000 --height 25000 --radius 1 --save "$tmp/huge.png" --max-pixels 2G
-contains "$tmp/err" "70000x25000 is too large for an 8-bit image file"
-lines "$tmp/err" 1
+if [ "$have_stb" -eq 1 ]; then # without stb a PNG output is refused as such (exit 3)
+    expect 2 timeout 60 "$pb" conv --image "$tmp/huge.f32" --width 70000 --height 25000 --radius 1 --save "$tmp/huge.png" --max-pixels 2G
+    contains "$tmp/err" "70000x25000 is too large for an 8-bit image file"
+    lines "$tmp/err" 1
+fi
 expect 3 timeout 60 "$pb" conv --image "$tmp/huge.f32" --width 70000 --height 25000 --radius 1 --save "$tmp/no/dir/o.f32" --max-pixels 2G
 contains "$tmp/err" "cannot write '$tmp/no/dir/o.f32'"
 lines "$tmp/err" 1

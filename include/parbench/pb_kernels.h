@@ -208,8 +208,9 @@ struct pb_variant_desc {
     unsigned flags;
 };
 
-/* Variants of `bench` offered by backend b (all benches when bench is NULL):
- * fills up to max entries, returns the total number. */
+/* Variants of `bench` offered by backend b (all benches when bench is NULL),
+ * but the hidden test-only ones: fills up to max entries, returns the total
+ * number. */
 size_t pb_kernel_variants(const pb_backend *b, const char *bench, struct pb_variant_desc *out,
                           size_t max);
 

@@ -336,6 +336,8 @@ size_t pb_kernel_variants(const pb_backend *b, const char *bench, struct pb_vari
     for (size_t i = 0; i < b->n_variants; i++) {
         if (bench && strcmp(b->variants[i].desc.bench, bench) != 0)
             continue;
+        if (b->variants[i].desc.flags & PB_VARIANT_HIDDEN) /* test-only: callable by name, not listed */
+            continue;
         if (n < max)
             out[n] = b->variants[i].desc;
         n++;
