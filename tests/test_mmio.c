@@ -939,7 +939,7 @@ static void test_corpus(void **state)
     (void)state;
     char dir[600];
     source_dir(dir, sizeof dir - 20);
-    strcat(dir, "/fuzz/corpus");
+    strcat(dir, "/fuzz/corpus/mmio");
     DIR *d = opendir(dir);
     if (!d) {
         char why[700];

@@ -1,5 +1,6 @@
 /* Separable convolution, host side: filters, seeded images, the oracle and
  * the strip engine (see conv_host.h). */
+#include <ctype.h>
 #include <errno.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -35,16 +36,41 @@ static pb_status filter_file(const char *path, size_t *radius, double **taps)
     if (!f)
         return pb__fail(PB_ERR_IO, "cannot read filter file '%s': %s (filters: gauss, gauss:SIGMA, box, FILE)",
                         path, strerror(errno));
-    size_t n = 0, cap = 64;
+    pb_status st = pb__conv_filter_read(f, path, radius, taps);
+    fclose(f);
+    return st;
+}
+
+/* The next word of a filter file into word (NUL-terminated, cut to len - 1
+ * bytes): its length, 0 at the end of the file. Words are separated by white
+ * space and commas; a NUL byte is part of a word, read as '?' (no number). */
+static size_t next_word(FILE *f, char *word, size_t len)
+{
+    int c;
+    while ((c = getc(f)) != EOF && (c == ',' || isspace(c)))
+        ;
+    size_t n = 0;
+    for (; c != EOF && c != ',' && !isspace(c); c = getc(f), n++)
+        if (n + 1 < len)
+            word[n] = c ? (char)c : '?';
+    word[n + 1 < len ? n : len - 1] = '\0';
+    return n;
+}
+
+pb_status pb__conv_filter_read(FILE *f, const char *path, size_t *radius, double **taps)
+{
+    *taps = NULL;
+    size_t n = 0, cap = 64, len;
     double *t = malloc(cap * sizeof *t);
     pb_status st = t ? PB_OK : pb__fail(PB_ERR_NOMEM, "out of memory reading '%s'", path);
     char word[128];
-    while (st == PB_OK && fscanf(f, " %127[^, \t\r\n]%*[, \t\r\n]", word) == 1) {
+    while (st == PB_OK && (len = next_word(f, word, sizeof word)) > 0) {
         char *end;
         errno = 0;
         double v = strtod(word, &end);
-        if (*end || errno || !isfinite(v)) {
-            st = pb__fail(PB_ERR_IO, "filter file '%s': '%s' is not a number", path, word);
+        if (*end || errno || !isfinite(v) || len >= sizeof word) {
+            st = pb__fail(PB_ERR_IO, "filter file '%s': '%s%s' is not a number", path, word,
+                          len >= sizeof word ? "..." : "");
             break;
         }
         if (n == 2 * PB_CONV_MAX_RADIUS + 1) {
@@ -62,9 +88,8 @@ static pb_status filter_file(const char *path, size_t *radius, double **taps)
         }
         t[n++] = v;
     }
-    if (st == PB_OK && !feof(f) && !ferror(f))
-        st = pb__fail(PB_ERR_IO, "filter file '%s': unreadable content", path);
-    fclose(f);
+    if (st == PB_OK && ferror(f))
+        st = pb__fail(PB_ERR_IO, "cannot read filter file '%s': %s", path, strerror(errno));
     if (st == PB_OK && (n % 2 == 0 || (*radius && n != 2 * *radius + 1)))
         st = *radius ? pb__fail(PB_ERR_IO, "filter file '%s' has %zu taps; radius %zu needs %zu", path, n, *radius,
                                 2 * *radius + 1)

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "bench/bench.h"
 #include "parbench/pb_kernels.h"
@@ -21,6 +22,8 @@ pb_status pb__conv_border_parse(const char *s, enum pb_conv_border *out);
  * (whitespace or commas; used as given). *radius 0 with a file: the file's
  * count sets it. PB_ERR_INVALID / PB_ERR_IO with a message. */
 pb_status pb__conv_filter_make(const char *spec, size_t *radius, double **taps);
+/* The filter-file part of it, from an open stream (path: for messages). */
+pb_status pb__conv_filter_read(FILE *f, const char *path, size_t *radius, double **taps);
 /* Taps rounded to prec into a host array (free with pb__host_free). */
 pb_status pb__conv_filter_cast(const double *taps, size_t radius, enum pb_precision prec, void **out);
 

@@ -76,6 +76,61 @@ static pb_status read_raw(const char *path, size_t width, size_t height, struct 
     return st;
 }
 
+#ifdef PB_HAVE_STB
+/* Whether stb_image may be given f: false for a JPEG whose Huffman table
+ * segment (DHT) declares more than 256 codes, which stb_image up to 2.27
+ * (Debian's libstb) writes past its tables for (fixed upstream in 2.28;
+ * found by tests/fuzz/fuzz_image.c). The markers are walked as stb_image
+ * finds them: bytes between segments and the entropy-coded data are passed
+ * over one at a time, a marker (0xFF, fill 0xFFs, a code other than 0x00 and
+ * the restart codes) is followed by its length; DHT segments are read table
+ * by table as stb_image reads them. Rewinds f. */
+static bool stb_safe(FILE *f)
+{
+    bool ok = true;
+    int c = getc(f);
+    if (c == 0xFF)
+        while ((c = getc(f)) == 0xFF)
+            ;
+    if (c != 0xD8)
+        goto done; /* not a JPEG: stb_image wants 0xFF, fill 0xFFs, 0xD8 */
+    while ((c = getc(f)) != EOF) {
+        if (c != 0xFF)
+            continue;
+        while ((c = getc(f)) == 0xFF)
+            ;
+        if (c == EOF)
+            break;
+        if (c == 0x00 || c == 0x01 || (c >= 0xD0 && c <= 0xD9))
+            continue; /* a stuffed 0xFF or a marker without a length */
+        int hi = getc(f), lo = getc(f);
+        if (lo == EOF)
+            break;
+        long len = (long)(hi << 8 | lo) - 2;
+        if (c != 0xC4) {
+            if (len > 0 && fseek(f, len, SEEK_CUR) != 0)
+                break;
+            continue;
+        }
+        while (len > 0) { /* past the end, stb_image reads zeros */
+            int n = 0;
+            for (int i = 0, q = getc(f); i < 16; i++)
+                n += (q = getc(f)) == EOF ? 0 : q;
+            if (n > 256) {
+                ok = false;
+                goto done;
+            }
+            if (fseek(f, n, SEEK_CUR) != 0)
+                goto done;
+            len -= 17 + n;
+        }
+    }
+done:
+    rewind(f);
+    return ok;
+}
+#endif
+
 pb_status pb__image_read(const char *path, size_t width, size_t height, struct pb_image *out)
 {
     *out = (struct pb_image){0};
@@ -85,7 +140,11 @@ pb_status pb__image_read(const char *path, size_t width, size_t height, struct p
     FILE *probe = fopen(path, "rb");
     if (!probe)
         return pb__fail(PB_ERR_IO, "cannot read image '%s': %s", path, strerror(errno));
+    bool safe = stb_safe(probe);
     fclose(probe);
+    if (!safe)
+        return pb__fail(PB_ERR_IO, "cannot read image '%s': a corrupt JPEG (a Huffman table of more than 256 codes)",
+                        path);
     int w, h, n;
     unsigned char *pixels = stbi_load(path, &w, &h, &n, 0);
     if (!pixels)
@@ -164,8 +223,12 @@ pb_status pb__image_probe(const char *path, size_t width, size_t height, uint64_
         size_t got = fread(hd, 1, sizeof hd, f);
         long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
         int iw, ih, in;
-        bool ok = size >= 0 && fseek(f, 0, SEEK_SET) == 0 && stbi_info_from_file(f, &iw, &ih, &in);
+        bool safe = size >= 0 && fseek(f, 0, SEEK_SET) == 0 && stb_safe(f);
+        bool ok = safe && stbi_info_from_file(f, &iw, &ih, &in);
         fclose(f);
+        if (size >= 0 && !safe)
+            return pb__fail(PB_ERR_IO, "cannot read image '%s': a corrupt JPEG (a Huffman table of more than 256 "
+                            "codes)", path);
         if (!ok)
             return pb__fail(PB_ERR_IO, "cannot read image '%s': %s", path,
                             size < 0 ? strerror(errno) : stbi_failure_reason());

@@ -41,15 +41,23 @@ pb_status pb__ceilings_read(const char *path, struct pb_ceilings *out)
     pb_status st = pb__read_file(path, &text);
     if (st != PB_OK)
         return st;
-    cJSON *doc = cJSON_Parse(text);
+    st = pb__ceilings_parse(text, path, out);
     free(text);
+    return st;
+}
+
+pb_status pb__ceilings_parse(const char *text, const char *name, struct pb_ceilings *out)
+{
+    memset(out, 0, sizeof *out);
+    cJSON *doc = cJSON_Parse(text);
     const cJSON *devs = cJSON_GetObjectItemCaseSensitive(doc, "devices");
     if (!doc || !cJSON_IsArray(devs) || !cJSON_GetObjectItemCaseSensitive(doc, "parbench_ceilings")) {
         cJSON_Delete(doc);
-        return pb__fail(PB_ERR_PARSE, "%s is not a parbench ceilings file", path);
+        return pb__fail(PB_ERR_PARSE, "%s is not a parbench ceilings file", name);
     }
     str_of(doc, "date", out->date, sizeof out->date);
     str_of(doc, "commit", out->commit, sizeof out->commit);
+    pb_status st = PB_OK;
     const cJSON *d;
     cJSON_ArrayForEach(d, devs)
     {

@@ -31,6 +31,8 @@ bool pb__ceilings_default_path(char *buf, size_t len);
 /* PB_ERR_NOT_FOUND when the file does not exist (no message), PB_ERR_IO or
  * PB_ERR_PARSE otherwise. */
 pb_status pb__ceilings_read(const char *path, struct pb_ceilings *out);
+/* The same from a file's NUL-terminated text; name is for messages. */
+pb_status pb__ceilings_parse(const char *text, const char *name, struct pb_ceilings *out);
 /* Creates the parent directory when missing. */
 pb_status pb__ceilings_write(const char *path, const struct pb_ceilings *c);
 /* Adds or replaces the entry of (backend, device). */

@@ -2,6 +2,7 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,13 @@ static double parse_num(const char *s)
     errno = 0;
     double x = strtod(s, &end);
     return *end || errno ? NAN : x;
+}
+
+/* A count from a file: absent (NAN), fractional junk or out of int's range
+ * is `otherwise`, never undefined behaviour. */
+static int to_int(double x, int otherwise)
+{
+    return x >= INT_MIN && x <= INT_MAX ? (int)x : otherwise;
 }
 
 static void free_kvs(struct pb_rp_kv *kv, size_t n)
@@ -175,14 +183,14 @@ static pb_status json_row(struct pb_rp_set *set, const char *bench, const cJSON 
     r->reason = dup_or_empty(jstr(o, "reason"));
     r->timer = dup_or_empty(jstr(o, "timer"));
     double th = jnum(o, "threads"), nr = jnum(o, "ranks");
-    r->threads = isnan(th) ? 0 : (int)th;
-    r->ranks = isnan(nr) ? 1 : (int)nr;
+    r->threads = to_int(th, 0);
+    r->ranks = to_int(nr, 1);
     const cJSON *rank = cJSON_GetObjectItemCaseSensitive(o, "rank");
     char rank_text[32] = "0";
     if (cJSON_IsString(rank))
         snprintf(rank_text, sizeof rank_text, "%.31s", rank->valuestring);
     else if (cJSON_IsNumber(rank))
-        snprintf(rank_text, sizeof rank_text, "%d", (int)rank->valuedouble);
+        snprintf(rank_text, sizeof rank_text, "%d", to_int(rank->valuedouble, 0));
     r->rank = strdup(rank_text);
     r->anchor = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "anchor"));
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "time_s");
@@ -207,7 +215,10 @@ static pb_status json_row(struct pb_rp_set *set, const char *bench, const cJSON 
     }
     pb_status st = PB_OK;
     char text[64];
-    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(o, "params"))
+    const cJSON *params = cJSON_GetObjectItemCaseSensitive(o, "params");
+    if (!cJSON_IsObject(params))
+        params = NULL; /* an array's items have no names */
+    cJSON_ArrayForEach(it, params)
     {
         if (cJSON_IsNumber(it)) {
             snprintf(text, sizeof text, "%.17g", it->valuedouble);
@@ -243,7 +254,7 @@ static pb_status load_json(struct pb_rp_set *set, const char *path, const char *
     if (doc && cJSON_GetObjectItemCaseSensitive(doc, "parbench_ceilings")) {
         cJSON_Delete(doc);
         struct pb_ceilings c;
-        pb_status st = pb__ceilings_read(path, &c);
+        pb_status st = pb__ceilings_parse(text, path, &c);
         for (size_t i = 0; st == PB_OK && i < c.n; i++)
             st = pb__ceilings_put(&set->ceilings, &c.dev[i]);
         pb__ceilings_free(&c);
@@ -441,8 +452,8 @@ static pb_status load_csv(struct pb_rp_set *set, const char *path, const char *t
         const char *anchor = COL("anchor");
         r->anchor = anchor && strcmp(anchor, "1") == 0;
         double th = parse_num(COL("threads")), nr = parse_num(COL("ranks"));
-        r->threads = isnan(th) ? 0 : (int)th;
-        r->ranks = isnan(nr) ? 1 : (int)nr;
+        r->threads = to_int(th, 0);
+        r->ranks = to_int(nr, 1);
         const char *rank = COL("rank");
         r->rank = strdup(rank ? rank : "0");
         r->reps = parse_num(COL("reps"));
@@ -491,6 +502,16 @@ static pb_status load_csv(struct pb_rp_set *set, const char *path, const char *t
 /* ---- files and directories ------------------------------------------------------ */
 
 /* quiet: a file that is not parbench output is skipped (PB_ERR_UNSUPPORTED). */
+static pb_status load_text(struct pb_rp_set *set, const char *path, const char *text, bool quiet)
+{
+    const char *s = text;
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+        s++;
+    if (*s == '{' || *s == '[')
+        return load_json(set, path, text, quiet);
+    return load_csv(set, path, text, quiet);
+}
+
 static pb_status load_file(struct pb_rp_set *set, const char *path, bool quiet)
 {
     char *text;
@@ -499,15 +520,14 @@ static pb_status load_file(struct pb_rp_set *set, const char *path, bool quiet)
         return pb__fail(PB_ERR_IO, "cannot read %s: no such file", path);
     if (st != PB_OK)
         return st;
-    const char *s = text;
-    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
-        s++;
-    if (*s == '{' || *s == '[')
-        st = load_json(set, path, text, quiet);
-    else
-        st = load_csv(set, path, text, quiet);
+    st = load_text(set, path, text, quiet);
     free(text);
     return st;
+}
+
+pb_status pb__rp_load_text(struct pb_rp_set *set, const char *name, const char *text)
+{
+    return load_text(set, name, text, false);
 }
 
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }

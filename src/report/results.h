@@ -49,6 +49,8 @@ struct pb_rp_set {
  * a directory adds its .json and .csv files in name order, skipping those that
  * are neither. PB_ERR_IO / PB_ERR_PARSE with a message naming the file. */
 pb_status pb__rp_load(struct pb_rp_set *set, const char *path);
+/* The same for one file's NUL-terminated text (name: its path, for messages). */
+pb_status pb__rp_load_text(struct pb_rp_set *set, const char *name, const char *text);
 void pb__rp_free(struct pb_rp_set *set);
 
 /* A row's parameter or extra column by name; NULL when absent. */
