@@ -107,6 +107,8 @@ struct pb_conv_args {
 #define PB_VARIANT_WORKSPACE 4u /* needs scratch memory (see pb_kernel_workspace) */
 #define PB_VARIANT_HIDDEN 8u /* test-only (a planted fault): not listed, run only when --variant names
                                 it as BACKEND/NAME */
+#define PB_VARIANT_VARIES 16u /* the result may differ from run to run (atomic additions in an order
+                                 that varies): parbench checks every repetition */
 
 /* out = in^T: in is rows x cols (ld_in >= cols), out is cols x rows (ld_out >=
  * rows), both row-major, prec-sized elements. Variants flagged

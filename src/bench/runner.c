@@ -415,6 +415,15 @@ static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
             rs->samples[i - cfg->warmup] = elapsed;
             rs->host_samples[i - cfg->warmup] = t1 - t0;
         }
+        /* Besides the last repetition (checked below): the first, and every
+         * one of a variant whose result may change from run to run. */
+        int rep = i - cfg->warmup;
+        bool varies = (j->variant->desc.flags & PB_VARIANT_VARIES) != 0;
+        if (st == PB_OK && cfg->verify && !warm && i + 1 < total_runs && (rep == 0 || varies)) {
+            progress(rs, done, total, j, r->label, "verify", rep);
+            if ((st = b->check(state, host, false, &r->check)) == PB_OK && !r->check.pass)
+                st = pb__fail(PB_ERR_VERIFY, "repetition %d of %d: %s", rep + 1, cfg->reps, r->check.detail);
+        }
     }
     pb_timer_destroy(timer);
     /* The last start: whether every rank finished its repetitions. */
@@ -428,7 +437,7 @@ static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
         return false;
     }
     if (st != PB_OK) {
-        set_reason(r, PB_RESULT_ERROR, st);
+        set_reason(r, st == PB_ERR_VERIFY ? PB_RESULT_FAILED : PB_RESULT_ERROR, st);
         b->unbind(state);
         return true;
     }

@@ -44,9 +44,14 @@ struct point {
 
 static bool weak_mode; /* qsort's comparison has no argument for it */
 
+/* Rows of one curve: the same benchmark, backend, variant and precision, and
+ * (strong scaling) the same parameters -- not the problem's label, which may
+ * name the rank grid (gemm-dist's "on 2x2"). */
 static void group_key(const struct pb_rp_row *r, bool weak, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s|%s|%s|%s|%s", r->bench, r->backend, r->variant, r->precision, weak ? "" : r->problem);
+    size_t used = (size_t)snprintf(buf, len, "%s|%s|%s|%s", r->bench, r->backend, r->variant, r->precision);
+    for (size_t i = 0; !weak && i < r->n_params && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "|%s=%s", r->params[i].key, r->params[i].text);
 }
 
 static int cmp_points(const void *a, const void *b)

@@ -19,6 +19,7 @@ pb_status pb__ref_access_offset(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__ref_access_stride(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__ref_access_shared(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__ref_access_fault(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__ref_gemm_flaky(pb_device *dev, const void *args, pb_stream *s);
 
 /* Sums shared with the OpenMP backend: pairwise in float or in double, and
  * integers modulo 2^32. */
