@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "bench/bench.h"
 #include "core/core.h"
@@ -68,11 +67,9 @@ static pb_status spmv_plan(const struct pb_param_lists *l, enum pb_precision pre
     size_t count = 0;
     for (size_t im = 0; im < l->count[P_MATRIX]; im++) {
         const char *spec = l->text[P_MATRIX][im];
-        pb_status st = pb__sparse_is_generated(spec) ? pb__sparse_check(spec) : PB_OK;
+        pb_status st = pb__sparse_spec_check(spec, "spmv");
         if (st != PB_OK)
             return st;
-        if (!pb__sparse_is_generated(spec) && access(spec, R_OK) != 0)
-            return pb__fail(PB_ERR_IO, "spmv: cannot read matrix file '%s'", spec);
         for (size_t ig = 0; ig < l->count[P_GROUP]; ig++)
             for (size_t ib = 0; ib < l->count[P_BLOCK]; ib++)
                 for (size_t iff = 0; iff < l->count[P_FILL]; iff++) {
@@ -171,8 +168,7 @@ static pb_status spmv_prepare(const struct pb_problem *p, uint64_t seed, void **
     h->p = *p;
     h->seed = seed;
     const char *spec = p->s[P_MATRIX];
-    struct pb_mm_options opt = {.complex_real_part = p->v[P_COMPLEX] != 0};
-    pb_status st = pb__sparse_is_generated(spec) ? pb__sparse_generate(spec, seed, &h->m) : pb_coo_read(spec, &opt, &h->m);
+    pb_status st = pb__sparse_load(spec, seed, p->v[P_COMPLEX] != 0, &h->m);
     if (st == PB_OK)
         st = pb__csr_offsets(&h->m, &h->ptr);
     size_t elt = pb_precision_size(p->prec);

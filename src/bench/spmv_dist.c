@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "bench/bench.h"
 #include "comm/comm.h"
@@ -112,11 +111,9 @@ static pb_status sd_plan(const struct pb_param_lists *l, enum pb_precision prec,
         return pb__fail(PB_ERR_INVALID, "spmv-dist: --complex-real takes one value, 0 or 1");
     for (size_t im = 0; im < l->count[P_MATRIX]; im++) {
         const char *spec = l->text[P_MATRIX][im];
-        pb_status st = pb__sparse_is_generated(spec) ? pb__sparse_check(spec) : PB_OK;
+        pb_status st = pb__sparse_spec_check(spec, "spmv-dist");
         if (st != PB_OK)
             return st;
-        if (!pb__sparse_is_generated(spec) && access(spec, R_OK) != 0)
-            return pb__fail(PB_ERR_IO, "spmv-dist: cannot read matrix file '%s'", spec);
         for (size_t ib = 0; ib < l->count[P_BALANCE]; ib++) {
             const char *bal = l->text[P_BALANCE][ib];
             if (strcmp(bal, "nnz") != 0 && strcmp(bal, "rows") != 0)
@@ -179,9 +176,7 @@ static double as_prec(double v, enum pb_precision prec) { return prec == PB_DOUB
 /* Rank 0's whole matrix, as CSR. */
 static pb_status load_matrix(const struct pb_problem *p, uint64_t seed, struct pb_coo *m, int32_t **ptr)
 {
-    const char *spec = p->s[P_MATRIX];
-    struct pb_mm_options opt = {.complex_real_part = p->v[P_COMPLEX] != 0};
-    pb_status st = pb__sparse_is_generated(spec) ? pb__sparse_generate(spec, seed, m) : pb_coo_read(spec, &opt, m);
+    pb_status st = pb__sparse_load(p->s[P_MATRIX], seed, p->v[P_COMPLEX] != 0, m);
     if (st == PB_OK)
         st = pb__csr_offsets(m, ptr);
     return st;

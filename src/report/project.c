@@ -232,9 +232,7 @@ int pb__cmd_project(int argc, char **argv)
     memset(&m, 0, sizeof m);
     int32_t *ptr = NULL;
     if (rc == PB_EXIT_OK) {
-        struct pb_mm_options opt = {.complex_real_part = true};
-        st = pb__sparse_is_generated(matrix) ? pb__sparse_generate(matrix, (uint64_t)seed, &m)
-                                              : pb_coo_read(matrix, &opt, &m);
+        st = pb__sparse_load(matrix, (uint64_t)seed, true, &m);
         if (st == PB_OK)
             st = pb__csr_offsets(&m, &ptr);
         if (st != PB_OK)

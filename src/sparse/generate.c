@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/core.h"
 #include "core/parse.h"
@@ -176,4 +177,19 @@ pb_status pb__sparse_generate(const char *spec, uint64_t seed, struct pb_coo *ou
     out->symmetry = kind <= LAP3D ? PB_MM_SYMMETRIC : PB_MM_GENERAL;
     out->file_entries = out->nnz;
     return PB_OK;
+}
+
+pb_status pb__sparse_spec_check(const char *spec, const char *who)
+{
+    if (pb__sparse_is_generated(spec))
+        return pb__sparse_check(spec);
+    if (access(spec, R_OK) != 0)
+        return pb__fail(PB_ERR_IO, "%s: cannot read matrix file '%s'", who, spec);
+    return PB_OK;
+}
+
+pb_status pb__sparse_load(const char *spec, uint64_t seed, bool complex_real, struct pb_coo *out)
+{
+    struct pb_mm_options opt = {.complex_real_part = complex_real};
+    return pb__sparse_is_generated(spec) ? pb__sparse_generate(spec, seed, out) : pb_coo_read(spec, &opt, out);
 }

@@ -53,6 +53,13 @@ bool pb__sparse_is_generated(const char *spec);
 /* Whether spec parses (PB_ERR_INVALID / PB_ERR_PARSE with a message), without generating. */
 pb_status pb__sparse_check(const char *spec);
 pb_status pb__sparse_generate(const char *spec, uint64_t seed, struct pb_coo *out);
+/* Whether spec, a generator or a Matrix Market file, can be used, before
+ * anything is read: a generator that parses, a file that is readable; `who`
+ * starts the message. */
+pb_status pb__sparse_spec_check(const char *spec, const char *who);
+/* The matrix spec names: generated from seed, or read from the file
+ * (complex_real: complex entries by their real part, else refused). */
+pb_status pb__sparse_load(const char *spec, uint64_t seed, bool complex_real, struct pb_coo *out);
 
 /* Rows over ranks in contiguous blocks (first[ranks + 1]: rank r owns rows
  * [first[r], first[r + 1])): by_nnz puts each boundary at the first row whose
