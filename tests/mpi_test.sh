@@ -76,6 +76,9 @@ contains "$tmp/out" "1.00"
 expect 0 "$pb" scaling --weak --format csv "$tmp/sd.csv"
 count "$tmp/out" "spmv-dist,ref," 6
 expect 2 "$pb" scaling --format xml "$tmp/sd.csv"
+expect 0 "$pb" report "$tmp/sd.csv" --out "$tmp/sd.html"
+contains "$tmp/sd.html" 'id="scaling"'
+contains "$tmp/sd.html" "spmv-dist: strong scaling"
 expect 0 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1:8 --latency 1e-6 --bandwidth 1e10 --from "$tmp/sd.csv"
 count "$tmp/out" "non-zeros/s (a one-rank spmv-dist row" 1
 contains "$tmp/out" "communication"

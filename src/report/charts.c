@@ -8,6 +8,7 @@
 #include "bench/bench.h"
 #include "core/core.h"
 #include "report/charts.h"
+#include "report/report.h"
 
 #define MAX_FACETS 6
 
@@ -605,6 +606,53 @@ static pb_status rooflines(const struct pb_rp_set *set, struct pb_rp_charts *out
     return PB_OK;
 }
 
+/* ---- scaling ----------------------------------------------------------------- */
+
+/* Per benchmark run at several rank counts: the strong-scaling efficiency of
+ * every curve (parbench scaling's), ranks doubling along x, 1 = ideal. */
+static pb_status scaling_charts(const struct pb_rp_set *set, struct pb_rp_charts *out)
+{
+    struct pb_rp_scaling *pts = NULL;
+    size_t n = 0, curves = 0;
+    pb_status st = pb__rp_scaling(set, false, &pts, &n, &curves);
+    char benches[16][64];
+    size_t chart_of[16], n_benches = 0;
+    for (size_t i = 0; i < n && st == PB_OK; i++) {
+        /* a curve of one point says nothing about scaling */
+        bool alone = (i == 0 || pts[i - 1].curve != pts[i].curve) && (i + 1 == n || pts[i + 1].curve != pts[i].curve);
+        if (alone)
+            continue;
+        const struct pb_rp_row *r = pts[i].row;
+        size_t b = 0;
+        while (b < n_benches && strcmp(benches[b], r->bench) != 0)
+            b++;
+        if (b == n_benches) {
+            if (n_benches == 16)
+                continue;
+            struct pb_chart *c = add_chart(out, PB_RP_SCALING);
+            if (!c) {
+                st = pb__fail(PB_ERR_NOMEM, "out of memory");
+                break;
+            }
+            snprintf(benches[b], sizeof benches[b], "%.63s", r->bench);
+            chart_of[n_benches++] = out->n - 1;
+            snprintf(c->title, sizeof c->title, "%.60s: strong scaling (the same problem on more ranks)", r->bench);
+            snprintf(c->xlabel, sizeof c->xlabel, "ranks");
+            snprintf(c->ylabel, sizeof c->ylabel, "parallel efficiency (T(base) x base / (T(n) x n))");
+            c->logx = true;
+            pb__chart_hline(c, "ideal", 1.0);
+        }
+        struct pb_chart *c = &out->charts[chart_of[b]];
+        char name[128];
+        snprintf(name, sizeof name, "%.20s/%.20s %.8s %.60s", r->backend, r->variant, r->precision, r->problem);
+        struct pb_series *s = pb__chart_series_named(c, name);
+        if (!s || !pb__series_add(s, pts[i].ranks, pts[i].efficiency))
+            st = pb__fail(PB_ERR_NOMEM, "out of memory");
+    }
+    free(pts);
+    return st;
+}
+
 pb_status pb__rp_charts_build(const struct pb_rp_set *set, struct pb_rp_charts *out)
 {
     memset(out, 0, sizeof *out);
@@ -613,6 +661,8 @@ pb_status pb__rp_charts_build(const struct pb_rp_set *set, struct pb_rp_charts *
         st = file_charts(set, i, out);
     if (st == PB_OK)
         st = rooflines(set, out);
+    if (st == PB_OK)
+        st = scaling_charts(set, out);
     if (st != PB_OK)
         pb__rp_charts_free(out);
     return st;

@@ -2,7 +2,8 @@
  * (GFLOP/s, GB/s or time) against the parameter that varies, one series per
  * backend/variant, one chart per combination of the other parameters, with
  * the device's ceilings drawn in; bars of transfer vs kernel time where a
- * benchmark reports them; then one roofline per device. */
+ * benchmark reports them; then one roofline per device, and the parallel
+ * efficiency of runs at several rank counts. */
 #ifndef PARBENCH_REPORT_CHARTS_H
 #define PARBENCH_REPORT_CHARTS_H
 
@@ -10,6 +11,7 @@
 #include "report/svg.h"
 
 #define PB_RP_ROOFLINE ((size_t)-1) /* chart file index of the rooflines */
+#define PB_RP_SCALING ((size_t)-2)  /* ... and of the scaling curves */
 
 struct pb_rp_charts {
     struct pb_chart *charts;

@@ -246,6 +246,11 @@ static void render_html(struct pb_sbuf *b, const struct pb_rp_set *set, const st
         pb__sb_printf(b, "</a></li>\n");
     }
     pb__sb_printf(b, "<li><a href=\"#roofline\">roofline</a></li>\n");
+    for (size_t c = 0; c < ch->n; c++)
+        if (ch->file[c] == PB_RP_SCALING) {
+            pb__sb_printf(b, "<li><a href=\"#scaling\">scaling</a></li>\n");
+            break;
+        }
     if (set->ceilings.n)
         pb__sb_printf(b, "<li><a href=\"#ceilings\">ceilings</a></li>\n");
     pb__sb_printf(b, "</ul></nav>\n");
@@ -288,6 +293,19 @@ static void render_html(struct pb_sbuf *b, const struct pb_rp_set *set, const st
     if (!roofs)
         pb__sb_printf(b, "<p class=\"note\">No row reports both GFLOP/s and GB/s.</p>\n");
     pb__sb_printf(b, "</div>\n</section>\n");
+    bool scaling = false;
+    for (size_t c = 0; c < ch->n; c++)
+        scaling |= ch->file[c] == PB_RP_SCALING;
+    if (scaling) {
+        pb__sb_printf(b, "<section>\n<h2 id=\"scaling\">Scaling</h2>\n<p class=\"note\">Runs of one problem at "
+                         "several rank counts (the rows for all ranks): parallel efficiency against the fewest "
+                         "ranks measured; parbench scaling prints the tables, with the compute and "
+                         "communication split.</p>\n<div class=\"charts\">\n");
+        for (size_t c = 0; c < ch->n; c++)
+            if (ch->file[c] == PB_RP_SCALING)
+                pb__chart_svg(&ch->charts[c], b);
+        pb__sb_printf(b, "</div>\n</section>\n");
+    }
     if (set->ceilings.n)
         ceilings_table(b, set);
     pb__sb_printf(b, "</body>\n</html>\n");

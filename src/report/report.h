@@ -5,12 +5,29 @@
 #ifndef PARBENCH_REPORT_H
 #define PARBENCH_REPORT_H
 
+#include <stdbool.h>
+
 #include "parbench/pb.h"
+#include "report/results.h"
 
 int pb__cmd_report(int argc, char **argv);
 int pb__cmd_plot(int argc, char **argv);
 int pb__cmd_compare(int argc, char **argv);
 int pb__cmd_scaling(int argc, char **argv);
+
+/* One point of a scaling curve: a row for all ranks that ran OK (or a
+ * one-rank row), its curve (strong: same benchmark, backend, variant,
+ * precision and parameters; weak: without the parameters), and its speed-up
+ * and parallel efficiency against the curve's fewest ranks. */
+struct pb_rp_scaling {
+    const struct pb_rp_row *row;
+    int ranks;
+    size_t curve;
+    double speedup, efficiency;
+};
+/* The points of set, sorted by curve then ranks (*out freed by the caller). */
+pb_status pb__rp_scaling(const struct pb_rp_set *set, bool weak, struct pb_rp_scaling **out, size_t *n,
+                         size_t *n_curves);
 int pb__cmd_project(int argc, char **argv);
 int pb__cmd_ceilings(int argc, char **argv);
 

@@ -37,11 +37,6 @@ static void scaling_help(FILE *f)
                "\nexit status: 0, 2 usage error, 3 a file could not be read.\n");
 }
 
-struct point {
-    const struct pb_rp_row *row;
-    int ranks;
-};
-
 static bool weak_mode; /* qsort's comparison has no argument for it */
 
 /* Rows of one curve: the same benchmark, backend, variant and precision, and
@@ -56,7 +51,7 @@ static void group_key(const struct pb_rp_row *r, bool weak, char *buf, size_t le
 
 static int cmp_points(const void *a, const void *b)
 {
-    const struct point *x = a, *y = b;
+    const struct pb_rp_scaling *x = a, *y = b;
     char kx[512], ky[512];
     group_key(x->row, weak_mode, kx, sizeof kx);
     group_key(y->row, weak_mode, ky, sizeof ky);
@@ -72,7 +67,7 @@ static double extra(const struct pb_rp_row *r, const char *name)
 
 /* The blocking row of the same benchmark, backend, precision, problem and
  * ranks as an overlap row: its exposed communication is the whole of it. */
-static const struct pb_rp_row *blocking_twin(const struct point *pts, size_t n, const struct pb_rp_row *r)
+static const struct pb_rp_row *blocking_twin(const struct pb_rp_scaling *pts, size_t n, const struct pb_rp_row *r)
 {
     if (strcmp(r->variant, "overlap") != 0)
         return NULL;
@@ -84,6 +79,46 @@ static const struct pb_rp_row *blocking_twin(const struct point *pts, size_t n, 
             return q;
     }
     return NULL;
+}
+
+pb_status pb__rp_scaling(const struct pb_rp_set *set, bool weak, struct pb_rp_scaling **out, size_t *n_out,
+                         size_t *n_curves)
+{
+    /* The rows for all ranks that ran OK (one-rank runs of "every rank at
+     * once" benchmarks have only rank 0). */
+    struct pb_rp_scaling *pts = calloc(set->n_rows + 1, sizeof *pts);
+    if (!pts)
+        return pb__fail(PB_ERR_NOMEM, "out of memory");
+    size_t n = 0;
+    for (size_t i = 0; i < set->n_rows; i++) {
+        const struct pb_rp_row *r = &set->rows[i];
+        bool whole = strcmp(r->rank, "all") == 0 || (r->ranks == 1 && strcmp(r->rank, "0") == 0);
+        if (whole && pb__rp_ok(r) && isfinite(r->median) && r->median > 0)
+            pts[n++] = (struct pb_rp_scaling){.row = r, .ranks = r->ranks};
+    }
+    weak_mode = weak;
+    qsort(pts, n, sizeof *pts, cmp_points);
+    char prev[512] = "", key[512];
+    size_t curves = 0;
+    double t_base = NAN;
+    int r_base = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct pb_rp_row *r = pts[i].row;
+        group_key(r, weak, key, sizeof key);
+        if (strcmp(key, prev) != 0) {
+            snprintf(prev, sizeof prev, "%s", key);
+            t_base = r->median;
+            r_base = r->ranks;
+            curves++;
+        }
+        pts[i].curve = curves - 1;
+        pts[i].speedup = t_base / r->median;
+        pts[i].efficiency = weak ? pts[i].speedup : t_base * r_base / (r->median * r->ranks);
+    }
+    *out = pts;
+    *n_out = n;
+    *n_curves = curves;
+    return PB_OK;
 }
 
 static void print_num(FILE *f, bool csv, int width, const char *fmt, double v)
@@ -136,45 +171,23 @@ int pb__cmd_scaling(int argc, char **argv)
         pb__rp_free(&set);
         return rc;
     }
-    /* The rows for all ranks that ran OK (one-rank runs of "every rank at
-     * once" benchmarks have only rank 0). */
-    struct point *pts = calloc(set.n_rows + 1, sizeof *pts);
-    size_t n = 0;
-    for (size_t i = 0; pts && i < set.n_rows; i++) {
-        const struct pb_rp_row *r = &set.rows[i];
-        bool whole = strcmp(r->rank, "all") == 0 || (r->ranks == 1 && strcmp(r->rank, "0") == 0);
-        if (whole && pb__rp_ok(r) && isfinite(r->median) && r->median > 0)
-            pts[n++] = (struct point){r, r->ranks};
-    }
-    if (!pts) {
+    struct pb_rp_scaling *pts = NULL;
+    size_t n = 0, curves = 0;
+    pb_status st = pb__rp_scaling(&set, weak_mode, &pts, &n, &curves);
+    if (st != PB_OK) {
         pb__rp_free(&set);
-        return pb__cli_die(PB_EXIT_ERROR, "%s", "out of memory");
+        return pb__cli_fail(st);
     }
-    qsort(pts, n, sizeof *pts, cmp_points);
     if (csv)
         printf("bench,backend,variant,precision,problem,ranks,median_s,speedup,efficiency,compute_s,"
                "exposed_comm_s,hidden_comm_s\n");
-    char prev[512] = "";
-    size_t groups = 0;
-    double t_base = NAN;
-    int r_base = 0;
     for (size_t i = 0; i < n; i++) {
         const struct pb_rp_row *r = pts[i].row;
-        char key[512];
-        group_key(r, weak_mode, key, sizeof key);
-        if (strcmp(key, prev) != 0) {
-            snprintf(prev, sizeof prev, "%s", key);
-            t_base = r->median;
-            r_base = r->ranks;
-            groups++;
-            if (!csv)
-                printf("%s%s %s/%s %s%s%s (%s scaling)\n%6s %12s %9s %10s %12s %14s %13s\n", groups > 1 ? "\n" : "",
-                       r->bench, r->backend, r->variant, r->precision, weak_mode ? "" : ", ",
-                       weak_mode ? "" : r->problem, weak_mode ? "weak" : "strong", "ranks", "median s", "speed-up",
-                       "efficiency", "compute s", "exposed comm s", "hidden comm s");
-        }
-        double speedup = t_base / r->median;
-        double eff = weak_mode ? speedup : t_base * r_base / (r->median * r->ranks);
+        if (!csv && (i == 0 || pts[i].curve != pts[i - 1].curve))
+            printf("%s%s %s/%s %s%s%s (%s scaling)\n%6s %12s %9s %10s %12s %14s %13s\n", i ? "\n" : "",
+                   r->bench, r->backend, r->variant, r->precision, weak_mode ? "" : ", ",
+                   weak_mode ? "" : r->problem, weak_mode ? "weak" : "strong", "ranks", "median s", "speed-up",
+                   "efficiency", "compute s", "exposed comm s", "hidden comm s");
         double compute = extra(r, "compute_s"), exposed = extra(r, "exposed_comm_s"), hidden = NAN;
         const struct pb_rp_row *twin = blocking_twin(pts, n, r);
         if (twin)
@@ -184,8 +197,8 @@ int pb__cmd_scaling(int argc, char **argv)
         else
             printf("%6d", r->ranks);
         print_num(stdout, csv, 12, "%.4g", r->median);
-        print_num(stdout, csv, 9, weak_mode ? "%.3g" : "%.3gx", speedup);
-        print_num(stdout, csv, 10, "%.2f", eff);
+        print_num(stdout, csv, 9, weak_mode ? "%.3g" : "%.3gx", pts[i].speedup);
+        print_num(stdout, csv, 10, "%.2f", pts[i].efficiency);
         print_num(stdout, csv, 12, "%.4g", compute);
         print_num(stdout, csv, 14, "%.4g", exposed);
         print_num(stdout, csv, 13, "%.4g", hidden);
