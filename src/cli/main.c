@@ -749,16 +749,14 @@ static int cmd_run(int argc, char **argv)
     if (rc == EXIT_OK)
         rc = run_setup(argc, argv, rank, &run);
     if (size > 1) {
-        /* Agree before anyone enters the run's collectives. */
-        int32_t failed[2] = {rank == 0 && rc != EXIT_OK, rc != EXIT_OK};
-        int32_t any[2];
-        pb_status st = pb__comm_allreduce(comm, failed, any, 2, PB_COMM_INT32, PB_COMM_MAX);
-        release_stderr(&held, rc != EXIT_OK && !any[0], rank);
+        /* Agree before anyone enters the run's collectives: the highest exit
+         * code wins, and a rank's own message shows unless rank 0 failed too. */
+        int32_t rank0_failed = rank == 0 && rc != EXIT_OK;
+        pb_status st = pb__comm_allreduce(comm, &rank0_failed, &rank0_failed, 1, PB_COMM_INT32, PB_COMM_MAX);
+        release_stderr(&held, rc != EXIT_OK && !rank0_failed, rank);
         if (st != PB_OK && rc == EXIT_OK)
             rc = fail_status(st);
         rc = agree_exit(comm, rc);
-        if (rc == EXIT_OK && st == PB_OK && any[1])
-            rc = EXIT_ERROR;
     } else {
         release_stderr(&held, true, rank);
     }
