@@ -445,7 +445,7 @@ static void test_gemm_dist(void **state)
             if (fault)
                 continue;
             assert_true(r->check.err_max <= r->check.tol);
-            assert_true(r->check.err_max < (r->problem.prec == PB_DOUBLE ? 1e-14 : 1e-5));
+            assert_true(r->check.mode && strcmp(r->check.mode, "full") == 0); /* Freivalds: every size */
             /* whole-problem rates; compute_s (the products alone) and the exposed rest */
             double flop = 2.0 * (double)(r->problem.v[M] * r->problem.v[N] * r->problem.v[K]);
             assert_near(r->gflops, flop / r->stats.median * 1e-9, 1e-9 * r->gflops);

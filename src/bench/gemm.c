@@ -242,25 +242,26 @@ void pb__gemm_host_release(void *host)
     free(h);
 }
 
-pb_status pb__gemm_host_prepare(const struct pb_problem *p, uint64_t seed, void **out)
+pb_status pb__gemm_host_adopt(const struct pb_problem *p, uint64_t seed, void *a, void *b, void **out)
 {
-    size_t m, n, k, elt = pb_precision_size(p->prec), bytes;
+    size_t m, n, k, bytes;
     dims(p, &m, &n, &k);
     *out = NULL;
     struct gemm_host *h = calloc(1, sizeof *h);
-    if (!h)
+    if (!h) {
+        pb__host_free(a);
+        pb__host_free(b);
         return pb__fail(PB_ERR_NOMEM, "gemm: out of host memory");
+    }
     h->p = *p;
     h->seed = seed;
+    h->a = a;
+    h->b = b;
     h->n_rows = m <= EXACT_ROWS ? m : EXACT_ROWS;
     pb_status st = PB_OK;
-    h->rows = malloc(h->n_rows * sizeof *h->rows);
+    h->rows = malloc((h->n_rows ? h->n_rows : 1) * sizeof *h->rows);
     if (!h->rows)
         st = pb__fail(PB_ERR_NOMEM, "gemm: out of host memory");
-    if (st == PB_OK)
-        st = pb__host_alloc(m * k * elt, "gemm input A", &h->a);
-    if (st == PB_OK)
-        st = pb__host_alloc(k * n * elt, "gemm input B", &h->b);
     if (st == PB_OK && !matrix_bytes(h->n_rows, n, sizeof(double), &bytes))
         st = pb__fail(PB_ERR_OVERFLOW, "gemm: reference size overflows");
     if (st == PB_OK)
@@ -277,11 +278,6 @@ pb_status pb__gemm_host_prepare(const struct pb_problem *p, uint64_t seed, void 
         pb__gemm_host_release(h);
         return st;
     }
-    struct pb_rng rng;
-    pb__rng_init(&rng, seed, 1);
-    pb__rng_fill(&rng, h->a, p->prec, m * k);
-    pb__rng_init(&rng, seed, 2);
-    pb__rng_fill(&rng, h->b, p->prec, k * n);
     if (h->n_rows == m) {
         for (size_t i = 0; i < m; i++)
             h->rows[i] = i;
@@ -297,6 +293,28 @@ pb_status pb__gemm_host_prepare(const struct pb_problem *p, uint64_t seed, void 
     }
     *out = h;
     return PB_OK;
+}
+
+pb_status pb__gemm_host_prepare(const struct pb_problem *p, uint64_t seed, void **out)
+{
+    size_t m, n, k, elt = pb_precision_size(p->prec);
+    dims(p, &m, &n, &k);
+    *out = NULL;
+    void *a = NULL, *b = NULL;
+    pb_status st = pb__host_alloc(m * k * elt, "gemm input A", &a);
+    if (st == PB_OK)
+        st = pb__host_alloc(k * n * elt, "gemm input B", &b);
+    if (st != PB_OK) {
+        pb__host_free(a);
+        pb__host_free(b);
+        return st;
+    }
+    struct pb_rng rng;
+    pb__rng_init(&rng, seed, 1);
+    pb__rng_fill(&rng, a, p->prec, m * k);
+    pb__rng_init(&rng, seed, 2);
+    pb__rng_fill(&rng, b, p->prec, k * n);
+    return pb__gemm_host_adopt(p, seed, a, b, out);
 }
 
 static void gemm_unbind(void *state)

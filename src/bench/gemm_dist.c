@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "bench/bench.h"
+#include "bench/gemm_host.h"
 #include "comm/comm.h"
 #include "core/core.h"
 #include "core/rng.h"
@@ -51,9 +52,6 @@ static const struct pb_param_def gd_params[] = {
     [P_PANEL] = {"panel", "SUMMA step: columns of A and rows of B broadcast at a time", "256"},
 };
 
-#define FULL_ORACLE_LIMIT (1ull << 33) /* multiply-adds per rank */
-#define SAMPLED_ROWS 64
-#define ORACLE_CHUNK 64 /* rows of B made at a time by the oracle */
 
 /* ---- the grid and the blocks -------------------------------------------- */
 
@@ -218,16 +216,17 @@ static double gd_bytes(const struct pb_problem *p, const struct pb_variant *v, c
     return (m * k + k * n + m * n) * (double)pb_precision_size(p->prec);
 }
 
-/* ---- host side: this rank's oracle rows ---------------------------------- */
+/* ---- host side: this rank's check ----------------------------------------- */
 
+/* This rank's block of C is a product of its own: its rows of A (m_loc x k)
+ * times its columns of B (k x n_loc), checked as gemm checks a product
+ * (gemm_host.h: every element finite, exact rows, Freivalds, each value
+ * against its rounding scale). */
 struct gd_host {
     struct pb_problem p;
     uint64_t seed;
     struct layout L;
-    double *ref;  /* oracle rows, n_loc doubles each */
-    size_t *rows; /* the local rows of C they are */
-    size_t n_rows;
-    double *b_chunk; /* ORACLE_CHUNK rows of B's column block */
+    void *check; /* gemm_host of the block; NULL for an empty block */
 };
 
 static void gd_release(void *host)
@@ -235,42 +234,8 @@ static void gd_release(void *host)
     struct gd_host *h = host;
     if (!h)
         return;
-    pb__host_free(h->ref);
-    pb__host_free(h->b_chunk);
-    free(h->rows);
+    pb__gemm_host_release(h->check);
     free(h);
-}
-
-/* ref[r] = row rows[r] of this rank's block of A * B, in double: B's column
- * block made ORACLE_CHUNK rows at a time, each oracle row by one thread. */
-static void compute_oracle(struct gd_host *h)
-{
-    const struct layout *L = &h->L;
-    enum pb_precision prec = h->p.prec;
-    size_t n_loc = L->n_loc;
-    memset(h->ref, 0, h->n_rows * n_loc * sizeof *h->ref);
-    for (size_t p0 = 0; p0 < L->k; p0 += ORACLE_CHUNK) {
-        const long depth = (long)(L->k - p0 < ORACLE_CHUNK ? L->k - p0 : ORACLE_CHUNK);
-#ifdef _OPENMP
-#pragma omp parallel for
-#endif
-        for (long q = 0; q < depth; q++)
-            for (size_t j = 0; j < n_loc; j++)
-                h->b_chunk[(size_t)q * n_loc + j] = b_at(L, prec, h->seed, p0 + (size_t)q, L->n0 + j);
-        const long n_rows = (long)h->n_rows;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1)
-#endif
-        for (long r = 0; r < n_rows; r++) {
-            double *c = &h->ref[(size_t)r * n_loc];
-            for (long q = 0; q < depth; q++) {
-                double a = a_at(L, prec, h->seed, L->m0 + h->rows[r], p0 + (size_t)q);
-                const double *b = &h->b_chunk[(size_t)q * n_loc];
-                for (size_t j = 0; j < n_loc; j++)
-                    c[j] += a * b[j];
-            }
-        }
-    }
 }
 
 static pb_status gd_prepare(const struct pb_problem *p, uint64_t seed, void **out)
@@ -284,34 +249,47 @@ static pb_status gd_prepare(const struct pb_problem *p, uint64_t seed, void **ou
     h->seed = seed;
     layout_of(p, pb__comm_size(world), pb__comm_rank(world), &h->L);
     const struct layout *L = &h->L;
-    bool full = (double)L->m_loc * (double)L->n_loc * (double)L->k <= (double)FULL_ORACLE_LIMIT ||
-                L->m_loc <= SAMPLED_ROWS;
-    h->n_rows = full ? L->m_loc : SAMPLED_ROWS;
-    size_t bytes;
-    pb_status st = PB_OK;
-    if (!(h->rows = malloc((h->n_rows ? h->n_rows : 1) * sizeof *h->rows)))
-        st = pb__fail(PB_ERR_NOMEM, "gemm-dist: out of host memory");
+    if (!L->m_loc || !L->n_loc) {
+        *out = h;
+        return PB_OK;
+    }
+    enum pb_precision prec = p->prec;
+    size_t elt = pb_precision_size(prec), bytes_a = 0, bytes_b = 0;
+    void *a = NULL, *b = NULL;
+    pb_status st = matrix_bytes(L->m_loc, L->k, elt, &bytes_a) && matrix_bytes(L->k, L->n_loc, elt, &bytes_b)
+                       ? PB_OK
+                       : pb__fail(PB_ERR_OVERFLOW, "gemm-dist: the block's inputs overflow");
     if (st == PB_OK)
-        st = matrix_bytes(h->n_rows, L->n_loc, sizeof(double), &bytes)
-                 ? pb__host_alloc(bytes, "gemm-dist reference rows", (void **)&h->ref)
-                 : pb__fail(PB_ERR_OVERFLOW, "gemm-dist: reference size overflows");
+        st = pb__host_alloc(bytes_a, "gemm-dist check: A's rows", &a);
     if (st == PB_OK)
-        st = matrix_bytes(ORACLE_CHUNK, L->n_loc, sizeof(double), &bytes)
-                 ? pb__host_alloc(bytes, "gemm-dist reference rows of B", (void **)&h->b_chunk)
-                 : pb__fail(PB_ERR_OVERFLOW, "gemm-dist: reference size overflows");
+        st = pb__host_alloc(bytes_b, "gemm-dist check: B's columns", &b);
     if (st != PB_OK) {
+        pb__host_free(a);
+        pb__host_free(b);
         gd_release(h);
         return st; /* the runner agrees on prepare's outcome */
     }
-    if (full) {
-        for (size_t i = 0; i < h->n_rows; i++)
-            h->rows[i] = i;
-    } else {
-        /* Each grid row samples its own rows. */
-        pb__rng_sample_rows(seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(L->g.row + 1)), L->m_loc, h->rows,
-                            h->n_rows);
+    const long rows = (long)L->m_loc, depth = (long)L->k;
+#ifdef _OPENMP
+#pragma omp parallel for
+#endif
+    for (long i = 0; i < rows; i++)
+        for (size_t q = 0; q < L->k; q++)
+            store(prec, a, (size_t)i * L->k + q, a_at(L, prec, seed, L->m0 + (size_t)i, q));
+#ifdef _OPENMP
+#pragma omp parallel for
+#endif
+    for (long q = 0; q < depth; q++)
+        for (size_t j = 0; j < L->n_loc; j++)
+            store(prec, b, (size_t)q * L->n_loc + j, b_at(L, prec, seed, (size_t)q, L->n0 + j));
+    struct pb_problem block = pb__gemm_problem(prec, (int64_t)L->m_loc, (int64_t)L->n_loc, (int64_t)L->k);
+    /* each grid row and column draws its own check vectors */
+    st = pb__gemm_host_adopt(&block, seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(L->g.row * 131 + L->g.col + 1)), a,
+                             b, &h->check);
+    if (st != PB_OK) {
+        gd_release(h);
+        return st;
     }
-    compute_oracle(h);
     *out = h;
     return PB_OK;
 }
@@ -661,32 +639,19 @@ static pb_status gd_check(void *state, const void *host, bool corrupt, struct pb
     struct gd_state *s = state;
     const struct gd_host *h = host;
     const struct layout *L = &h->L;
-    enum pb_precision prec = h->p.prec;
-    size_t elt = pb_precision_size(prec), n_loc = L->n_loc;
+    if (!h->check) { /* an empty block: nothing to compare */
+        pb__check_begin(out, PB_CHECK_TOL, "full");
+        pb__check_end(out);
+        return PB_OK;
+    }
     unsigned char *c = pb_buf_host_ptr(s->c);
     if (!c) {
-        pb_status st = L->m_loc && n_loc ? pb_buf_read(s->c, 0, s->download, L->m_loc * n_loc * elt) : PB_OK;
+        pb_status st = pb_buf_read(s->c, 0, s->download, L->m_loc * L->n_loc * pb_precision_size(h->p.prec));
         if (st != PB_OK)
             return st;
         c = s->download;
     }
-    if (corrupt && h->n_rows && n_loc) { /* shift one element, in a row the oracle covers */
-        size_t at = h->rows[h->n_rows / 2] * n_loc + n_loc / 2;
-        store(prec, c, at, (prec == PB_DOUBLE ? ((double *)c)[at] : (double)((float *)c)[at]) + 1.0);
-    }
-    bool full = h->n_rows == L->m_loc;
-    /* As gemm: rounding error of a k-term dot product grows like sqrt(k). */
-    double tol = 32.0 * pb__epsilon(prec) * sqrt((double)L->k + 1.0);
-    pb__check_begin(out, tol, full ? "full" : "sampled");
-    for (size_t r = 0; r < h->n_rows; r++) {
-        size_t i = h->rows[r];
-        pb__check_add(out, c + i * n_loc * elt, prec, &h->ref[r * n_loc], n_loc, (L->m0 + i) * L->n + L->n0);
-    }
-    if (!full)
-        for (size_t i = 0; i < L->m_loc; i++)
-            pb__check_finite(out, c + i * n_loc * elt, prec, n_loc, (L->m0 + i) * L->n + L->n0);
-    pb__check_end(out);
-    return PB_OK;
+    return pb__gemm_host_check(h->check, c, corrupt, out);
 }
 
 /* The local products alone, every step's width, from the panel buffers
