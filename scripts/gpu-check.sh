@@ -4,7 +4,7 @@
 # racecheck), then the benchmarks. Results and logs go to $OUT (default
 # bench/results/<date>-<gpu>/).
 #
-# usage: scripts/gpu-check.sh [quick|full|spmv|memlab|conv|ceilings|opencl|opencl_copies|opencl_kernels|mpi|trust]
+# usage: scripts/gpu-check.sh [quick|full|spmv|zoo|memlab|conv|ceilings|opencl|opencl_copies|opencl_kernels|mpi|trust]
 #   quick: tests and sanitizers only; spmv, memlab, conv, ceilings, opencl: build, then only
 #   that section (ceilings also renders the report of everything in $OUT; opencl, the OpenCL
 #   twins, runs as its two halves opencl_copies and opencl_kernels within 10 minutes each). spmv
@@ -65,6 +65,17 @@ spmv_section() {
         $pb list | grep 'openmp/librsb' >/dev/null && variants+=,librsb
         run $pb run spmv --backend openmp,cuda --variant "$variants" --matrix "$all,$big" --complex-real 1 --precision double --reps 10 --quiet --out "$out/spmv-crossover.csv"
     fi
+}
+
+zoo_section() {
+    # Issue classes of matrices (sparse.h's zoo) against cuSPARSE in the same run.
+    step "zoo: compute-sanitizer on csr-balanced and auto (small zoo, long rows cut into pieces)"
+    for tool in memcheck racecheck; do
+        run compute-sanitizer --tool "$tool" --error-exitcode 9 \
+            $pb run spmv --backend cuda --variant csr-balanced${PB_ZOO_AUTO:+,auto} --matrix zoo:3000,dense:20000:3:3:9000,pareto:5000:8:1.1:0.3 --precision float,double --reps 2 --warmup 1 --quiet
+    done
+    step "zoo: every CUDA variant and cuSPARSE, zoo:1M and zoo:4M"
+    run $pb run spmv --backend cuda --matrix zoo:1M,zoo:4M --precision double,float --reps 20 --quiet --out "$out/spmv-zoo-cuda.csv"
 }
 
 memlab_section() {
@@ -233,7 +244,7 @@ trust_section() {
 
 twins="--backend cuda,opencl --device nvidia"
 case "$mode" in
-spmv | memlab | conv | ceilings | opencl | opencl_copies | opencl_kernels | mpi | mpi_ep | mpi_dist | trust)
+spmv | zoo | memlab | conv | ceilings | opencl | opencl_copies | opencl_kernels | mpi | mpi_ep | mpi_dist | trust)
     ${mode}_section
     tail -n 30 "$log"
     echo "status $status"

@@ -12,6 +12,7 @@
 #include "core/rng.h"
 #include "parbench/pb_backend.h"
 #include "parbench/pb_kernels.h"
+#include "sparse/balance.h"
 #include "sparse/sparse.h"
 
 /* A random matrix with the given row lengths (capped at cols). */
@@ -45,7 +46,8 @@ struct matrix_case {
     struct pb_coo m;
 };
 
-#define N_CASES 9
+#define N_ZOO 13
+#define N_CASES (10 + N_ZOO)
 static struct matrix_case cases[N_CASES];
 
 static int setup(void **state)
@@ -85,6 +87,25 @@ static int setup(void **state)
     assert_int_equal(pb__sparse_generate("lap2d:23", 8, &cases[n++].m), PB_OK);
     cases[n].name = "powerlaw:2000:6";
     assert_int_equal(pb__sparse_generate("powerlaw:2000:6", 9, &cases[n++].m), PB_OK);
+    /* rows cut into several pieces (9000, 4097 = one past a piece) among a
+     * run of 5000 empty rows and short ones */
+    int32_t *many = calloc(6000, sizeof *many);
+    assert_non_null(many);
+    for (int i = 0; i < 6000; i++)
+        many[i] = i >= 500 && i < 5500 ? 0 : 1 + i % 5;
+    many[3] = 9000, many[5700] = 4097, many[5999] = 300;
+    cases[n].name = "pieces";
+    make_rows(&cases[n++].m, 6000, 9500, many, 10);
+    free(many);
+    /* the zoo, small */
+    const char *zoo[N_ZOO];
+    size_t n_zoo;
+    assert_int_equal(pb__sparse_zoo("zoo:512", zoo, N_ZOO, &n_zoo), PB_OK);
+    assert_int_equal(n_zoo, N_ZOO);
+    for (size_t z = 0; z < n_zoo; z++) {
+        cases[n].name = zoo[z];
+        assert_int_equal(pb__sparse_generate(zoo[z], 11 + z, &cases[n++].m), PB_OK);
+    }
     assert_int_equal(n, N_CASES);
     return 0;
 }
@@ -337,6 +358,114 @@ static void test_formats(void **state)
     assert_int_equal(pb__sparse_generate("random:100k:1G", 1, &m), PB_ERR_INVALID);
     assert_int_equal(pb__sparse_generate("random:10:x", 1, &m), PB_ERR_PARSE);
     assert_false(pb__sparse_is_generated("lap2dx:3"));
+    assert_int_equal(pb__sparse_generate("pareto:100:8:0.5", 1, &m), PB_ERR_INVALID); /* alpha <= 1: no mean */
+    assert_int_equal(pb__sparse_generate("pareto:100:8:x", 1, &m), PB_ERR_PARSE);
+    assert_int_equal(pb__sparse_generate("rect:10", 1, &m), PB_ERR_INVALID); /* COLS missing */
+    assert_int_equal(pb__sparse_generate("band:10:3:2:1", 1, &m), PB_ERR_INVALID);
+    /* gaps: the first rows, the last, and more are empty */
+    assert_int_equal(pb__sparse_generate("gaps:1000:4", 3, &m), PB_OK);
+    int32_t *ptr = NULL;
+    assert_int_equal(pb__csr_offsets(&m, &ptr), PB_OK);
+    assert_int_equal(ptr[10], 0);
+    assert_int_equal(ptr[1000], ptr[999]);
+    assert_true(m.nnz < 4 * 989);
+    free(ptr);
+    pb_coo_free(&m);
+    /* plap2d: a permutation of lap2d, so the same entries per row count and sum */
+    struct pb_coo l;
+    assert_int_equal(pb__sparse_generate("plap2d:9", 3, &m), PB_OK);
+    assert_int_equal(pb__sparse_generate("lap2d:9", 3, &l), PB_OK);
+    assert_int_equal(m.nnz, l.nnz);
+    double sum_m = 0, sum_l = 0;
+    for (size_t k = 0; k < m.nnz; k++) {
+        sum_m += m.values[k], sum_l += l.values[k];
+        assert_true(k == 0 || m.rows[k] > m.rows[k - 1] || m.cols[k] > m.cols[k - 1]); /* sorted */
+    }
+    assert_true(sum_m == sum_l);
+    pb_coo_free(&m);
+    pb_coo_free(&l);
+    /* dense: D rows of LEN among short ones */
+    assert_int_equal(pb__sparse_generate("dense:5000:3:4:1000", 3, &m), PB_OK);
+    assert_true(pb__coo_max_row(&m) > 900);
+    pb_coo_free(&m);
+    const char *zoo[16];
+    size_t n_zoo;
+    assert_int_equal(pb__sparse_zoo("zoo:32", zoo, 16, &n_zoo), PB_ERR_INVALID);
+    assert_int_equal(pb__sparse_zoo("zoo:1k", zoo, 4, &n_zoo), PB_ERR_INVALID);
+    assert_int_equal(pb__sparse_zoo("zoo", zoo, 16, &n_zoo), PB_OK);
+    assert_string_equal(zoo[0], "pareto:1048576:8:1.3:0.1");
+}
+
+/* The csr-balanced plan, run on the host as the kernels run it, gives every
+ * row once, within the limits the kernels rely on. */
+static void test_balance_plan(void **state)
+{
+    (void)state;
+    for (size_t c = 0; c < N_CASES; c++) {
+        const struct pb_coo *m = &cases[c].m;
+        int32_t *ptr = NULL, rows = m->n_rows;
+        assert_int_equal(pb__csr_offsets(m, &ptr), PB_OK);
+        struct pb_bal_plan plan;
+        assert_int_equal(pb__bal_plan(ptr, rows, &plan), PB_OK);
+        double *y = malloc(((size_t)rows + 1) * sizeof *y), *partial = calloc((size_t)plan.n_parts + 1, sizeof *partial);
+        int *written = calloc((size_t)rows + 1, sizeof *written);
+        assert_true(y && partial && written);
+        int32_t last_row = 0;
+        for (int32_t b = 0; b < plan.n_blocks; b++) {
+            const struct pb_bal_block *bl = &plan.blocks[b];
+            assert_true(bl->row0 >= last_row && bl->row1 > bl->row0 && bl->row1 <= rows);
+            last_row = bl->row1;
+            assert_int_equal(bl->k0, ptr[bl->row0]);
+            assert_int_equal(bl->k1, ptr[bl->row1]);
+            assert_true(bl->k1 - bl->k0 <= PB_BAL_NNZ);
+            assert_true(bl->group >= 1 && bl->group <= 32 && (bl->group & (bl->group - 1)) == 0);
+            int32_t per_pass = PB_BAL_THREADS / bl->group;
+            assert_true((bl->row1 - bl->row0 + per_pass - 1) / per_pass <= PB_BAL_PASSES);
+            for (int32_t i = bl->row0; i < bl->row1; i++) {
+                assert_true(ptr[i + 1] - ptr[i] <= PB_BAL_LONG);
+                double sum = 0;
+                for (int32_t k = ptr[i]; k < ptr[i + 1]; k++)
+                    sum += m->values[k];
+                y[i] = sum, written[i]++;
+            }
+        }
+        for (int32_t p = 0; p < plan.n_pieces; p++) {
+            const struct pb_bal_piece *pc = &plan.pieces[p];
+            assert_true(pc->k1 - pc->k0 <= PB_BAL_PIECE && pc->k0 >= ptr[pc->row] && pc->k1 <= ptr[pc->row + 1]);
+            double sum = 0;
+            for (int32_t k = pc->k0; k < pc->k1; k++)
+                sum += m->values[k];
+            if (pc->pieces == 1) {
+                y[pc->row] = sum, written[pc->row]++;
+                continue;
+            }
+            assert_true(pc->part >= pc->first && pc->part < pc->first + pc->pieces && pc->part < plan.n_parts);
+            partial[pc->part] = sum;
+            if (pc->part == pc->first + pc->pieces - 1) { /* here: the pieces come in order */
+                double total = 0;
+                for (int32_t i = 0; i < pc->pieces; i++)
+                    total += partial[pc->first + i];
+                y[pc->row] = total, written[pc->row]++;
+            }
+        }
+        for (int32_t i = 0; i < rows; i++) {
+            double ref = 0;
+            for (int32_t k = ptr[i]; k < ptr[i + 1]; k++)
+                ref += m->values[k];
+            if (written[i] != 1 || fabs(y[i] - ref) > 1e-9 * (1 + fabs(ref)))
+                fail_msg("%s: row %d written %d times, %.17g for %.17g", cases[c].name, i, written[i], y[i], ref);
+        }
+        free(y), free(partial), free(written), free(ptr);
+        pb__bal_free(&plan);
+    }
+    /* the zoo's long rows really are cut */
+    int32_t ptr[3] = {0, 9000, 9001};
+    struct pb_bal_plan plan;
+    assert_int_equal(pb__bal_plan(ptr, 2, &plan), PB_OK);
+    assert_int_equal(plan.n_pieces, 3);
+    assert_int_equal(plan.n_parts, 3);
+    assert_int_equal(plan.n_blocks, 1);
+    pb__bal_free(&plan);
 }
 
 int main(void)
@@ -346,6 +475,7 @@ int main(void)
         cmocka_unit_test(test_wrong_format),
         cmocka_unit_test(test_cached_state_sees_new_values),
         cmocka_unit_test(test_formats),
+        cmocka_unit_test(test_balance_plan),
     };
     return pb_test_run(tests, setup, teardown);
 }

@@ -223,9 +223,9 @@ static pb_status mpi_staged_run(pb_device *dev, const void *args, pb_stream *str
 
 static const struct pb_variant ar_variants[] = {
     {{"allreduce", "mpi", "MPI_Allreduce on the buffers where they are (host, or device if MPI is CUDA-aware)", 0},
-     mpi_supports, mpi_run, NULL},
-    {{"allreduce", "mpi-staged", "device -> pinned host, MPI_Allreduce, pinned host -> device", 0}, NULL,
-     mpi_staged_run, NULL},
+     .supports = mpi_supports, .run = mpi_run},
+    {{"allreduce", "mpi-staged", "device -> pinned host, MPI_Allreduce, pinned host -> device", 0},
+     .run = mpi_staged_run},
 };
 
 static const char *const ar_extra_names[] = {"busbw_gbps"};

@@ -249,7 +249,7 @@ static pb_status bw_check(void *state, const void *host, bool corrupt, struct pb
 }
 
 #define BW_VARIANT(NAME, SUMMARY, DIR, HOST, ASYNC)                                                   \
-    {{"bandwidth", NAME, SUMMARY, 0}, NULL, bw_run, &(const struct bw_kind){DIR, HOST, ASYNC}}
+    {{"bandwidth", NAME, SUMMARY, 0}, .run = bw_run, .data = &(const struct bw_kind){DIR, HOST, ASYNC}}
 static const struct pb_variant bw_variants[] = {
     BW_VARIANT("h2d-pageable", "host to device from pageable memory, blocking", H2D, PB_MEM_PAGEABLE, false),
     BW_VARIANT("h2d-pinned", "host to device from pinned memory, blocking", H2D, PB_MEM_PINNED, false),

@@ -70,6 +70,9 @@ struct pb_bench {
     const char *const *extra_names;
     size_t n_extras;
     void (*extras)(void *state, const struct pb_stats *time, double *out);
+    /* What an OK row's variant chose (an `auto` variant's pick), into the
+     * row's reason; NULL = nothing to say. */
+    void (*note)(void *state, char *buf, size_t len);
     /* For variants that time themselves (work spread over several devices,
      * started behind a gate so that issuing it is not timed): the seconds of
      * the last run, which replace the runner's timer; NULL = the timer. */

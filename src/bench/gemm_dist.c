@@ -696,10 +696,10 @@ static const enum gd_kind gd_own = GD_OWN, gd_vendor = GD_VENDOR;
 static const struct pb_variant gd_variants[] = {
     {{"gemm-dist", "summa", "SUMMA, local products with the backend's own GEMM (ref ikj, openmp blocked, "
                             "cuda/opencl regblock)", 0},
-     gd_supports, summa_run, &gd_own},
+     .supports = gd_supports, .run = summa_run, .data = &gd_own},
     {{"gemm-dist", "summa-vendor", "SUMMA, local products with the vendor GEMM (openmp OpenBLAS, cuda cuBLAS)",
       PB_VARIANT_ANCHOR},
-     gd_supports, summa_run, &gd_vendor},
+     .supports = gd_supports, .run = summa_run, .data = &gd_vendor},
 };
 
 static const char *const gd_extra_names[] = {"compute_s", "exposed_comm_s"};

@@ -473,6 +473,8 @@ static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
                                        b->typeless, p->prec == PB_DOUBLE, r->gflops, r->gbps);
     if (b->extras)
         b->extras(state, &r->stats, r->extras);
+    if (b->note)
+        b->note(state, r->reason, sizeof r->reason);
     b->unbind(state);
     return true;
 }

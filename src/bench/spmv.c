@@ -18,6 +18,7 @@
 
 #include "bench/bench.h"
 #include "core/core.h"
+#include "core/parse.h"
 #include "core/rng.h"
 #include "io/mmio.h"
 #include "parbench/pb_kernels.h"
@@ -27,8 +28,8 @@ enum { P_MATRIX, P_GROUP, P_BLOCK, P_FILL, P_COMPLEX };
 
 static const struct pb_param_def spmv_params[] = {
     [P_MATRIX] = {"matrix",
-                  "Matrix Market files (.mtx, .mtx.gz) or generated: lap2d:N, lap3d:N, random:ROWS[:K], "
-                  "powerlaw:ROWS[:K] (K non-zeros per row on average)",
+                  "Matrix Market files (.mtx, .mtx.gz), generated (" PB_SPARSE_GENERATORS
+                  "; K non-zeros per row on average), or zoo[:ROWS]: one matrix of each irregular class",
                   "lap2d:512,lap3d:48,random:64k:16,powerlaw:64k:16", true},
     [P_GROUP] = {"group", "GPU vector kernels: threads per row (power of two up to 32), 0 = from the mean row length", "0",
                  false},
@@ -36,6 +37,12 @@ static const struct pb_param_def spmv_params[] = {
     [P_FILL] = {"ell-max-fill", "refuse ELLPACK when it would store more than this many times the non-zeros",
                 "8", false},
     [P_COMPLEX] = {"complex-real", "complex files: 1 = load the real part of each entry, 0 = refuse them", "0", false},
+};
+
+struct plain_time {
+    const pb_device *dev;
+    int threads;
+    double median;
 };
 
 struct spmv_host {
@@ -46,29 +53,41 @@ struct spmv_host {
     double *ref;   /* oracle y */
     double *scale; /* each row's rounding-error scale */
     uint64_t seed;
-    /* ELLPACK row-major [0] and transposed [1], built on first use. */
+    /* ELLPACK row-major [0] and transposed [1], built on first use (taking
+     * ell_s seconds). */
     struct pb_ell ell[2];
     pb_status ell_status[2];
     char ell_error[2][256];
+    double ell_s[2];
+    /* Per device: the fastest variant that needed no preparation so far (the
+     * plain CSR that break_even is counted against). */
+    struct plain_time plain[16];
+    int n_plain;
 };
 
 struct spmv_state {
     struct pb_spmv_args args;
-    const struct spmv_host *h;
+    struct spmv_host *h;
+    const pb_device *dev;
+    double prep_s; /* the variant's preparation: its prepare() or the format's build */
+    char note[128];
     pb_buf *ptr, *idx, *val, *x, *y;
     void *download;
 };
 
-static const char *const spmv_extra_names[] = {"rows", "nnz", "max_row"};
+static const char *const spmv_extra_names[] = {"rows", "nnz", "max_row", "prep_s", "break_even"};
 
 static pb_status spmv_plan(const struct pb_param_lists *l, enum pb_precision prec, struct pb_problem *out,
                            size_t max, size_t *n_out)
 {
-    size_t count = 0;
-    for (size_t im = 0; im < l->count[P_MATRIX]; im++) {
-        const char *spec = l->text[P_MATRIX][im];
-        pb_status st = pb__sparse_spec_check(spec, "spmv");
-        if (st != PB_OK)
+    const char *specs[PB_MAX_LIST];
+    size_t count = 0, n_specs;
+    pb_status st = pb__sparse_expand(l->text[P_MATRIX], l->count[P_MATRIX], specs, PB_MAX_LIST, &n_specs);
+    if (st != PB_OK)
+        return st;
+    for (size_t im = 0; im < n_specs; im++) {
+        const char *spec = specs[im];
+        if ((st = pb__sparse_spec_check(spec, "spmv")) != PB_OK)
             return st;
         for (size_t ig = 0; ig < l->count[P_GROUP]; ig++)
             for (size_t ib = 0; ib < l->count[P_BLOCK]; ib++)
@@ -235,7 +254,9 @@ static pb_status ell_of(struct spmv_host *h, bool transposed, const struct pb_el
 {
     struct pb_ell *e = &h->ell[transposed];
     if (!e->idx && h->ell_status[transposed] == PB_OK) {
+        double t0 = pb__now();
         h->ell_status[transposed] = pb__ell_build(&h->m, transposed, (double)h->p.v[P_FILL], e);
+        h->ell_s[transposed] = pb__now() - t0;
         if (h->ell_status[transposed] != PB_OK)
             snprintf(h->ell_error[transposed], sizeof h->ell_error[transposed], "%s", pb_last_error());
     }
@@ -271,6 +292,7 @@ static pb_status spmv_bind(pb_device *dev, const struct pb_problem *p, const str
         st = ell_of(h, format == PB_SPARSE_ELLT, &e);
         size_t n = e ? rows * (size_t)e->width : 0;
         if (st == PB_OK) {
+            s->prep_s = h->ell_s[format == PB_SPARSE_ELLT];
             s->args.width = e->width;
             st = upload(dev, e->idx, n * sizeof *e->idx, &s->idx);
         }
@@ -292,6 +314,18 @@ static pb_status spmv_bind(pb_device *dev, const struct pb_problem *p, const str
     s->args.val = s->val;
     s->args.x = s->x;
     s->args.y = s->y;
+    s->dev = dev;
+    /* The variant's analysis of the matrix, timed on its own (else its
+     * first product would carry it). */
+    if (v->prepare && (st = pb_device_sync(dev)) == PB_OK) {
+        double t0 = pb__now();
+        st = v->prepare(dev, &s->args, s->note, sizeof s->note);
+        s->prep_s = pb__now() - t0;
+    }
+    if (st != PB_OK) {
+        spmv_unbind(s);
+        return st;
+    }
     *state = s;
     *args = &s->args;
     return PB_OK;
@@ -343,13 +377,37 @@ static pb_status spmv_check(void *state, const void *host, bool corrupt, struct 
     return PB_OK;
 }
 
+/* break_even: products after which the preparation has paid for itself
+ * against the fastest variant without one measured before on this device
+ * (variants are listed plain first); NAN when it never does or none ran. */
 static void spmv_extras(void *state, const struct pb_stats *time, double *out)
 {
-    (void)time;
+    struct spmv_state *s = state;
+    struct spmv_host *h = s->h;
+    out[0] = h->m.n_rows;
+    out[1] = (double)h->m.nnz;
+    out[2] = h->max_row;
+    out[3] = s->prep_s;
+    int threads = pb_device_threads(s->dev), at = 0;
+    while (at < h->n_plain && (h->plain[at].dev != s->dev || h->plain[at].threads != threads))
+        at++;
+    bool known = at < h->n_plain;
+    if (s->prep_s == 0) {
+        out[4] = 0;
+        if (!known && at < (int)(sizeof h->plain / sizeof h->plain[0]))
+            h->plain[h->n_plain++] = (struct plain_time){s->dev, threads, time->median};
+        else if (known && time->median < h->plain[at].median)
+            h->plain[at].median = time->median;
+    } else {
+        double gain = known ? h->plain[at].median - time->median : 0;
+        out[4] = gain > 0 ? ceil(s->prep_s / gain) : NAN;
+    }
+}
+
+static void spmv_note(void *state, char *buf, size_t len)
+{
     const struct spmv_state *s = state;
-    out[0] = s->h->m.n_rows;
-    out[1] = (double)s->h->m.nnz;
-    out[2] = s->h->max_row;
+    snprintf(buf, len, "%s", s->note);
 }
 
 const struct pb_bench pb__bench_spmv = {
@@ -364,6 +422,7 @@ const struct pb_bench pb__bench_spmv = {
     .extra_names = spmv_extra_names,
     .n_extras = sizeof spmv_extra_names / sizeof spmv_extra_names[0],
     .extras = spmv_extras,
+    .note = spmv_note,
     .plan = spmv_plan,
     .describe = spmv_describe,
     .flops = spmv_flops,

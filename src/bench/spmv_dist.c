@@ -30,6 +30,7 @@
 #include "bench/bench.h"
 #include "comm/comm.h"
 #include "core/core.h"
+#include "core/parse.h"
 #include "core/rng.h"
 #include "io/mmio.h"
 #include "parbench/pb_kernels.h"
@@ -38,7 +39,7 @@
 enum { P_MATRIX, P_BALANCE, P_LOCAL, P_COMPLEX };
 
 static const struct pb_param_def sd_params[] = {
-    [P_MATRIX] = {"matrix", "Matrix Market files or generated (lap2d:N, lap3d:N, random:ROWS[:K], powerlaw:ROWS[:K])",
+    [P_MATRIX] = {"matrix", "Matrix Market files, generated (" PB_SPARSE_GENERATORS ") or zoo[:ROWS]",
                   "lap2d:512,lap3d:48,powerlaw:64k:16", true},
     [P_BALANCE] = {"balance", "how rows are spread: nnz (equal non-zeros per rank) or rows", "nnz", true},
     [P_LOCAL] = {"local", "the backend's CSR kernel for the local products (default: csr-vector on GPUs, csr on CPUs)",
@@ -109,10 +110,14 @@ static pb_status sd_plan(const struct pb_param_lists *l, enum pb_precision prec,
     size_t count = 0;
     if (l->count[P_COMPLEX] != 1 || (l->values[P_COMPLEX][0] != 0 && l->values[P_COMPLEX][0] != 1))
         return pb__fail(PB_ERR_INVALID, "spmv-dist: --complex-real takes one value, 0 or 1");
-    for (size_t im = 0; im < l->count[P_MATRIX]; im++) {
-        const char *spec = l->text[P_MATRIX][im];
-        pb_status st = pb__sparse_spec_check(spec, "spmv-dist");
-        if (st != PB_OK)
+    const char *specs[PB_MAX_LIST];
+    size_t n_specs;
+    pb_status st = pb__sparse_expand(l->text[P_MATRIX], l->count[P_MATRIX], specs, PB_MAX_LIST, &n_specs);
+    if (st != PB_OK)
+        return st;
+    for (size_t im = 0; im < n_specs; im++) {
+        const char *spec = specs[im];
+        if ((st = pb__sparse_spec_check(spec, "spmv-dist")) != PB_OK)
             return st;
         for (size_t ib = 0; ib < l->count[P_BALANCE]; ib++) {
             const char *bal = l->text[P_BALANCE][ib];
@@ -838,9 +843,9 @@ static const char *const sd_extra_names[] = {"compute_s", "exposed_comm_s", "hal
                                              "boundary_fraction"};
 
 static const struct pb_variant sd_variants[] = {
-    {{"spmv-dist", "overlap", "interior rows while the halo travels, then the boundary rows", 0}, NULL, sd_run,
-     "overlap"},
-    {{"spmv-dist", "blocking", "halo exchange first, then the products", 0}, NULL, sd_run, NULL},
+    {{"spmv-dist", "overlap", "interior rows while the halo travels, then the boundary rows", 0}, .run = sd_run,
+     .data = "overlap"},
+    {{"spmv-dist", "blocking", "halo exchange first, then the products", 0}, .run = sd_run},
 };
 
 const struct pb_bench pb__bench_spmv_dist = {

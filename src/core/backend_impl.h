@@ -25,6 +25,10 @@ struct pb_variant {
      * stream). The caller synchronises with pb_device_sync(). */
     pb_status (*run)(pb_device *dev, const void *args, pb_stream *s);
     const void *data; /* the variant's own constants (e.g. which copy it is) */
+    /* NULL = nothing to prepare. Otherwise analyses the arguments' input once
+     * (cached with the device, as run() would on its first call), blocking,
+     * and says in note what run() will do. */
+    pb_status (*prepare)(pb_device *dev, const void *args, char *note, size_t len);
 };
 
 struct pb_backend {

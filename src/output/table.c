@@ -53,6 +53,8 @@ static pb_status table_row(struct pb_writer *w, const struct pb_result *r)
         for (size_t i = 0; i < r->bench->n_extras; i++)
             if (!isnan(r->extras[i]))
                 fprintf(w->f, "  %s=%.4g", r->bench->extra_names[i], r->extras[i]);
+        if (r->reason[0])
+            fprintf(w->f, "  (%s)", r->reason);
         fputc('\n', w->f);
     } else {
         fprintf(w->f, "%10s %6s %9s %9s %8s %9s  %s%s%s\n", "-", "-", "-", "-", "-", err,

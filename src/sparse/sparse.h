@@ -4,6 +4,7 @@
 #define PARBENCH_SPARSE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "parbench/pb_kernels.h"
@@ -40,19 +41,44 @@ struct pb_ell {
 pb_status pb__ell_build(const struct pb_coo *m, bool transposed, double max_fill, struct pb_ell *out);
 void pb__ell_free(struct pb_ell *e);
 
-/* Generated matrices, for sizes beyond the files (all square, values in
- * (-1, 1) unless said, columns sorted):
- *   lap2d:N          5-point Laplacian on an N x N grid (N^2 rows, 4 on the diagonal, -1 around)
- *   lap3d:N          7-point Laplacian on an N x N x N grid
- *   random:ROWS[:K]  K (default 16) uniformly random columns per row, duplicates merged
- *   powerlaw:ROWS[:K] row lengths Pareto-distributed (alpha 2) with mean about K (default 16),
- *                    capped at ROWS; uniformly random columns
- * Sizes take k/M/G suffixes. True when spec names a generator (whether or
- * not it parses: pb__sparse_generate says what is wrong). */
+/* Generated matrices, for sizes beyond the files and for the classes of
+ * matrices kernels trip on (values in (-1, 1) unless said, columns sorted,
+ * seeded):
+ *   lap2d:N            5-point Laplacian on an N x N grid (N^2 rows, 4 on the diagonal, -1 around)
+ *   lap3d:N            7-point Laplacian on an N x N x N grid
+ *   plap2d:N           lap2d:N with rows and columns renumbered by one random permutation
+ *   random:ROWS[:K]    K (default 16) uniformly random columns per row, duplicates merged
+ *   powerlaw:ROWS[:K]  row lengths Pareto-distributed (alpha 2) with mean about K (default 16)
+ *   pareto:ROWS[:K[:ALPHA[:EMPTY]]]  Pareto row lengths of shape ALPHA (default 1.5; near 1 gives
+ *                      rows of tens of thousands) and mean K (8), a fraction EMPTY (0) of rows empty
+ *   dense:ROWS[:K[:D[:LEN]]]  D (8) rows of LEN (20000) among rows of K (3), one row in 20 empty
+ *   gaps:ROWS[:K]      rows of K (8) with the first ROWS/100, the last, and runs of 1-256 rows empty
+ *   rect:ROWS:COLS[:K] a ROWS x COLS matrix, K (16) random columns per row
+ *   blocks:ROWS[:B[:K]]  dense B x B blocks (3), K (6) per block row within 32 block columns of
+ *                      the diagonal (FEM-like)
+ *   band:ROWS[:W[:F]]  2W+1 diagonals (W = 3) and F (2) far ones, wrapping
+ * Random lengths are capped at the columns; sizes take k/M/G suffixes. True
+ * when spec names a generator (whether or not it parses:
+ * pb__sparse_generate says what is wrong). */
+#define PB_SPARSE_GENERATORS                                                                         \
+    "lap2d:N, lap3d:N, plap2d:N, random:ROWS[:K], powerlaw:ROWS[:K], pareto:ROWS[:K[:ALPHA[:EMPTY]]], " \
+    "dense:ROWS[:K[:D[:LEN]]], gaps:ROWS[:K], rect:ROWS:COLS[:K], blocks:ROWS[:B[:K]], band:ROWS[:W[:F]]"
 bool pb__sparse_is_generated(const char *spec);
 /* Whether spec parses (PB_ERR_INVALID / PB_ERR_PARSE with a message), without generating. */
 pb_status pb__sparse_check(const char *spec);
 pb_status pb__sparse_generate(const char *spec, uint64_t seed, struct pb_coo *out);
+/* The zoo: one generated matrix of each class above, about ROWS rows each
+ * (`zoo` = zoo:1M): heavy-tailed (alpha 1.3 with 10% empty rows, and 2.5),
+ * power law, dense rows among short ones, empty-row runs, a permuted
+ * Laplacian, wide and tall rectangles, 3x3 and 6x6 blocks, banded with far
+ * diagonals, uniform random, a 3D Laplacian. pb__sparse_zoo puts the specs
+ * in out[0..*n) (max >= 13), in storage that lives as long as the process. */
+#define PB_SPARSE_SPEC_MAX 64
+#define PB_SPARSE_ZOO_ROWS (1 << 20)
+bool pb__sparse_is_zoo(const char *spec);
+pb_status pb__sparse_zoo(const char *spec, const char **out, size_t max, size_t *n);
+/* specs[0..n) with every zoo spec replaced by its members, into out[max]. */
+pb_status pb__sparse_expand(char *const *specs, size_t n, const char **out, size_t max, size_t *n_out);
 /* Whether spec, a generator or a Matrix Market file, can be used, before
  * anything is read: a generator that parses, a file that is readable; `who`
  * starts the message. */

@@ -363,6 +363,7 @@ static const struct pb_variant cuda_variants[] = {
     {.desc = {"spmv", "csr-vector", "CSR, --group threads per row reduced by shuffles (the study's 2D blocks)", 0}, .supports = pb__cuda_spmv_supports, .run = pb__cuda_spmv_vector, .data = &pb__spmv_csr},
     {.desc = {"spmv", "csr-adaptive", "CSR, longer rows listed (once per matrix) and given a warp or a block each, beside csr-vector", 0}, .supports = pb__cuda_spmv_supports, .run = pb__cuda_spmv_adaptive, .data = &pb__spmv_csr},
     {.desc = {"spmv", "csr-merge", "CSR, merge-path split of rows + non-zeros (irregular matrices)",PB_VARIANT_VARIES}, .supports = pb__cuda_spmv_supports, .run = pb__cuda_spmv_merge, .data = &pb__spmv_csr},
+    {.desc = {"spmv", "csr-balanced", "CSR, rows packed into blocks of equal non-zeros (planned once per matrix), long rows split over blocks", 0}, .supports = pb__cuda_spmv_supports, .run = pb__cuda_spmv_balanced, .data = &pb__spmv_csr, .prepare = pb__cuda_spmv_balanced_prepare},
     {.desc = {"spmv", "ell", "ELLPACK row-major, one thread per row", 0}, .supports = pb__cuda_spmv_supports, .run = pb__cuda_spmv_ell, .data = &pb__spmv_ell},
     {.desc = {"spmv", "ellt", "ELLPACK transposed (column-major), one thread per row, coalesced", 0}, .supports = pb__cuda_spmv_supports, .run = pb__cuda_spmv_ellt, .data = &pb__spmv_ellt},
     {.desc = {"spmv", "cusparse", "cuSPARSE cusparseSpMV (CSR, default algorithm, preprocessed)", PB_VARIANT_ANCHOR}, .supports = pb__cuda_spmv_cusparse_supports, .run = pb__cuda_spmv_cusparse, .data = &pb__spmv_csr},

@@ -20,6 +20,7 @@
 
 #include "backends/cuda/check.cuh"
 #include "backends/cuda/cuda_impl.cuh"
+#include "sparse/balance.h"
 #include "sparse/sparse.h"
 
 namespace {
@@ -250,6 +251,79 @@ __global__ void __launch_bounds__(merge_threads)
         atomicAdd(&y[c0.row + r], sum);
 }
 
+// csr-balanced (sparse/balance.h): pieces of long rows first, then blocks of
+// short rows. A block stages its products in shared memory with coalesced
+// loads, then `group` threads sum each row from there.
+template <typename T>
+__device__ __forceinline__ void balanced_piece(const pb_bal_piece p, const int32_t *__restrict__ idx,
+                                               const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y,
+                                               T *partial, int32_t *counter, T *warp_sum)
+{
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    T sum = 0;
+#pragma unroll 4
+    for (int32_t k = p.k0 + threadIdx.x; k < p.k1; k += PB_BAL_THREADS)
+        sum += val[k] * x[idx[k]];
+    sum = warp_reduce(sum);
+    if (lane == 0)
+        warp_sum[warp] = sum;
+    __syncthreads();
+    if (threadIdx.x != 0)
+        return;
+    sum = 0;
+    for (int w = 0; w < PB_BAL_THREADS / 32; w++)
+        sum += warp_sum[w];
+    if (p.pieces == 1) {
+        y[p.row] = sum;
+        return;
+    }
+    // The last piece of the row to finish adds the partial sums in piece
+    // order (the threadfence reduction of the CUDA samples).
+    partial[p.part] = sum;
+    __threadfence();
+    if (atomicAdd(&counter[p.first], 1) != p.pieces - 1)
+        return;
+    __threadfence();
+    T total = 0;
+    for (int32_t i = 0; i < p.pieces; i++)
+        total += static_cast<volatile T *>(partial)[p.first + i];
+    y[p.row] = total;
+    counter[p.first] = 0; // ready for the next product
+}
+
+template <typename T>
+__global__ void __launch_bounds__(PB_BAL_THREADS)
+    csr_balanced(const int32_t *__restrict__ ptr, const int32_t *__restrict__ idx, const T *__restrict__ val,
+                 const T *__restrict__ x, T *__restrict__ y, const pb_bal_piece *__restrict__ pieces,
+                 int32_t n_pieces, const pb_bal_block *__restrict__ blocks, T *partial, int32_t *counter)
+{
+    __shared__ T prod[PB_BAL_NNZ];
+    if ((int32_t)blockIdx.x < n_pieces) {
+        balanced_piece(pieces[blockIdx.x], idx, val, x, y, partial, counter, prod);
+        return;
+    }
+    const pb_bal_block b = blocks[blockIdx.x - n_pieces];
+#pragma unroll
+    for (int i = 0; i < PB_BAL_NNZ / PB_BAL_THREADS; i++) {
+        int32_t k = b.k0 + i * PB_BAL_THREADS + (int32_t)threadIdx.x;
+        if (k < b.k1)
+            prod[k - b.k0] = val[k] * x[idx[k]];
+    }
+    __syncthreads();
+    const int g = b.group, lane = threadIdx.x & (g - 1), per_pass = PB_BAL_THREADS / g;
+    for (int32_t r0 = b.row0; r0 < b.row1; r0 += per_pass) { // the same trip count for every thread
+        int32_t row = r0 + (int32_t)threadIdx.x / g;
+        T sum = 0;
+        if (row < b.row1)
+            for (int32_t j = ptr[row] - b.k0 + lane, end = ptr[row + 1] - b.k0; j < end; j += g)
+                sum += prod[j];
+        for (int off = g / 2; off > 0; off /= 2)
+            sum += __shfl_down_sync(0xffffffffu, sum, off, g);
+        if (lane == 0 && row < b.row1)
+            y[row] = sum;
+    }
+}
+
 unsigned blocks_for(int64_t threads, int block) { return (unsigned)((threads + block - 1) / block); }
 
 template <typename T, int G> pb_status launch_vector(const pb_spmv_args *a, cudaStream_t s)
@@ -425,6 +499,17 @@ static pb_status cusparse_status(cusparseStatus_t e, const char *expr, const cha
 // anchor: descriptors, workspace and cusparseSpMV_preprocess once per matrix
 // and per x/y, then cusparseSpMV alone. csr-adaptive: its long-row lists.
 struct pb_cuda_sparse {
+    // csr-balanced and auto: the plan and the row statistics, made from the
+    // row offsets with stamp `bal_ptr`.
+    pb_bal_block *bal_blocks;
+    pb_bal_piece *bal_pieces;
+    void *bal_partial;
+    int32_t *bal_counter;
+    int32_t bal_n_blocks, bal_n_pieces, bal_long_rows;
+    uint64_t bal_ptr;
+    int32_t bal_rows;
+    int64_t bal_nnz;
+    pb_spmv_row_stats stats;
     int32_t *lists; // csr-adaptive: counts[2], then the list
     size_t lists_bytes;
     uint64_t lists_ptr; // stamp of the row offsets the lists were made from
@@ -459,6 +544,10 @@ void pb__cuda_sparse_release(pb_cuda_device *impl)
     if (sp->handle)
         cusparseDestroy(sp->handle);
     cudaFree(sp->lists);
+    cudaFree(sp->bal_blocks);
+    cudaFree(sp->bal_pieces);
+    cudaFree(sp->bal_partial);
+    cudaFree(sp->bal_counter);
     delete sp;
     impl->sparse = nullptr;
 }
@@ -498,6 +587,97 @@ pb_status adaptive_lists(pb_device *dev, const pb_spmv_args *a, int32_t split, c
     return PB_OK;
 }
 } // namespace
+
+// The csr-balanced plan and the row statistics of a's matrix, made on the
+// host from its row offsets once per matrix (the offsets come back once).
+static pb_status balanced_plan(pb_device *dev, const pb_spmv_args *a, pb_cuda_sparse **out)
+{
+    pb_cuda_sparse *sp = nullptr;
+    pb_status st = sparse_state(dev, &sp);
+    if (st != PB_OK)
+        return st;
+    *out = sp;
+    if (sp->bal_ptr == a->ptr->stamp && sp->bal_rows == a->rows && sp->bal_nnz == a->nnz && sp->bal_ptr)
+        return PB_OK;
+    sp->bal_ptr = 0; // stale until the plan below is made
+    cudaFree(sp->bal_blocks);
+    cudaFree(sp->bal_pieces);
+    cudaFree(sp->bal_partial);
+    cudaFree(sp->bal_counter);
+    sp->bal_blocks = nullptr, sp->bal_pieces = nullptr, sp->bal_partial = nullptr, sp->bal_counter = nullptr;
+    int32_t *ptr = nullptr;
+    if ((st = pb__host_alloc(((size_t)a->rows + 1) * sizeof *ptr, "spmv row offsets", (void **)&ptr)) != PB_OK)
+        return st;
+    pb_bal_plan plan = {};
+    cudaError_t e = cudaMemcpy(ptr, a->ptr->handle, ((size_t)a->rows + 1) * sizeof *ptr, cudaMemcpyDeviceToHost);
+    if (e == cudaSuccess) {
+        pb__spmv_row_stats_of(ptr, a->rows, a->cols, &sp->stats);
+        st = pb__bal_plan(ptr, a->rows, &plan);
+    }
+    pb__host_free(ptr);
+    if (e != cudaSuccess || st != PB_OK) {
+        pb__bal_free(&plan);
+        PB_CUDA_CHECK(e);
+        return st;
+    }
+    size_t blocks = (size_t)plan.n_blocks * sizeof *plan.blocks, pieces = (size_t)plan.n_pieces * sizeof *plan.pieces,
+           parts = (size_t)plan.n_parts;
+    e = cudaMalloc(&sp->bal_blocks, blocks ? blocks : 1);
+    if (e == cudaSuccess)
+        e = cudaMalloc(&sp->bal_pieces, pieces ? pieces : 1);
+    if (e == cudaSuccess)
+        e = cudaMalloc(&sp->bal_partial, parts ? parts * sizeof(double) : 1);
+    if (e == cudaSuccess)
+        e = cudaMalloc(&sp->bal_counter, parts ? parts * sizeof(int32_t) : 1);
+    if (e == cudaSuccess && blocks)
+        e = cudaMemcpy(sp->bal_blocks, plan.blocks, blocks, cudaMemcpyHostToDevice);
+    if (e == cudaSuccess && pieces)
+        e = cudaMemcpy(sp->bal_pieces, plan.pieces, pieces, cudaMemcpyHostToDevice);
+    if (e == cudaSuccess && parts)
+        e = cudaMemset(sp->bal_counter, 0, parts * sizeof(int32_t));
+    sp->bal_n_blocks = plan.n_blocks, sp->bal_n_pieces = plan.n_pieces, sp->bal_long_rows = plan.long_rows;
+    pb__bal_free(&plan);
+    PB_CUDA_CHECK(e);
+    sp->bal_ptr = a->ptr->stamp, sp->bal_rows = a->rows, sp->bal_nnz = a->nnz;
+    return PB_OK;
+}
+
+template <typename T> static pb_status launch_balanced(pb_cuda_sparse *sp, const pb_spmv_args *a, cudaStream_t s)
+{
+    int64_t grid = (int64_t)sp->bal_n_pieces + sp->bal_n_blocks;
+    if (grid == 0)
+        return PB_OK;
+    csr_balanced<T><<<(unsigned)grid, PB_BAL_THREADS, 0, s>>>(
+        pb__cuda_ptr<const int32_t>(a->ptr), pb__cuda_ptr<const int32_t>(a->idx), pb__cuda_ptr<const T>(a->val),
+        pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y), sp->bal_pieces, sp->bal_n_pieces, sp->bal_blocks,
+        static_cast<T *>(sp->bal_partial), sp->bal_counter);
+    PB_CUDA_CHECK_LAUNCH();
+    return PB_OK;
+}
+
+pb_status pb__cuda_spmv_balanced(pb_device *dev, const void *args, pb_stream *s)
+{
+    const pb_spmv_args *a = spmv_args(args);
+    if (a->rows == 0)
+        return PB_OK;
+    pb_cuda_sparse *sp = nullptr;
+    pb_status st = balanced_plan(dev, a, &sp);
+    if (st != PB_OK)
+        return st;
+    cudaStream_t stream = pb__cuda_stream(s);
+    return a->prec == PB_DOUBLE ? launch_balanced<double>(sp, a, stream) : launch_balanced<float>(sp, a, stream);
+}
+
+pb_status pb__cuda_spmv_balanced_prepare(pb_device *dev, const void *args, char *note, size_t len)
+{
+    const pb_spmv_args *a = spmv_args(args);
+    pb_cuda_sparse *sp = nullptr;
+    pb_status st = a->rows ? balanced_plan(dev, a, &sp) : PB_OK;
+    if (st == PB_OK && sp && note)
+        snprintf(note, len, "%d blocks, %d long rows in %d pieces", sp->bal_n_blocks, sp->bal_long_rows,
+                 sp->bal_n_pieces);
+    return st;
+}
 
 static pb_status sparse_prepare(pb_cuda_sparse *sp, const pb_spmv_args *a, const void *alpha, const void *beta,
                                 cudaDataType type)

@@ -1,0 +1,124 @@
+/* The load-balanced SpMV plan (balance.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "sparse/balance.h"
+
+static int32_t pow2_floor(int64_t v)
+{
+    int32_t p = 1;
+    while (p < 32 && 2 * (int64_t)p <= v)
+        p *= 2;
+    return p;
+}
+
+/* Threads per row for rows of `nnz` entries in all, the longest `max_len`. */
+static int32_t group_for(int64_t nnz, int64_t rows, int64_t max_len)
+{
+    int32_t g = pow2_floor(rows ? nnz / rows : 1);
+    while (g < 32 && (int64_t)g * 8 < max_len)
+        g *= 2;
+    return g;
+}
+
+static int64_t passes(int64_t rows, int32_t group) { return (rows + PB_BAL_THREADS / group - 1) / (PB_BAL_THREADS / group); }
+
+pb_status pb__bal_plan(const int32_t *ptr, int32_t rows, struct pb_bal_plan *out)
+{
+    memset(out, 0, sizeof *out);
+    /* Counts first, then the arrays. */
+    int64_t n_pieces = 0, n_parts = 0, long_rows = 0, n_blocks = 0;
+    for (int32_t i = 0; i < rows; i++) {
+        int64_t len = ptr[i + 1] - ptr[i];
+        if (len > PB_BAL_LONG) {
+            int64_t n = (len + PB_BAL_PIECE - 1) / PB_BAL_PIECE;
+            n_pieces += n;
+            n_parts += n > 1 ? n : 0;
+            long_rows++;
+        }
+    }
+    /* Blocks: at most one per PB_BAL_NNZ / 2 entries (two neighbours always
+     * exceed it), per long row (which ends one) and per 128 rows (a block
+     * closed by the pass limit has more). */
+    int64_t cap = 2 * (int64_t)ptr[rows] / PB_BAL_NNZ + long_rows + (int64_t)rows / 128 + 2;
+    pb_status st = pb__host_alloc((size_t)cap * sizeof *out->blocks, "spmv balance blocks", (void **)&out->blocks);
+    if (st == PB_OK && n_pieces)
+        st = pb__host_alloc((size_t)n_pieces * sizeof *out->pieces, "spmv balance pieces", (void **)&out->pieces);
+    if (st != PB_OK) {
+        pb__bal_free(out);
+        return st;
+    }
+    int64_t piece = 0, part = 0;
+    int32_t row0 = 0;
+    int64_t nnz = 0, max_len = 0;
+    for (int32_t i = 0; i <= rows; i++) {
+        int64_t len = i < rows ? ptr[i + 1] - ptr[i] : 0;
+        bool is_long = i < rows && len > PB_BAL_LONG;
+        bool close = i == rows || is_long;
+        if (!close) {
+            int64_t m = len > max_len ? len : max_len, r = i - row0 + 1;
+            close = nnz + len > PB_BAL_NNZ || passes(r, group_for(nnz + len, r, m)) > PB_BAL_PASSES;
+        }
+        if (close && i > row0) {
+            if (n_blocks == cap) { /* the bound above is wrong: say so rather than write past it */
+                pb__bal_free(out);
+                return pb__fail(PB_ERR_INVALID, "spmv balance: more than %lld blocks", (long long)cap);
+            }
+            out->blocks[n_blocks++] = (struct pb_bal_block){row0, i, ptr[row0], ptr[i], group_for(nnz, i - row0, max_len)};
+            row0 = i, nnz = 0, max_len = 0;
+        }
+        if (i == rows)
+            break;
+        if (is_long) {
+            int32_t n = (int32_t)((len + PB_BAL_PIECE - 1) / PB_BAL_PIECE);
+            for (int32_t p = 0; p < n; p++) {
+                int32_t k0 = ptr[i] + p * PB_BAL_PIECE, k1 = p + 1 < n ? k0 + PB_BAL_PIECE : ptr[i + 1];
+                out->pieces[piece++] = (struct pb_bal_piece){i, k0, k1, n > 1 ? (int32_t)(part + p) : -1,
+                                                             n > 1 ? (int32_t)part : -1, n};
+            }
+            if (n > 1)
+                part += n;
+            row0 = i + 1;
+            continue;
+        }
+        nnz += len;
+        if (len > max_len)
+            max_len = len;
+    }
+    out->n_blocks = (int32_t)n_blocks;
+    out->n_pieces = (int32_t)n_pieces;
+    out->n_parts = (int32_t)n_parts;
+    out->long_rows = (int32_t)long_rows;
+    return PB_OK;
+}
+
+void pb__spmv_row_stats_of(const int32_t *ptr, int32_t rows, int32_t cols, struct pb_spmv_row_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    out->rows = rows, out->cols = cols, out->nnz = rows ? ptr[rows] - ptr[0] : 0;
+    if (rows == 0)
+        return;
+    double mean = (double)out->nnz / rows, var = 0;
+    int64_t empty = 0;
+    for (int32_t i = 0; i < rows; i++) {
+        int32_t len = ptr[i + 1] - ptr[i];
+        var += ((double)len - mean) * ((double)len - mean);
+        empty += len == 0;
+        if (len > out->max_len)
+            out->max_len = len;
+    }
+    out->mean = mean;
+    out->cv = mean > 0 ? sqrt(var / rows) / mean : 0;
+    out->empty = (double)empty / rows;
+}
+
+void pb__bal_free(struct pb_bal_plan *p)
+{
+    if (!p)
+        return;
+    pb__host_free(p->blocks);
+    pb__host_free(p->pieces);
+    memset(p, 0, sizeof *p);
+}

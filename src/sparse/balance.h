@@ -1,0 +1,69 @@
+/* The work plan of the load-balanced CSR SpMV kernels (CUDA csr-balanced,
+ * OpenCL csr-balanced), made once per matrix from its row offsets.
+ *
+ * Rows of at most PB_BAL_LONG entries are packed, in order, into blocks of
+ * at most PB_BAL_NNZ entries: one thread block each, which stages the
+ * block's products in shared memory with coalesced loads and then sums each
+ * row with `group` threads (a power of two: about the block's mean row
+ * length, and enough that its longest row takes at most 8 steps), in at most
+ * PB_BAL_PASSES passes over its rows (so a run of empty rows is split too).
+ * Longer rows are cut into pieces of PB_BAL_PIECE entries, a thread block
+ * each; the pieces of one row write partial sums, and the last to finish adds
+ * them in piece order, so the result is the same on every run. */
+#ifndef PARBENCH_SPARSE_BALANCE_H
+#define PARBENCH_SPARSE_BALANCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parbench/pb.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PB_BAL_THREADS 256 /* threads per block */
+#define PB_BAL_NNZ 2048    /* entries per block of short rows (8 per thread) */
+#define PB_BAL_LONG 256    /* longer rows are cut into pieces */
+#define PB_BAL_PIECE 4096  /* entries per piece (16 per thread) */
+#define PB_BAL_PASSES 16   /* passes of the threads over a block's rows */
+
+struct pb_bal_block {
+    int32_t row0, row1; /* rows [row0, row1), none longer than PB_BAL_LONG */
+    int32_t k0, k1;     /* their entries: ptr[row0], ptr[row1] */
+    int32_t group;      /* threads per row: 1, 2, 4, 8, 16 or 32 */
+};
+
+struct pb_bal_piece {
+    int32_t row;
+    int32_t k0, k1;  /* the piece's entries */
+    int32_t part;    /* its partial sum's slot */
+    int32_t first;   /* the row's first slot (and its counter) */
+    int32_t pieces;  /* the row's pieces; 1 = the piece writes y itself */
+};
+
+struct pb_bal_plan {
+    struct pb_bal_block *blocks;
+    struct pb_bal_piece *pieces;
+    int32_t n_blocks, n_pieces;
+    int32_t n_parts;  /* partial-sum slots (rows of more than one piece) */
+    int32_t long_rows;
+};
+
+/* Row-length statistics of a CSR matrix (what `auto` variants decide on). */
+struct pb_spmv_row_stats {
+    int32_t rows, cols, max_len;
+    int64_t nnz;
+    double mean, cv;      /* mean row length; its standard deviation / mean */
+    double empty;         /* fraction of rows that are empty */
+};
+void pb__spmv_row_stats_of(const int32_t *ptr, int32_t rows, int32_t cols, struct pb_spmv_row_stats *out);
+
+/* The plan for CSR row offsets ptr[rows + 1]. PB_ERR_NOMEM. */
+pb_status pb__bal_plan(const int32_t *ptr, int32_t rows, struct pb_bal_plan *out);
+void pb__bal_free(struct pb_bal_plan *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
