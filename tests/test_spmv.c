@@ -406,7 +406,8 @@ static void test_balance_plan(void **state)
         int32_t *ptr = NULL, rows = m->n_rows;
         assert_int_equal(pb__csr_offsets(m, &ptr), PB_OK);
         struct pb_bal_plan plan;
-        assert_int_equal(pb__bal_plan(ptr, rows, &plan), PB_OK);
+        int32_t block_nnz = c % 2 ? PB_BAL_NNZ : PB_BAL_NNZ_MAX;
+        assert_int_equal(pb__bal_plan(ptr, rows, block_nnz, &plan), PB_OK);
         double *y = malloc(((size_t)rows + 1) * sizeof *y), *partial = calloc((size_t)plan.n_parts + 1, sizeof *partial);
         int *written = calloc((size_t)rows + 1, sizeof *written);
         assert_true(y && partial && written);
@@ -417,7 +418,7 @@ static void test_balance_plan(void **state)
             last_row = bl->row1;
             assert_int_equal(bl->k0, ptr[bl->row0]);
             assert_int_equal(bl->k1, ptr[bl->row1]);
-            assert_true(bl->k1 - bl->k0 <= PB_BAL_NNZ);
+            assert_true(bl->k1 - bl->k0 <= block_nnz && bl->row1 - bl->row0 <= PB_BAL_ROWS);
             assert_true(bl->group >= 1 && bl->group <= 32 && (bl->group & (bl->group - 1)) == 0);
             int32_t per_pass = PB_BAL_THREADS / bl->group;
             assert_true((bl->row1 - bl->row0 + per_pass - 1) / per_pass <= PB_BAL_PASSES);
@@ -461,7 +462,8 @@ static void test_balance_plan(void **state)
     /* the zoo's long rows really are cut */
     int32_t ptr[3] = {0, 9000, 9001};
     struct pb_bal_plan plan;
-    assert_int_equal(pb__bal_plan(ptr, 2, &plan), PB_OK);
+    assert_int_equal(pb__bal_plan(ptr, 2, 100, &plan), PB_ERR_INVALID);
+    assert_int_equal(pb__bal_plan(ptr, 2, PB_BAL_NNZ, &plan), PB_OK);
     assert_int_equal(plan.n_pieces, 3);
     assert_int_equal(plan.n_parts, 3);
     assert_int_equal(plan.n_blocks, 1);

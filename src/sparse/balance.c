@@ -1,5 +1,6 @@
 /* The load-balanced SpMV plan (balance.h). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,9 +26,11 @@ static int32_t group_for(int64_t nnz, int64_t rows, int64_t max_len)
 
 static int64_t passes(int64_t rows, int32_t group) { return (rows + PB_BAL_THREADS / group - 1) / (PB_BAL_THREADS / group); }
 
-pb_status pb__bal_plan(const int32_t *ptr, int32_t rows, struct pb_bal_plan *out)
+pb_status pb__bal_plan(const int32_t *ptr, int32_t rows, int32_t block_nnz, struct pb_bal_plan *out)
 {
     memset(out, 0, sizeof *out);
+    if (block_nnz < PB_BAL_THREADS || block_nnz > PB_BAL_NNZ_MAX || block_nnz % PB_BAL_THREADS)
+        return pb__fail(PB_ERR_INVALID, "spmv balance: %d entries per block", block_nnz);
     /* Counts first, then the arrays. */
     int64_t n_pieces = 0, n_parts = 0, long_rows = 0, n_blocks = 0;
     for (int32_t i = 0; i < rows; i++) {
@@ -39,10 +42,10 @@ pb_status pb__bal_plan(const int32_t *ptr, int32_t rows, struct pb_bal_plan *out
             long_rows++;
         }
     }
-    /* Blocks: at most one per PB_BAL_NNZ / 2 entries (two neighbours always
+    /* Blocks: at most one per block_nnz / 2 entries (two neighbours always
      * exceed it), per long row (which ends one) and per 128 rows (a block
-     * closed by the pass limit has more). */
-    int64_t cap = 2 * (int64_t)ptr[rows] / PB_BAL_NNZ + long_rows + (int64_t)rows / 128 + 2;
+     * closed by the pass or row limit has more). */
+    int64_t cap = 2 * (int64_t)ptr[rows] / block_nnz + long_rows + (int64_t)rows / 128 + 2;
     pb_status st = pb__host_alloc((size_t)cap * sizeof *out->blocks, "spmv balance blocks", (void **)&out->blocks);
     if (st == PB_OK && n_pieces)
         st = pb__host_alloc((size_t)n_pieces * sizeof *out->pieces, "spmv balance pieces", (void **)&out->pieces);
@@ -59,7 +62,7 @@ pb_status pb__bal_plan(const int32_t *ptr, int32_t rows, struct pb_bal_plan *out
         bool close = i == rows || is_long;
         if (!close) {
             int64_t m = len > max_len ? len : max_len, r = i - row0 + 1;
-            close = nnz + len > PB_BAL_NNZ || passes(r, group_for(nnz + len, r, m)) > PB_BAL_PASSES;
+            close = nnz + len > block_nnz || r > PB_BAL_ROWS || passes(r, group_for(nnz + len, r, m)) > PB_BAL_PASSES;
         }
         if (close && i > row0) {
             if (n_blocks == cap) { /* the bound above is wrong: say so rather than write past it */
@@ -91,6 +94,7 @@ pb_status pb__bal_plan(const int32_t *ptr, int32_t rows, struct pb_bal_plan *out
     out->n_pieces = (int32_t)n_pieces;
     out->n_parts = (int32_t)n_parts;
     out->long_rows = (int32_t)long_rows;
+    out->block_nnz = block_nnz;
     return PB_OK;
 }
 
@@ -112,6 +116,23 @@ void pb__spmv_row_stats_of(const int32_t *ptr, int32_t rows, int32_t cols, struc
     out->mean = mean;
     out->cv = mean > 0 ? sqrt(var / rows) / mean : 0;
     out->empty = (double)empty / rows;
+}
+
+static double ell_fill(const struct pb_spmv_row_stats *s)
+{
+    return s->nnz ? (double)s->rows * s->max_len / (double)s->nnz : 1;
+}
+
+enum pb_spmv_pick pb__spmv_auto_pick(const struct pb_spmv_row_stats *s)
+{
+    return ell_fill(s) <= 1.5 && s->max_len <= PB_BAL_LONG ? PB_PICK_ELLT : PB_PICK_BALANCED;
+}
+
+void pb__spmv_pick_note(enum pb_spmv_pick pick, const struct pb_spmv_row_stats *s, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s: ELL fill %.2f, rows %.1f +- %.0f%%, longest %d, %.0f%% empty",
+             pick == PB_PICK_ELLT ? "ellt" : "csr-balanced", ell_fill(s), s->mean, 100 * s->cv, s->max_len,
+             100 * s->empty);
 }
 
 void pb__bal_free(struct pb_bal_plan *p)

@@ -2,8 +2,9 @@
  * OpenCL csr-balanced), made once per matrix from its row offsets.
  *
  * Rows of at most PB_BAL_LONG entries are packed, in order, into blocks of
- * at most PB_BAL_NNZ entries: one thread block each, which stages the
- * block's products in shared memory with coalesced loads and then sums each
+ * at most block_nnz entries and PB_BAL_ROWS rows: one thread block each, which
+ * stages the block's products and row offsets in shared memory with coalesced
+ * loads and then sums each
  * row with `group` threads (a power of two: about the block's mean row
  * length, and enough that its longest row takes at most 8 steps), in at most
  * PB_BAL_PASSES passes over its rows (so a run of empty rows is split too).
@@ -23,7 +24,9 @@ extern "C" {
 #endif
 
 #define PB_BAL_THREADS 256 /* threads per block */
-#define PB_BAL_NNZ 2048    /* entries per block of short rows (8 per thread) */
+#define PB_BAL_NNZ 2048    /* entries per block of short rows by default (8 per thread) */
+#define PB_BAL_NNZ_MAX 4096 /* the most a plan may be asked for */
+#define PB_BAL_ROWS 1024   /* rows per block at most (their offsets are staged too) */
 #define PB_BAL_LONG 256    /* longer rows are cut into pieces */
 #define PB_BAL_PIECE 4096  /* entries per piece (16 per thread) */
 #define PB_BAL_PASSES 16   /* passes of the threads over a block's rows */
@@ -48,6 +51,7 @@ struct pb_bal_plan {
     int32_t n_blocks, n_pieces;
     int32_t n_parts;  /* partial-sum slots (rows of more than one piece) */
     int32_t long_rows;
+    int32_t block_nnz;
 };
 
 /* Row-length statistics of a CSR matrix (what `auto` variants decide on). */
@@ -59,8 +63,20 @@ struct pb_spmv_row_stats {
 };
 void pb__spmv_row_stats_of(const int32_t *ptr, int32_t rows, int32_t cols, struct pb_spmv_row_stats *out);
 
-/* The plan for CSR row offsets ptr[rows + 1]. PB_ERR_NOMEM. */
-pb_status pb__bal_plan(const int32_t *ptr, int32_t rows, struct pb_bal_plan *out);
+/* What an `auto` SpMV variant runs for a matrix of these statistics:
+ * ELLPACK transposed (a converted copy) when padding rows to the longest
+ * costs at most half the entries again and rows are at most PB_BAL_LONG (on
+ * a GPU a thread per row then reads coalesced, with no reduction), else the
+ * load-balanced CSR kernel (or what the backend has nearest to it). */
+enum pb_spmv_pick { PB_PICK_ELLT, PB_PICK_BALANCED };
+enum pb_spmv_pick pb__spmv_auto_pick(const struct pb_spmv_row_stats *s);
+/* "ellt (fill 1.04, rows 7.0 +- 8%)" and the like, for the row's note. */
+void pb__spmv_pick_note(enum pb_spmv_pick pick, const struct pb_spmv_row_stats *s, char *buf, size_t len);
+
+/* The plan for CSR row offsets ptr[rows + 1], blocks of at most block_nnz
+ * entries (a multiple of PB_BAL_THREADS up to PB_BAL_NNZ_MAX). PB_ERR_NOMEM,
+ * PB_ERR_INVALID. */
+pb_status pb__bal_plan(const int32_t *ptr, int32_t rows, int32_t block_nnz, struct pb_bal_plan *out);
 void pb__bal_free(struct pb_bal_plan *p);
 
 #ifdef __cplusplus

@@ -263,7 +263,7 @@ __device__ __forceinline__ void balanced_piece(const pb_bal_piece p, const int32
     T sum = 0;
 #pragma unroll 4
     for (int32_t k = p.k0 + threadIdx.x; k < p.k1; k += PB_BAL_THREADS)
-        sum += val[k] * x[idx[k]];
+        sum += __ldcs(&val[k]) * x[__ldcs(&idx[k])];
     sum = warp_reduce(sum);
     if (lane == 0)
         warp_sum[warp] = sum;
@@ -291,36 +291,58 @@ __device__ __forceinline__ void balanced_piece(const pb_bal_piece p, const int32
     counter[p.first] = 0; // ready for the next product
 }
 
-template <typename T>
+template <typename T, int NZ>
 __global__ void __launch_bounds__(PB_BAL_THREADS)
     csr_balanced(const int32_t *__restrict__ ptr, const int32_t *__restrict__ idx, const T *__restrict__ val,
                  const T *__restrict__ x, T *__restrict__ y, const pb_bal_piece *__restrict__ pieces,
                  int32_t n_pieces, const pb_bal_block *__restrict__ blocks, T *partial, int32_t *counter)
 {
-    __shared__ T prod[PB_BAL_NNZ];
+    __shared__ T prod[NZ];
+    __shared__ int32_t start[PB_BAL_ROWS + 1]; // row offsets from the block's first entry
     if ((int32_t)blockIdx.x < n_pieces) {
         balanced_piece(pieces[blockIdx.x], idx, val, x, y, partial, counter, prod);
         return;
     }
     const pb_bal_block b = blocks[blockIdx.x - n_pieces];
+    // The matrix streams through once: evict-first loads keep x in L2.
 #pragma unroll
-    for (int i = 0; i < PB_BAL_NNZ / PB_BAL_THREADS; i++) {
+    for (int i = 0; i < NZ / PB_BAL_THREADS; i++) {
         int32_t k = b.k0 + i * PB_BAL_THREADS + (int32_t)threadIdx.x;
         if (k < b.k1)
-            prod[k - b.k0] = val[k] * x[idx[k]];
+            prod[k - b.k0] = __ldcs(&val[k]) * x[__ldcs(&idx[k])];
     }
+    for (int32_t i = threadIdx.x; i <= b.row1 - b.row0; i += PB_BAL_THREADS)
+        start[i] = ptr[b.row0 + i] - b.k0;
     __syncthreads();
     const int g = b.group, lane = threadIdx.x & (g - 1), per_pass = PB_BAL_THREADS / g;
-    for (int32_t r0 = b.row0; r0 < b.row1; r0 += per_pass) { // the same trip count for every thread
-        int32_t row = r0 + (int32_t)threadIdx.x / g;
+    for (int32_t r0 = 0; r0 < b.row1 - b.row0; r0 += per_pass) { // the same trip count for every thread
+        int32_t r = r0 + (int32_t)threadIdx.x / g;
         T sum = 0;
-        if (row < b.row1)
-            for (int32_t j = ptr[row] - b.k0 + lane, end = ptr[row + 1] - b.k0; j < end; j += g)
+        if (r < b.row1 - b.row0)
+            for (int32_t j = start[r] + lane, end = start[r + 1]; j < end; j += g)
                 sum += prod[j];
         for (int off = g / 2; off > 0; off /= 2)
             sum += __shfl_down_sync(0xffffffffu, sum, off, g);
-        if (lane == 0 && row < b.row1)
-            y[row] = sum;
+        if (lane == 0 && r < b.row1 - b.row0)
+            __stcs(&y[b.row0 + r], sum);
+    }
+}
+
+// auto's ELLPACK transposed copy of a CSR matrix: a thread per row, padding
+// with column -1 and value 0 (what ell_rows reads).
+template <typename T>
+__global__ void csr_to_ellt(int32_t rows, int32_t width, const int32_t *__restrict__ ptr,
+                            const int32_t *__restrict__ idx, const T *__restrict__ val, int32_t *__restrict__ ell_idx,
+                            T *__restrict__ ell_val)
+{
+    int64_t row = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (row >= rows)
+        return;
+    int32_t begin = ptr[row], len = ptr[row + 1] - begin;
+    for (int32_t j = 0; j < width; j++) {
+        size_t at = (size_t)j * (size_t)rows + (size_t)row;
+        ell_idx[at] = j < len ? idx[begin + j] : -1;
+        ell_val[at] = j < len ? val[begin + j] : T(0);
     }
 }
 
@@ -375,13 +397,18 @@ template <typename T> pb_status dispatch_vector(const pb_spmv_args *a, int group
 
 // With the long rows taken out, a group as wide as the mean row length works
 // best (H100: 16 for rows of 16 on average, random or power-law).
-template <typename T> pb_status dispatch_adaptive(pb_device *dev, const pb_spmv_args *a, cudaStream_t s)
+int adaptive_group(const pb_spmv_args *a)
 {
     int group = a->group;
     if (!group)
         for (group = 1; group < 32 && 2 * group <= (a->rows ? (double)a->nnz / a->rows : 1);)
             group *= 2;
-    PB_SPMV_BY_GROUP(launch_adaptive, T, group, dev, a, s)
+    return group;
+}
+
+template <typename T> pb_status dispatch_adaptive(pb_device *dev, const pb_spmv_args *a, cudaStream_t s)
+{
+    PB_SPMV_BY_GROUP(launch_adaptive, T, adaptive_group(a), dev, a, s)
 }
 
 template <typename T, bool transposed> pb_status launch_ell(const pb_spmv_args *a, cudaStream_t s)
@@ -464,6 +491,17 @@ pb_status pb__cuda_spmv_adaptive(pb_device *dev, const void *args, pb_stream *s)
     return a->prec == PB_DOUBLE ? dispatch_adaptive<double>(dev, a, stream) : dispatch_adaptive<float>(dev, a, stream);
 }
 
+pb_status pb__cuda_spmv_adaptive_prepare(pb_device *dev, const void *args, char *note, size_t len)
+{
+    (void)note, (void)len;
+    const pb_spmv_args *a = spmv_args(args);
+    long_rows lr = {};
+    pb_status st = a->rows ? adaptive_lists(dev, a, 8 * adaptive_group(a), nullptr, &lr) : PB_OK;
+    if (st == PB_OK)
+        PB_CUDA_CHECK(cudaDeviceSynchronize());
+    return st;
+}
+
 pb_status pb__cuda_spmv_ell(pb_device *dev, const void *args, pb_stream *s)
 {
     PB_SPMV_DISPATCH((launch_ell<float, false>(a, stream)), (launch_ell<double, false>(a, stream)));
@@ -505,11 +543,19 @@ struct pb_cuda_sparse {
     pb_bal_piece *bal_pieces;
     void *bal_partial;
     int32_t *bal_counter;
-    int32_t bal_n_blocks, bal_n_pieces, bal_long_rows;
+    int32_t bal_n_blocks, bal_n_pieces, bal_long_rows, bal_block_nnz;
     uint64_t bal_ptr;
     int32_t bal_rows;
     int64_t bal_nnz;
     pb_spmv_row_stats stats;
+    // auto: what it picked for the matrix of the plan, and its ELLT copy
+    // (made from the arrays with stamps ell_ptr/ell_idx/ell_val).
+    pb_spmv_pick pick;
+    int32_t *ell_idx;
+    void *ell_val;
+    int32_t ell_width;
+    uint64_t ell_ptr_stamp, ell_idx_stamp, ell_val_stamp;
+    enum pb_precision ell_prec;
     int32_t *lists; // csr-adaptive: counts[2], then the list
     size_t lists_bytes;
     uint64_t lists_ptr; // stamp of the row offsets the lists were made from
@@ -548,6 +594,8 @@ void pb__cuda_sparse_release(pb_cuda_device *impl)
     cudaFree(sp->bal_pieces);
     cudaFree(sp->bal_partial);
     cudaFree(sp->bal_counter);
+    cudaFree(sp->ell_idx);
+    cudaFree(sp->ell_val);
     delete sp;
     impl->sparse = nullptr;
 }
@@ -590,15 +638,18 @@ pb_status adaptive_lists(pb_device *dev, const pb_spmv_args *a, int32_t split, c
 
 // The csr-balanced plan and the row statistics of a's matrix, made on the
 // host from its row offsets once per matrix (the offsets come back once).
-static pb_status balanced_plan(pb_device *dev, const pb_spmv_args *a, pb_cuda_sparse **out)
+static pb_status balanced_plan(pb_device *dev, const pb_spmv_args *a, int32_t block_nnz, pb_cuda_sparse **out)
 {
     pb_cuda_sparse *sp = nullptr;
     pb_status st = sparse_state(dev, &sp);
     if (st != PB_OK)
         return st;
     *out = sp;
-    if (sp->bal_ptr == a->ptr->stamp && sp->bal_rows == a->rows && sp->bal_nnz == a->nnz && sp->bal_ptr)
+    if (sp->bal_ptr == a->ptr->stamp && sp->bal_rows == a->rows && sp->bal_nnz == a->nnz && sp->bal_ptr &&
+        (sp->bal_block_nnz == block_nnz || block_nnz == 0))
         return PB_OK;
+    if (block_nnz == 0)
+        block_nnz = PB_BAL_NNZ;
     sp->bal_ptr = 0; // stale until the plan below is made
     cudaFree(sp->bal_blocks);
     cudaFree(sp->bal_pieces);
@@ -612,7 +663,7 @@ static pb_status balanced_plan(pb_device *dev, const pb_spmv_args *a, pb_cuda_sp
     cudaError_t e = cudaMemcpy(ptr, a->ptr->handle, ((size_t)a->rows + 1) * sizeof *ptr, cudaMemcpyDeviceToHost);
     if (e == cudaSuccess) {
         pb__spmv_row_stats_of(ptr, a->rows, a->cols, &sp->stats);
-        st = pb__bal_plan(ptr, a->rows, &plan);
+        st = pb__bal_plan(ptr, a->rows, block_nnz, &plan);
     }
     pb__host_free(ptr);
     if (e != cudaSuccess || st != PB_OK) {
@@ -636,6 +687,7 @@ static pb_status balanced_plan(pb_device *dev, const pb_spmv_args *a, pb_cuda_sp
     if (e == cudaSuccess && parts)
         e = cudaMemset(sp->bal_counter, 0, parts * sizeof(int32_t));
     sp->bal_n_blocks = plan.n_blocks, sp->bal_n_pieces = plan.n_pieces, sp->bal_long_rows = plan.long_rows;
+    sp->bal_block_nnz = block_nnz;
     pb__bal_free(&plan);
     PB_CUDA_CHECK(e);
     sp->bal_ptr = a->ptr->stamp, sp->bal_rows = a->rows, sp->bal_nnz = a->nnz;
@@ -647,7 +699,8 @@ template <typename T> static pb_status launch_balanced(pb_cuda_sparse *sp, const
     int64_t grid = (int64_t)sp->bal_n_pieces + sp->bal_n_blocks;
     if (grid == 0)
         return PB_OK;
-    csr_balanced<T><<<(unsigned)grid, PB_BAL_THREADS, 0, s>>>(
+    auto kernel = sp->bal_block_nnz > PB_BAL_NNZ ? csr_balanced<T, PB_BAL_NNZ_MAX> : csr_balanced<T, PB_BAL_NNZ>;
+    kernel<<<(unsigned)grid, PB_BAL_THREADS, 0, s>>>(
         pb__cuda_ptr<const int32_t>(a->ptr), pb__cuda_ptr<const int32_t>(a->idx), pb__cuda_ptr<const T>(a->val),
         pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y), sp->bal_pieces, sp->bal_n_pieces, sp->bal_blocks,
         static_cast<T *>(sp->bal_partial), sp->bal_counter);
@@ -655,27 +708,132 @@ template <typename T> static pb_status launch_balanced(pb_cuda_sparse *sp, const
     return PB_OK;
 }
 
-pb_status pb__cuda_spmv_balanced(pb_device *dev, const void *args, pb_stream *s)
+static pb_status run_balanced(pb_device *dev, const void *args, pb_stream *s, int32_t block_nnz)
 {
     const pb_spmv_args *a = spmv_args(args);
     if (a->rows == 0)
         return PB_OK;
     pb_cuda_sparse *sp = nullptr;
-    pb_status st = balanced_plan(dev, a, &sp);
+    pb_status st = balanced_plan(dev, a, block_nnz, &sp);
     if (st != PB_OK)
         return st;
     cudaStream_t stream = pb__cuda_stream(s);
     return a->prec == PB_DOUBLE ? launch_balanced<double>(sp, a, stream) : launch_balanced<float>(sp, a, stream);
 }
 
-pb_status pb__cuda_spmv_balanced_prepare(pb_device *dev, const void *args, char *note, size_t len)
+static pb_status prepare_balanced(pb_device *dev, const void *args, char *note, size_t len, int32_t block_nnz)
 {
     const pb_spmv_args *a = spmv_args(args);
     pb_cuda_sparse *sp = nullptr;
-    pb_status st = a->rows ? balanced_plan(dev, a, &sp) : PB_OK;
+    pb_status st = a->rows ? balanced_plan(dev, a, block_nnz, &sp) : PB_OK;
     if (st == PB_OK && sp && note)
-        snprintf(note, len, "%d blocks, %d long rows in %d pieces", sp->bal_n_blocks, sp->bal_long_rows,
-                 sp->bal_n_pieces);
+        snprintf(note, len, "%d blocks of <= %d, %d long rows in %d pieces", sp->bal_n_blocks, sp->bal_block_nnz,
+                 sp->bal_long_rows, sp->bal_n_pieces);
+    return st;
+}
+
+pb_status pb__cuda_spmv_balanced(pb_device *dev, const void *args, pb_stream *s)
+{
+    return run_balanced(dev, args, s, PB_BAL_NNZ);
+}
+
+pb_status pb__cuda_spmv_balanced_prepare(pb_device *dev, const void *args, char *note, size_t len)
+{
+    return prepare_balanced(dev, args, note, len, PB_BAL_NNZ);
+}
+
+pb_status pb__cuda_spmv_balanced_wide(pb_device *dev, const void *args, pb_stream *s)
+{
+    return run_balanced(dev, args, s, PB_BAL_NNZ_MAX);
+}
+
+pb_status pb__cuda_spmv_balanced_wide_prepare(pb_device *dev, const void *args, char *note, size_t len)
+{
+    return prepare_balanced(dev, args, note, len, PB_BAL_NNZ_MAX);
+}
+
+
+// ---- auto -------------------------------------------------------------------
+
+// auto's ELLT copy of a's matrix, made on the device when stale.
+static pb_status auto_ellt(pb_cuda_sparse *sp, const pb_spmv_args *a)
+{
+    if (sp->ell_idx && sp->ell_ptr_stamp == a->ptr->stamp && sp->ell_idx_stamp == a->idx->stamp &&
+        sp->ell_val_stamp == a->val->stamp && sp->ell_prec == a->prec && sp->ell_width == sp->stats.max_len)
+        return PB_OK;
+    cudaFree(sp->ell_idx);
+    cudaFree(sp->ell_val);
+    sp->ell_idx = nullptr, sp->ell_val = nullptr, sp->ell_ptr_stamp = 0;
+    size_t n = (size_t)a->rows * (size_t)sp->stats.max_len, elt = pb_precision_size(a->prec);
+    PB_CUDA_CHECK(cudaMalloc(&sp->ell_idx, n ? n * sizeof(int32_t) : 1));
+    PB_CUDA_CHECK(cudaMalloc(&sp->ell_val, n ? n * elt : 1));
+    sp->ell_width = sp->stats.max_len;
+    if (a->prec == PB_DOUBLE)
+        csr_to_ellt<double><<<blocks_for(a->rows, 256), 256>>>(
+            a->rows, sp->ell_width, pb__cuda_ptr<const int32_t>(a->ptr), pb__cuda_ptr<const int32_t>(a->idx),
+            pb__cuda_ptr<const double>(a->val), sp->ell_idx, static_cast<double *>(sp->ell_val));
+    else
+        csr_to_ellt<float><<<blocks_for(a->rows, 256), 256>>>(
+            a->rows, sp->ell_width, pb__cuda_ptr<const int32_t>(a->ptr), pb__cuda_ptr<const int32_t>(a->idx),
+            pb__cuda_ptr<const float>(a->val), sp->ell_idx, static_cast<float *>(sp->ell_val));
+    PB_CUDA_CHECK_LAUNCH();
+    PB_CUDA_CHECK(cudaDeviceSynchronize());
+    sp->ell_ptr_stamp = a->ptr->stamp, sp->ell_idx_stamp = a->idx->stamp, sp->ell_val_stamp = a->val->stamp;
+    sp->ell_prec = a->prec;
+    return PB_OK;
+}
+
+// The pick for a's matrix (and what it needs), made once per matrix. An
+// ELLT copy that does not fit in device memory falls back to csr-balanced.
+static pb_status auto_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_sparse **out)
+{
+    pb_status st = balanced_plan(dev, a, 0, out);
+    if (st != PB_OK)
+        return st;
+    pb_cuda_sparse *sp = *out;
+    sp->pick = pb__spmv_auto_pick(&sp->stats);
+    if (sp->pick == PB_PICK_ELLT && (st = auto_ellt(sp, a)) == PB_ERR_NOMEM) {
+        pb__clear_error();
+        cudaGetLastError(); // the failed allocation is not the next call's error
+        sp->pick = PB_PICK_BALANCED;
+        st = PB_OK;
+    }
+    return st;
+}
+
+pb_status pb__cuda_spmv_auto(pb_device *dev, const void *args, pb_stream *s)
+{
+    const pb_spmv_args *a = spmv_args(args);
+    if (a->rows == 0)
+        return PB_OK;
+    pb_cuda_sparse *sp = nullptr;
+    pb_status st = auto_ready(dev, a, &sp);
+    if (st != PB_OK)
+        return st;
+    cudaStream_t stream = pb__cuda_stream(s);
+    bool dbl = a->prec == PB_DOUBLE;
+    if (sp->pick == PB_PICK_BALANCED)
+        return dbl ? launch_balanced<double>(sp, a, stream) : launch_balanced<float>(sp, a, stream);
+    int block = block_of(a);
+    if (dbl)
+        ell_rows<double, true><<<blocks_for(a->rows, block), block, 0, stream>>>(
+            a->rows, sp->ell_width, sp->ell_idx, static_cast<const double *>(sp->ell_val),
+            pb__cuda_ptr<const double>(a->x), pb__cuda_ptr<double>(a->y));
+    else
+        ell_rows<float, true><<<blocks_for(a->rows, block), block, 0, stream>>>(
+            a->rows, sp->ell_width, sp->ell_idx, static_cast<const float *>(sp->ell_val),
+            pb__cuda_ptr<const float>(a->x), pb__cuda_ptr<float>(a->y));
+    PB_CUDA_CHECK_LAUNCH();
+    return PB_OK;
+}
+
+pb_status pb__cuda_spmv_auto_prepare(pb_device *dev, const void *args, char *note, size_t len)
+{
+    const pb_spmv_args *a = spmv_args(args);
+    pb_cuda_sparse *sp = nullptr;
+    pb_status st = a->rows ? auto_ready(dev, a, &sp) : PB_OK;
+    if (st == PB_OK && sp && note)
+        pb__spmv_pick_note(sp->pick, &sp->stats, note, len);
     return st;
 }
 
@@ -710,15 +868,14 @@ bool pb__cuda_spmv_cusparse_supports(const pb_device *dev, const void *args, con
     return true;
 }
 
-pb_status pb__cuda_spmv_cusparse(pb_device *dev, const void *args, pb_stream *s)
+// The handle and the preprocessed matrix of the anchor, made when stale.
+static pb_status cusparse_ready(pb_device *dev, const pb_spmv_args *a, cudaStream_t stream, pb_cuda_sparse **out)
 {
-    const pb_spmv_args *a = spmv_args(args);
-    if (a->rows == 0)
-        return PB_OK;
     pb_cuda_sparse *sp = nullptr;
     pb_status st = sparse_state(dev, &sp);
     if (st != PB_OK)
         return st;
+    *out = sp;
     if (!sp->handle) {
         cusparseStatus_t e = cusparseCreate(&sp->handle);
         if (e != CUSPARSE_STATUS_SUCCESS) {
@@ -726,21 +883,45 @@ pb_status pb__cuda_spmv_cusparse(pb_device *dev, const void *args, pb_stream *s)
             return cusparse_status(e, "cusparseCreate", __FILE__, __LINE__);
         }
     }
-    PB_CUSPARSE_CHECK(cusparseSetStream(sp->handle, pb__cuda_stream(s)));
+    PB_CUSPARSE_CHECK(cusparseSetStream(sp->handle, stream));
+    if (!sp->mat || sp->ptr != a->ptr->stamp || sp->idx != a->idx->stamp || sp->val != a->val->stamp ||
+        sp->x_ptr != a->x->handle || sp->y_ptr != a->y->handle || sp->prec != a->prec) {
+        bool dbl = a->prec == PB_DOUBLE;
+        const double one = 1, zero = 0;
+        const float one_f = 1, zero_f = 0;
+        st = sparse_prepare(sp, a, dbl ? (const void *)&one : &one_f, dbl ? (const void *)&zero : &zero_f,
+                            dbl ? CUDA_R_64F : CUDA_R_32F);
+        if (st != PB_OK)
+            sparse_drop_matrix(sp);
+    }
+    return st;
+}
+
+pb_status pb__cuda_spmv_cusparse_prepare(pb_device *dev, const void *args, char *note, size_t len)
+{
+    (void)note, (void)len;
+    const pb_spmv_args *a = spmv_args(args);
+    pb_cuda_sparse *sp = nullptr;
+    pb_status st = a->rows ? cusparse_ready(dev, a, nullptr, &sp) : PB_OK;
+    if (st == PB_OK && a->rows)
+        PB_CUDA_CHECK(cudaDeviceSynchronize());
+    return st;
+}
+
+pb_status pb__cuda_spmv_cusparse(pb_device *dev, const void *args, pb_stream *s)
+{
+    const pb_spmv_args *a = spmv_args(args);
+    if (a->rows == 0)
+        return PB_OK;
+    pb_cuda_sparse *sp = nullptr;
+    pb_status st = cusparse_ready(dev, a, pb__cuda_stream(s), &sp);
+    if (st != PB_OK)
+        return st;
     const double one = 1, zero = 0;
     const float one_f = 1, zero_f = 0;
     bool dbl = a->prec == PB_DOUBLE;
     const void *alpha = dbl ? (const void *)&one : &one_f, *beta = dbl ? (const void *)&zero : &zero_f;
-    cudaDataType type = dbl ? CUDA_R_64F : CUDA_R_32F;
-    if (!sp->mat || sp->ptr != a->ptr->stamp || sp->idx != a->idx->stamp || sp->val != a->val->stamp ||
-        sp->x_ptr != a->x->handle || sp->y_ptr != a->y->handle || sp->prec != a->prec) {
-        pb_status st = sparse_prepare(sp, a, alpha, beta, type);
-        if (st != PB_OK) {
-            sparse_drop_matrix(sp);
-            return st;
-        }
-    }
     PB_CUSPARSE_CHECK(cusparseSpMV(sp->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, sp->mat, sp->x, beta, sp->y,
-                                   type, CUSPARSE_SPMV_ALG_DEFAULT, sp->buffer));
+                                   dbl ? CUDA_R_64F : CUDA_R_32F, CUSPARSE_SPMV_ALG_DEFAULT, sp->buffer));
     return PB_OK;
 }
