@@ -65,7 +65,7 @@ void pb__spmv_row_stats_of(const int32_t *ptr, int32_t rows, int32_t cols, struc
 
 /* What an `auto` SpMV variant runs for a matrix of these statistics:
  * ELLPACK transposed (a converted copy) when padding rows to the longest
- * costs at most half the entries again and rows are at most PB_BAL_LONG (on
+ * at most doubles the entries and rows are at most PB_BAL_LONG (on
  * a GPU a thread per row then reads coalesced, with no reduction), else the
  * load-balanced CSR kernel (or what the backend has nearest to it). */
 enum pb_spmv_pick { PB_PICK_ELLT, PB_PICK_BALANCED };

@@ -126,6 +126,8 @@ bool pb__cl_spmv_supports(const pb_device *dev, const void *args, const char **w
 pb_status pb__cl_spmv_scalar(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__cl_spmv_vector(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__cl_spmv_ellt(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cl_spmv_auto(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cl_spmv_auto_prepare(pb_device *dev, const void *args, char *note, size_t len);
 
 /* GEMM variants (gemm.c). */
 #define PB__CL_GEMM_DECL(name)                                                        \

@@ -1,5 +1,7 @@
 /* SpMV on OpenCL, host side of kernels/spmv.cl: CSR one work-item per row,
  * CSR with a group of work-items per row, ELLPACK transposed. */
+#include <stdio.h>
+
 #include "backends/opencl/cl_impl.h"
 #include "sparse/sparse.h"
 
@@ -92,4 +94,28 @@ pb_status pb__cl_spmv_vector(pb_device *dev, const void *args, pb_stream *s)
         return st;
     size_t global = round_up((size_t)a->rows * (size_t)group, local);
     return pb__cl_launch(dev, s, k->kernel, 1, &global, &local);
+}
+
+/* auto: on a GPU a group of work-items per row (csr-vector, the group from
+ * the mean row length), on a CPU one work-item per row (csr-scalar: the
+ * compiler vectorises across rows). */
+static bool on_gpu(const pb_device *dev)
+{
+    cl_device_type type = 0;
+    return clGetDeviceInfo(pb__cl(dev)->device, CL_DEVICE_TYPE, sizeof type, &type, NULL) == CL_SUCCESS &&
+           (type & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR));
+}
+
+pb_status pb__cl_spmv_auto(pb_device *dev, const void *args, pb_stream *s)
+{
+    return on_gpu(dev) ? pb__cl_spmv_vector(dev, args, s) : pb__cl_spmv_scalar(dev, args, s);
+}
+
+pb_status pb__cl_spmv_auto_prepare(pb_device *dev, const void *args, char *note, size_t len)
+{
+    if (on_gpu(dev))
+        snprintf(note, len, "csr-vector, %d work-items per row: a GPU", pb__spmv_row_group(args));
+    else
+        snprintf(note, len, "csr-scalar: a CPU");
+    return PB_OK;
 }

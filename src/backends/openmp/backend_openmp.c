@@ -104,6 +104,7 @@ static const struct pb_variant omp_variants[] = {
     {.desc = {"spmv", "csr-v8", "CSR, vertical unrolling x8", 0}, .run = pb__omp_spmv_v8, .data = &pb__spmv_csr},
     {.desc = {"spmv", "csr-v16", "CSR, vertical unrolling x16", 0}, .run = pb__omp_spmv_v16, .data = &pb__spmv_csr},
     {.desc = {"spmv", "ell", "ELLPACK (row-major), rows split over threads", 0}, .run = pb__omp_spmv_ell, .data = &pb__spmv_ell},
+    {.desc = {"spmv", "auto", "CSR in, the kernel picked for the matrix (csr here; the row says which)", 0}, .run = pb__omp_spmv_auto, .data = &pb__spmv_csr, .prepare = pb__omp_spmv_auto_prepare},
 #ifdef PB_HAVE_LIBRSB
     {.desc = {"spmv", "librsb", "librsb rsb_spmv (recursive sparse blocks)", PB_VARIANT_ANCHOR}, .run = pb__rsb_spmv, .data = &pb__spmv_csr},
 #endif

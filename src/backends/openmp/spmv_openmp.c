@@ -4,6 +4,7 @@
  * (a merge-path split of the row ends and the entries), so one long row
  * does not leave the other threads waiting. */
 #include <omp.h>
+#include <stdio.h>
 
 #include "backends/openmp/spmv_openmp.h"
 #include "core/backend_impl.h"
@@ -127,3 +128,17 @@ DEFINE_RUN(v4)
 DEFINE_RUN(v8)
 DEFINE_RUN(v16)
 DEFINE_RUN(ell)
+
+/* auto: csr, whose split of rows + non-zeros over the threads holds on
+ * every class of the zoo (rows of any length stay on one thread, in order). */
+pb_status pb__omp_spmv_auto(pb_device *dev, const void *args, pb_stream *s)
+{
+    return pb__omp_spmv_csr(dev, args, s);
+}
+
+pb_status pb__omp_spmv_auto_prepare(pb_device *dev, const void *args, char *note, size_t len)
+{
+    (void)args;
+    snprintf(note, len, "csr: rows split by rows + non-zeros over %d threads", pb_device_threads(dev));
+    return PB_OK;
+}

@@ -5,6 +5,8 @@
 #include "parbench/pb_backend.h"
 
 pb_status pb__omp_spmv_csr(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__omp_spmv_auto(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__omp_spmv_auto_prepare(pb_device *dev, const void *args, char *note, size_t len);
 pb_status pb__omp_spmv_h2(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__omp_spmv_h4(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__omp_spmv_h8(pb_device *dev, const void *args, pb_stream *s);
