@@ -282,7 +282,8 @@ static void test_cached_state_sees_new_values(void **state)
     (void)state;
     const struct {
         const char *backend, *variant;
-    } anchors[] = {{"openmp", "librsb"}, {"cuda", "cusparse"}, {"cuda", "csr-adaptive"}};
+    } anchors[] = {{"openmp", "librsb"}, {"cuda", "cusparse"},     {"cuda", "csr-adaptive"}, {"cuda", "csr-balanced"},
+                   {"cuda", "auto"},     {"opencl", "csr-balanced"}, {"opencl", "auto"}};
     const struct pb_coo *m = &cases[7].m; /* lap2d:23 */
     size_t rows = (size_t)m->n_rows, checked = 0;
     for (size_t ai = 0; ai < PB_ARRAY_LEN(anchors); ai++) {

@@ -128,10 +128,9 @@ enum pb_spmv_pick pb__spmv_auto_pick(const struct pb_spmv_row_stats *s)
     return ell_fill(s) <= 2 && s->max_len <= PB_BAL_LONG ? PB_PICK_ELLT : PB_PICK_BALANCED;
 }
 
-void pb__spmv_pick_note(enum pb_spmv_pick pick, const struct pb_spmv_row_stats *s, char *buf, size_t len)
+void pb__spmv_pick_note(const char *kernel, const struct pb_spmv_row_stats *s, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s: ELL fill %.2f, rows %.1f +- %.0f%%, longest %d, %.0f%% empty",
-             pick == PB_PICK_ELLT ? "ellt" : "csr-balanced", ell_fill(s), s->mean, 100 * s->cv, s->max_len,
+    snprintf(buf, len, "%s: ELL fill %.2f, rows %.1f +- %.0f%%, longest %d, %.0f%% empty", kernel, ell_fill(s), s->mean, 100 * s->cv, s->max_len,
              100 * s->empty);
 }
 

@@ -70,8 +70,8 @@ void pb__spmv_row_stats_of(const int32_t *ptr, int32_t rows, int32_t cols, struc
  * load-balanced CSR kernel (or what the backend has nearest to it). */
 enum pb_spmv_pick { PB_PICK_ELLT, PB_PICK_BALANCED };
 enum pb_spmv_pick pb__spmv_auto_pick(const struct pb_spmv_row_stats *s);
-/* "ellt (fill 1.04, rows 7.0 +- 8%)" and the like, for the row's note. */
-void pb__spmv_pick_note(enum pb_spmv_pick pick, const struct pb_spmv_row_stats *s, char *buf, size_t len);
+/* "KERNEL: ELL fill 1.04, rows 7.0 +- 8%, ..." for the row's note. */
+void pb__spmv_pick_note(const char *kernel, const struct pb_spmv_row_stats *s, char *buf, size_t len);
 
 /* The plan for CSR row offsets ptr[rows + 1], blocks of at most block_nnz
  * entries (a multiple of PB_BAL_THREADS up to PB_BAL_NNZ_MAX). PB_ERR_NOMEM,

@@ -820,7 +820,7 @@ pb_status pb__cuda_spmv_auto_prepare(pb_device *dev, const void *args, char *not
     pb_cuda_sparse *sp = nullptr;
     pb_status st = a->rows ? auto_ready(dev, a, &sp) : PB_OK;
     if (st == PB_OK && sp && note)
-        pb__spmv_pick_note(sp->pick, &sp->stats, note, len);
+        pb__spmv_pick_note(sp->pick == PB_PICK_ELLT ? "ellt" : "csr-balanced", &sp->stats, note, len);
     return st;
 }
 

@@ -326,6 +326,7 @@ static pb_status cl_open(pb_device *dev, int index)
 
 static void cl_close(pb_device *dev)
 {
+    pb__cl_spmv_release(dev);
     if (dev->impl)
         release_all(pb__cl(dev));
     dev->impl = NULL;
@@ -1110,7 +1111,8 @@ static const struct pb_variant cl_variants[] = {
     {.desc = {"spmv", "csr-scalar", "CSR, one work-item per row", 0}, .supports = pb__cl_spmv_supports, .run = pb__cl_spmv_scalar, .data = &pb__spmv_csr},
     {.desc = {"spmv", "csr-vector", "CSR, --group work-items per row reduced in local memory", 0}, .supports = pb__cl_spmv_supports, .run = pb__cl_spmv_vector, .data = &pb__spmv_csr},
     {.desc = {"spmv", "ellt", "ELLPACK transposed (column-major), one work-item per row", 0}, .supports = pb__cl_spmv_supports, .run = pb__cl_spmv_ellt, .data = &pb__spmv_ellt},
-    {.desc = {"spmv", "auto", "CSR in, the kernel picked for the device (csr-vector on a GPU, csr-scalar on a CPU; the row says which)", 0}, .supports = pb__cl_spmv_supports, .run = pb__cl_spmv_auto, .data = &pb__spmv_csr, .prepare = pb__cl_spmv_auto_prepare},
+    {.desc = {"spmv", "csr-balanced", "CSR, rows packed into blocks of equal non-zeros (planned once per matrix), long rows split over work-groups", 0}, .supports = pb__cl_spmv_supports, .run = pb__cl_spmv_balanced, .data = &pb__spmv_csr, .prepare = pb__cl_spmv_balanced_prepare},
+    {.desc = {"spmv", "auto", "CSR in, the kernel picked from the row lengths once per matrix (ELLT copy or csr-balanced; the row says which)", 0}, .supports = pb__cl_spmv_supports, .run = pb__cl_spmv_auto, .data = &pb__spmv_csr, .prepare = pb__cl_spmv_auto_prepare},
     {.desc = {"transpose", "copy", "the tiles copied, not transposed: the bound", PB_VARIANT_BOUND}, .supports = pb__cl_transpose_supports, .run = pb__cl_transpose_copy},
     {.desc = {"transpose", "naive", "coalesced reads, strided writes", 0}, .supports = pb__cl_transpose_supports, .run = pb__cl_transpose_naive},
     {.desc = {"transpose", "coalesced", "32x32 tile through local memory", 0}, .supports = pb__cl_transpose_supports, .run = pb__cl_transpose_coalesced},

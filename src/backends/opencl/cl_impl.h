@@ -90,6 +90,7 @@ struct pb_cl_device {
      * the kernels that take them by value (conv.c). */
     uint64_t conv_taps_stamp;
     unsigned char conv_taps[(2 * 64 + 1) * sizeof(double)];
+    struct pb_cl_spmv_cache *spmv; /* csr-balanced and auto's per-matrix state (spmv.c) */
 };
 
 static inline struct pb_cl_device *pb__cl(const pb_device *dev)
@@ -126,7 +127,11 @@ bool pb__cl_spmv_supports(const pb_device *dev, const void *args, const char **w
 pb_status pb__cl_spmv_scalar(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__cl_spmv_vector(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__cl_spmv_ellt(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cl_spmv_balanced(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cl_spmv_balanced_prepare(pb_device *dev, const void *args, char *note, size_t len);
 pb_status pb__cl_spmv_auto(pb_device *dev, const void *args, pb_stream *s);
+/* Frees the spmv state of dev (before the device goes). */
+void pb__cl_spmv_release(pb_device *dev);
 pb_status pb__cl_spmv_auto_prepare(pb_device *dev, const void *args, char *note, size_t len);
 
 /* GEMM variants (gemm.c). */

@@ -1,8 +1,11 @@
 /* SpMV on OpenCL, host side of kernels/spmv.cl: CSR one work-item per row,
  * CSR with a group of work-items per row, ELLPACK transposed. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "backends/opencl/cl_impl.h"
+#include "sparse/balance.h"
 #include "sparse/sparse.h"
 
 #define SPMV_CL "spmv.cl"
@@ -96,26 +99,253 @@ pb_status pb__cl_spmv_vector(pb_device *dev, const void *args, pb_stream *s)
     return pb__cl_launch(dev, s, k->kernel, 1, &global, &local);
 }
 
-/* auto: on a GPU a group of work-items per row (csr-vector, the group from
- * the mean row length), on a CPU one work-item per row (csr-scalar: the
- * compiler vectorises across rows). */
-static bool on_gpu(const pb_device *dev)
+/* ---- csr-balanced and auto ---------------------------------------------- */
+
+/* Per device, what csr-balanced and auto derive from a matrix, kept as a
+ * user multiplying many times would keep it: the plan and statistics of the
+ * row offsets with stamp ptr_stamp, and auto's ELLT copy of the arrays with
+ * stamps ell_stamp[3]. */
+struct pb_cl_spmv_cache {
+    uint64_t ptr_stamp;
+    int32_t rows;
+    int64_t nnz;
+    struct pb_spmv_row_stats stats;
+    pb_buf *blocks, *pieces, *partial, *counter;
+    int32_t n_blocks, n_pieces, long_rows;
+    enum pb_spmv_pick pick;
+    pb_buf *ell_idx, *ell_val;
+    uint64_t ell_stamp[3];
+    enum pb_precision ell_prec;
+};
+
+static void drop_plan(struct pb_cl_spmv_cache *c)
+{
+    pb_buf_free(c->blocks), pb_buf_free(c->pieces), pb_buf_free(c->partial), pb_buf_free(c->counter);
+    c->blocks = c->pieces = c->partial = c->counter = NULL;
+    c->ptr_stamp = 0;
+}
+
+static void drop_ell(struct pb_cl_spmv_cache *c)
+{
+    pb_buf_free(c->ell_idx), pb_buf_free(c->ell_val);
+    c->ell_idx = c->ell_val = NULL;
+    memset(c->ell_stamp, 0, sizeof c->ell_stamp);
+}
+
+void pb__cl_spmv_release(pb_device *dev)
+{
+    struct pb_cl_device *impl = pb__cl(dev);
+    if (!impl || !impl->spmv)
+        return;
+    drop_plan(impl->spmv);
+    drop_ell(impl->spmv);
+    free(impl->spmv);
+    impl->spmv = NULL;
+}
+
+static pb_status upload_new(pb_device *dev, const void *src, size_t bytes, pb_buf **out)
+{
+    pb_status st = pb_buf_alloc(dev, PB_MEM_DEVICE, bytes ? bytes : 1, out);
+    return st == PB_OK && bytes ? pb_buf_write(*out, 0, src, bytes) : st;
+}
+
+/* The plan and statistics of a's matrix, made from its row offsets (read
+ * back once per matrix). */
+static pb_status plan_ready(pb_device *dev, const struct pb_spmv_args *a, struct pb_cl_spmv_cache **out)
+{
+    struct pb_cl_device *impl = pb__cl(dev);
+    if (!impl->spmv && !(impl->spmv = calloc(1, sizeof *impl->spmv)))
+        return pb__fail(PB_ERR_NOMEM, "out of host memory");
+    struct pb_cl_spmv_cache *c = *out = impl->spmv;
+    if (c->ptr_stamp && c->ptr_stamp == a->ptr->stamp && c->rows == a->rows && c->nnz == a->nnz)
+        return PB_OK;
+    drop_plan(c);
+    int32_t *ptr = NULL;
+    struct pb_bal_plan plan = {0};
+    pb_status st = pb__host_alloc(((size_t)a->rows + 1) * sizeof *ptr, "spmv row offsets", (void **)&ptr);
+    if (st == PB_OK)
+        st = pb_buf_read(a->ptr, 0, ptr, ((size_t)a->rows + 1) * sizeof *ptr);
+    if (st == PB_OK) {
+        pb__spmv_row_stats_of(ptr, a->rows, a->cols, &c->stats);
+        st = pb__bal_plan(ptr, a->rows, PB_BAL_NNZ, &plan);
+    }
+    pb__host_free(ptr);
+    size_t parts = (size_t)plan.n_parts;
+    int32_t *zero = NULL;
+    if (st == PB_OK)
+        st = upload_new(dev, plan.blocks, (size_t)plan.n_blocks * sizeof *plan.blocks, &c->blocks);
+    if (st == PB_OK)
+        st = upload_new(dev, plan.pieces, (size_t)plan.n_pieces * sizeof *plan.pieces, &c->pieces);
+    if (st == PB_OK)
+        st = pb_buf_alloc(dev, PB_MEM_DEVICE, parts ? parts * sizeof(double) : 1, &c->partial);
+    if (st == PB_OK && !(zero = calloc(parts + 1, sizeof *zero)))
+        st = pb__fail(PB_ERR_NOMEM, "out of host memory");
+    if (st == PB_OK)
+        st = upload_new(dev, zero, parts * sizeof *zero, &c->counter);
+    free(zero);
+    c->n_blocks = plan.n_blocks, c->n_pieces = plan.n_pieces, c->long_rows = plan.long_rows;
+    pb__bal_free(&plan);
+    if (st != PB_OK) {
+        drop_plan(c);
+        return st;
+    }
+    c->ptr_stamp = a->ptr->stamp, c->rows = a->rows, c->nnz = a->nnz;
+    return PB_OK;
+}
+
+/* The work-group of csr-balanced: 256 where the device allows, else the
+ * largest power of two it allows (at least 32: the widest row group). */
+static size_t balanced_group(const pb_device *dev, const struct pb_cl_kernel *k)
+{
+    return group_size(dev, k, PB_BAL_THREADS);
+}
+
+static size_t balanced_local_bytes(enum pb_precision prec, size_t local)
+{
+    size_t elt = pb_precision_size(prec);
+    return PB_BAL_NNZ * elt + (PB_BAL_ROWS + 1) * sizeof(cl_int) + local * elt;
+}
+
+static pb_status launch_balanced(pb_device *dev, pb_stream *s, const struct pb_spmv_args *a,
+                                 const struct pb_cl_spmv_cache *c)
+{
+    const struct pb_cl_kernel *k;
+    pb_status st = pb__cl_kernel(dev, SPMV_CL, a->prec, "spmv_csr_balanced", &k);
+    if (st != PB_OK)
+        return st;
+    size_t local = balanced_group(dev, k), elt = pb_precision_size(a->prec);
+    if (local < 32 || balanced_local_bytes(a->prec, local) > pb__cl(dev)->local_mem)
+        return pb__fail(PB_ERR_UNSUPPORTED, "opencl/csr-balanced: needs work-groups of 32 and %zu bytes of local memory",
+                        balanced_local_bytes(a->prec, 32));
+    cl_int n_pieces = c->n_pieces;
+    cl_mem ptr = pb__cl_mem(a->ptr), idx = pb__cl_mem(a->idx), val = pb__cl_mem(a->val), x = pb__cl_mem(a->x),
+           y = pb__cl_mem(a->y), pieces = pb__cl_mem(c->pieces), blocks = pb__cl_mem(c->blocks),
+           partial = pb__cl_mem(c->partial), counter = pb__cl_mem(c->counter);
+    cl_uint i = 0;
+    if ((st = pb__cl_set_arg(k->kernel, i++, sizeof n_pieces, &n_pieces)) != PB_OK ||
+        (st = pb__cl_set_arg(k->kernel, i++, sizeof ptr, &ptr)) != PB_OK ||
+        (st = pb__cl_set_arg(k->kernel, i++, sizeof idx, &idx)) != PB_OK ||
+        (st = pb__cl_set_arg(k->kernel, i++, sizeof val, &val)) != PB_OK ||
+        (st = pb__cl_set_arg(k->kernel, i++, sizeof x, &x)) != PB_OK ||
+        (st = pb__cl_set_arg(k->kernel, i++, sizeof y, &y)) != PB_OK ||
+        (st = pb__cl_set_arg(k->kernel, i++, sizeof pieces, &pieces)) != PB_OK ||
+        (st = pb__cl_set_arg(k->kernel, i++, sizeof blocks, &blocks)) != PB_OK ||
+        (st = pb__cl_set_arg(k->kernel, i++, sizeof partial, &partial)) != PB_OK ||
+        (st = pb__cl_set_arg(k->kernel, i++, sizeof counter, &counter)) != PB_OK ||
+        (st = pb__cl_set_arg(k->kernel, i++, PB_BAL_NNZ * elt, NULL)) != PB_OK ||
+        (st = pb__cl_set_arg(k->kernel, i++, (PB_BAL_ROWS + 1) * sizeof(cl_int), NULL)) != PB_OK ||
+        (st = pb__cl_set_arg(k->kernel, i++, local * elt, NULL)) != PB_OK)
+        return st;
+    size_t global = ((size_t)c->n_pieces + (size_t)c->n_blocks) * local;
+    return global ? pb__cl_launch(dev, s, k->kernel, 1, &global, &local) : PB_OK;
+}
+
+pb_status pb__cl_spmv_balanced(pb_device *dev, const void *args, pb_stream *s)
+{
+    const struct pb_spmv_args *a = args;
+    struct pb_cl_spmv_cache *c;
+    pb_status st = a->rows ? plan_ready(dev, a, &c) : PB_OK;
+    return st == PB_OK && a->rows ? launch_balanced(dev, s, a, c) : st;
+}
+
+pb_status pb__cl_spmv_balanced_prepare(pb_device *dev, const void *args, char *note, size_t len)
+{
+    const struct pb_spmv_args *a = args;
+    struct pb_cl_spmv_cache *c;
+    pb_status st = a->rows ? plan_ready(dev, a, &c) : PB_OK;
+    if (st == PB_OK && a->rows)
+        snprintf(note, len, "%d blocks of <= %d, %d long rows in %d pieces", c->n_blocks, PB_BAL_NNZ, c->long_rows,
+                 c->n_pieces);
+    return st;
+}
+
+/* auto's ELLT copy of a's matrix, made on the device when stale. */
+static pb_status ell_ready(pb_device *dev, const struct pb_spmv_args *a, struct pb_cl_spmv_cache *c)
+{
+    if (c->ell_idx && c->ell_stamp[0] == a->ptr->stamp && c->ell_stamp[1] == a->idx->stamp &&
+        c->ell_stamp[2] == a->val->stamp && c->ell_prec == a->prec)
+        return PB_OK;
+    drop_ell(c);
+    size_t n = (size_t)a->rows * (size_t)c->stats.max_len;
+    const struct pb_cl_kernel *k;
+    pb_status st = pb__cl_kernel(dev, SPMV_CL, a->prec, "spmv_csr_to_ellt", &k);
+    if (st == PB_OK)
+        st = pb_buf_alloc(dev, PB_MEM_DEVICE, n ? n * sizeof(cl_int) : 1, &c->ell_idx);
+    if (st == PB_OK)
+        st = pb_buf_alloc(dev, PB_MEM_DEVICE, n ? n * pb_precision_size(a->prec) : 1, &c->ell_val);
+    cl_int rows = a->rows, width = c->stats.max_len;
+    cl_mem ptr = pb__cl_mem(a->ptr), idx = pb__cl_mem(a->idx), val = pb__cl_mem(a->val),
+           eidx = pb__cl_mem(c->ell_idx), eval = pb__cl_mem(c->ell_val);
+    if (st == PB_OK && ((st = pb__cl_set_arg(k->kernel, 0, sizeof rows, &rows)) != PB_OK ||
+                        (st = pb__cl_set_arg(k->kernel, 1, sizeof width, &width)) != PB_OK ||
+                        (st = pb__cl_set_arg(k->kernel, 2, sizeof ptr, &ptr)) != PB_OK ||
+                        (st = pb__cl_set_arg(k->kernel, 3, sizeof idx, &idx)) != PB_OK ||
+                        (st = pb__cl_set_arg(k->kernel, 4, sizeof val, &val)) != PB_OK ||
+                        (st = pb__cl_set_arg(k->kernel, 5, sizeof eidx, &eidx)) != PB_OK ||
+                        (st = pb__cl_set_arg(k->kernel, 6, sizeof eval, &eval)) != PB_OK)) {
+    }
+    if (st == PB_OK) {
+        size_t local = group_size(dev, k, ROWS_GROUP), global = round_up((size_t)a->rows, local);
+        st = pb__cl_launch(dev, NULL, k->kernel, 1, &global, &local);
+    }
+    if (st == PB_OK)
+        st = pb_device_sync(dev);
+    if (st != PB_OK) {
+        drop_ell(c);
+        return st;
+    }
+    c->ell_stamp[0] = a->ptr->stamp, c->ell_stamp[1] = a->idx->stamp, c->ell_stamp[2] = a->val->stamp;
+    c->ell_prec = a->prec;
+    return PB_OK;
+}
+
+static bool on_cpu(const pb_device *dev)
 {
     cl_device_type type = 0;
     return clGetDeviceInfo(pb__cl(dev)->device, CL_DEVICE_TYPE, sizeof type, &type, NULL) == CL_SUCCESS &&
-           (type & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR));
+           (type & CL_DEVICE_TYPE_CPU);
+}
+
+/* auto: as on CUDA (sparse/balance.h): the ELLT copy for rows of even
+ * length, csr-balanced otherwise (or when the ELLT copy does not fit); on a
+ * CPU csr-scalar instead of csr-balanced: a work-item per row runs as a loop
+ * there, and the balanced kernel's barriers cost more than they save. */
+static pb_status auto_ready(pb_device *dev, const struct pb_spmv_args *a, struct pb_cl_spmv_cache **out)
+{
+    pb_status st = plan_ready(dev, a, out);
+    if (st != PB_OK)
+        return st;
+    struct pb_cl_spmv_cache *c = *out;
+    c->pick = pb__spmv_auto_pick(&c->stats);
+    if (c->pick == PB_PICK_ELLT && (st = ell_ready(dev, a, c)) == PB_ERR_NOMEM) {
+        pb__clear_error();
+        c->pick = PB_PICK_BALANCED;
+        st = PB_OK;
+    }
+    return st;
 }
 
 pb_status pb__cl_spmv_auto(pb_device *dev, const void *args, pb_stream *s)
 {
-    return on_gpu(dev) ? pb__cl_spmv_vector(dev, args, s) : pb__cl_spmv_scalar(dev, args, s);
+    const struct pb_spmv_args *a = args;
+    struct pb_cl_spmv_cache *c;
+    pb_status st = a->rows ? auto_ready(dev, a, &c) : PB_OK;
+    if (st != PB_OK || !a->rows)
+        return st;
+    if (c->pick == PB_PICK_BALANCED)
+        return on_cpu(dev) ? launch_rows(dev, s, a, "spmv_csr_scalar", false) : launch_balanced(dev, s, a, c);
+    struct pb_spmv_args ell = *a;
+    ell.idx = c->ell_idx, ell.val = c->ell_val, ell.width = c->stats.max_len;
+    return launch_rows(dev, s, &ell, "spmv_ellt", true);
 }
 
 pb_status pb__cl_spmv_auto_prepare(pb_device *dev, const void *args, char *note, size_t len)
 {
-    if (on_gpu(dev))
-        snprintf(note, len, "csr-vector, %d work-items per row: a GPU", pb__spmv_row_group(args));
-    else
-        snprintf(note, len, "csr-scalar: a CPU");
-    return PB_OK;
+    const struct pb_spmv_args *a = args;
+    struct pb_cl_spmv_cache *c;
+    pb_status st = a->rows ? auto_ready(dev, a, &c) : PB_OK;
+    if (st == PB_OK && a->rows)
+        pb__spmv_pick_note(c->pick == PB_PICK_ELLT ? "ellt" : on_cpu(dev) ? "csr-scalar" : "csr-balanced", &c->stats,
+                           note, len);
+    return st;
 }
