@@ -14,6 +14,10 @@ pb_status pb__openblas_gemm(pb_device *dev, const void *args, pb_stream *s);
 
 #ifdef PB_HAVE_LIBRSB
 pb_status pb__rsb_spmv(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__rsb_spmv_prepare(pb_device *dev, const void *args, char *note, size_t len);
+/* Re-blocked by librsb's autotuner (rsb_tune_spmm) once per matrix. */
+pb_status pb__rsb_spmv_tuned(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__rsb_spmv_tuned_prepare(pb_device *dev, const void *args, char *note, size_t len);
 #endif
 
 #endif

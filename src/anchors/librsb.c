@@ -4,26 +4,31 @@
  * as a user who multiplies many times would see it. One cached matrix:
  * callers use the anchor from one thread at a time. */
 #include <rsb.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "anchors/anchors.h"
 #include "core/backend_impl.h"
 #include "core/core.h"
 
-static struct {
-    bool initialised;
+/* [0] as built, [1] tuned by rsb_tune_spmm. */
+static struct rsb_cache {
     struct rsb_mtx_t *mtx;
     uint64_t ptr, idx, val; /* stamps of the arrays it was built from */
     enum pb_precision prec;
-} rsb;
+    rsb_int_t threads;      /* it was tuned for */
+} rsb[2];
+static bool rsb_initialised;
 
 static void rsb_shutdown(void)
 {
-    if (rsb.mtx)
-        rsb_mtx_free(rsb.mtx);
+    for (int i = 0; i < 2; i++)
+        if (rsb[i].mtx)
+            rsb_mtx_free(rsb[i].mtx);
     rsb_lib_exit(RSB_NULL_EXIT_OPTIONS);
-    rsb.mtx = NULL;
-    rsb.initialised = false;
+    memset(rsb, 0, sizeof rsb);
+    rsb_initialised = false;
 }
 
 static pb_status rsb_failed(rsb_err_t e, const char *what)
@@ -33,36 +38,93 @@ static pb_status rsb_failed(rsb_err_t e, const char *what)
     return pb__fail(PB_ERR_DEVICE, "librsb: %s: %s", what, msg);
 }
 
-pb_status pb__rsb_spmv(pb_device *dev, const void *args, pb_stream *s)
+/* librsb's matrix of a (tuned: and re-blocked by its autotuner for the
+ * device's thread count, timing products into a's y), made when stale. */
+static pb_status rsb_ready(pb_device *dev, const struct pb_spmv_args *a, bool tuned, struct rsb_cache **out)
 {
-    (void)s;
-    const struct pb_spmv_args *a = args;
     rsb_err_t e;
-    if (!rsb.initialised) {
+    if (!rsb_initialised) {
         if ((e = rsb_lib_init(RSB_NULL_INIT_OPTIONS)) != RSB_ERR_NO_ERROR)
             return rsb_failed(e, "initialisation");
-        rsb.initialised = true;
+        rsb_initialised = true;
         atexit(rsb_shutdown);
     }
     rsb_int_t threads = dev->threads > 0 ? dev->threads : 1;
     if ((e = rsb_lib_set_opt(RSB_IO_WANT_EXECUTING_THREADS, &threads)) != RSB_ERR_NO_ERROR)
         return rsb_failed(e, "setting the thread count");
+    struct rsb_cache *c = *out = &rsb[tuned];
+    if (c->mtx && c->ptr == a->ptr->stamp && c->idx == a->idx->stamp && c->val == a->val->stamp &&
+        c->prec == a->prec && (!tuned || c->threads == threads))
+        return PB_OK;
+    if (c->mtx)
+        rsb_mtx_free(c->mtx);
     rsb_type_t type = a->prec == PB_DOUBLE ? RSB_NUMERICAL_TYPE_DOUBLE : RSB_NUMERICAL_TYPE_FLOAT;
-    if (!rsb.mtx || rsb.ptr != a->ptr->stamp || rsb.idx != a->idx->stamp || rsb.val != a->val->stamp ||
-        rsb.prec != a->prec) {
-        if (rsb.mtx)
-            rsb_mtx_free(rsb.mtx);
-        rsb.mtx = rsb_mtx_alloc_from_csr_const(a->val->host, a->ptr->host, a->idx->host, (rsb_nnz_idx_t)a->nnz, type,
-                                               a->rows, a->cols, 1, 1, RSB_FLAG_NOFLAGS, &e);
-        if (!rsb.mtx)
-            return rsb_failed(e, "building its matrix");
-        rsb.ptr = a->ptr->stamp, rsb.idx = a->idx->stamp, rsb.val = a->val->stamp, rsb.prec = a->prec;
+    c->mtx = rsb_mtx_alloc_from_csr_const(a->val->host, a->ptr->host, a->idx->host, (rsb_nnz_idx_t)a->nnz, type,
+                                          a->rows, a->cols, 1, 1, RSB_FLAG_NOFLAGS, &e);
+    if (!c->mtx)
+        return rsb_failed(e, "building its matrix");
+    if (tuned) {
+        const double one = 1, zero = 0;
+        const float one_f = 1, zero_f = 0;
+        bool dbl = a->prec == PB_DOUBLE;
+        rsb_real_t speedup = 0;
+        rsb_int_t tn = threads; /* positive: tune the matrix for this many threads, not the count */
+        e = rsb_tune_spmm(&c->mtx, &speedup, &tn, 0, 0, RSB_TRANSPOSITION_N, dbl ? (const void *)&one : &one_f, NULL,
+                          1, RSB_FLAG_WANT_COLUMN_MAJOR_ORDER, a->x->host, a->cols, dbl ? (const void *)&zero : &zero_f,
+                          a->y->host, a->rows);
+        if (e != RSB_ERR_NO_ERROR) {
+            rsb_mtx_free(c->mtx);
+            c->mtx = NULL;
+            return rsb_failed(e, "rsb_tune_spmm");
+        }
+        if ((e = rsb_lib_set_opt(RSB_IO_WANT_EXECUTING_THREADS, &threads)) != RSB_ERR_NO_ERROR)
+            return rsb_failed(e, "setting the thread count");
     }
+    c->ptr = a->ptr->stamp, c->idx = a->idx->stamp, c->val = a->val->stamp, c->prec = a->prec, c->threads = threads;
+    return PB_OK;
+}
+
+static pb_status rsb_run(pb_device *dev, const struct pb_spmv_args *a, bool tuned)
+{
+    struct rsb_cache *c;
+    pb_status st = rsb_ready(dev, a, tuned, &c);
+    if (st != PB_OK)
+        return st;
     const double one = 1, zero = 0;
     const float one_f = 1, zero_f = 0;
     const void *alpha = a->prec == PB_DOUBLE ? (const void *)&one : &one_f;
     const void *beta = a->prec == PB_DOUBLE ? (const void *)&zero : &zero_f;
-    if ((e = rsb_spmv(RSB_TRANSPOSITION_N, alpha, rsb.mtx, a->x->host, 1, beta, a->y->host, 1)) != RSB_ERR_NO_ERROR)
-        return rsb_failed(e, "rsb_spmv");
-    return PB_OK;
+    rsb_err_t e = rsb_spmv(RSB_TRANSPOSITION_N, alpha, c->mtx, a->x->host, 1, beta, a->y->host, 1);
+    return e == RSB_ERR_NO_ERROR ? PB_OK : rsb_failed(e, "rsb_spmv");
+}
+
+pb_status pb__rsb_spmv(pb_device *dev, const void *args, pb_stream *s)
+{
+    (void)s;
+    return rsb_run(dev, args, false);
+}
+
+pb_status pb__rsb_spmv_tuned(pb_device *dev, const void *args, pb_stream *s)
+{
+    (void)s;
+    return rsb_run(dev, args, true);
+}
+
+pb_status pb__rsb_spmv_prepare(pb_device *dev, const void *args, char *note, size_t len)
+{
+    (void)note, (void)len;
+    struct rsb_cache *c;
+    return rsb_ready(dev, args, false, &c);
+}
+
+pb_status pb__rsb_spmv_tuned_prepare(pb_device *dev, const void *args, char *note, size_t len)
+{
+    struct rsb_cache *c;
+    pb_status st = rsb_ready(dev, args, true, &c);
+    char leaves[32] = "";
+    if (st == PB_OK &&
+        rsb_mtx_get_info_str(c->mtx, "RSB_MIF_LEAVES_COUNT__TO__RSB_BLK_INDEX_T", leaves, sizeof leaves) ==
+            RSB_ERR_NO_ERROR)
+        snprintf(note, len, "tuned into %s leaf blocks for %d threads", leaves, (int)c->threads);
+    return st;
 }
