@@ -4,7 +4,7 @@
 # racecheck), then the benchmarks. Results and logs go to $OUT (default
 # bench/results/<date>-<gpu>/).
 #
-# usage: scripts/gpu-check.sh [quick|full|spmv|zoo|memlab|conv|ceilings|opencl|opencl_copies|opencl_kernels|mpi|trust]
+# usage: scripts/gpu-check.sh [quick|full|spmv|zoo|zoo_cpu|memlab|conv|ceilings|opencl|opencl_copies|opencl_kernels|mpi|trust]
 #   quick: tests and sanitizers only; spmv, memlab, conv, ceilings, opencl: build, then only
 #   that section (ceilings also renders the report of everything in $OUT; opencl, the OpenCL
 #   twins, runs as its two halves opencl_copies and opencl_kernels within 10 minutes each). spmv
@@ -72,10 +72,17 @@ zoo_section() {
     step "zoo: compute-sanitizer on csr-balanced and auto (small zoo, long rows cut into pieces)"
     for tool in memcheck racecheck; do
         run compute-sanitizer --tool "$tool" --error-exitcode 9 \
-            $pb run spmv --backend cuda --variant csr-balanced,cuda/csr-balanced-wide,auto --matrix zoo:3000,dense:20000:3:3:9000,pareto:5000:8:1.1:0.3 --precision float,double --reps 2 --warmup 1 --quiet
+            $pb run spmv --backend cuda --variant csr-balanced,auto --matrix zoo:3000,dense:20000:3:3:9000,pareto:5000:8:1.1:0.3 --precision float,double --reps 2 --warmup 1 --quiet
     done
     step "zoo: every CUDA variant and cuSPARSE, zoo:1M and zoo:4M"
     run $pb run spmv --backend cuda --matrix zoo:1M,zoo:4M --precision double,float --reps 20 --quiet --out "$out/spmv-zoo-cuda.csv"
+    step "zoo: OpenCL on the NVIDIA platform, zoo:1M"
+    run $pb run spmv --backend opencl --device nvidia --matrix zoo:1M --precision double,float --reps 10 --quiet --out "$out/spmv-zoo-opencl.csv"
+}
+
+zoo_cpu_section() {
+    step "zoo: OpenMP on every core against librsb and tuned librsb, zoo:1M"
+    run $pb run spmv --backend openmp --variant csr,csr-v2,csr-h2,ell,auto,librsb,librsb-tuned --matrix zoo:1M --precision double --reps 10 --quiet --out "$out/spmv-zoo-openmp.csv"
 }
 
 memlab_section() {
@@ -244,7 +251,7 @@ trust_section() {
 
 twins="--backend cuda,opencl --device nvidia"
 case "$mode" in
-spmv | zoo | memlab | conv | ceilings | opencl | opencl_copies | opencl_kernels | mpi | mpi_ep | mpi_dist | trust)
+spmv | zoo | zoo_cpu | memlab | conv | ceilings | opencl | opencl_copies | opencl_kernels | mpi | mpi_ep | mpi_dist | trust)
     ${mode}_section
     tail -n 30 "$log"
     echo "status $status"

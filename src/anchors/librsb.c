@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "anchors/anchors.h"
 #include "core/backend_impl.h"
@@ -17,7 +18,8 @@ static struct rsb_cache {
     struct rsb_mtx_t *mtx;
     uint64_t ptr, idx, val; /* stamps of the arrays it was built from */
     enum pb_precision prec;
-    rsb_int_t threads;      /* it was tuned for */
+    rsb_int_t threads;      /* it runs with */
+    rsb_int_t tuned_for;    /* threads the tuner was given */
 } rsb[2];
 static bool rsb_initialised;
 
@@ -63,12 +65,16 @@ static pb_status rsb_ready(pb_device *dev, const struct pb_spmv_args *a, bool tu
                                           a->rows, a->cols, 1, 1, RSB_FLAG_NOFLAGS, &e);
     if (!c->mtx)
         return rsb_failed(e, "building its matrix");
+    rsb_int_t tuned_for = 0;
     if (tuned) {
         const double one = 1, zero = 0;
         const float one_f = 1, zero_f = 0;
         bool dbl = a->prec == PB_DOUBLE;
         rsb_real_t speedup = 0;
-        rsb_int_t tn = threads; /* positive: tune the matrix for this many threads, not the count */
+        /* positive: tune the matrix for this many threads, not the count; the
+         * tuner refuses more threads than cores, so it gets at most those */
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        rsb_int_t tn = tuned_for = cores > 0 && threads > cores ? (rsb_int_t)cores : threads;
         e = rsb_tune_spmm(&c->mtx, &speedup, &tn, 0, 0, RSB_TRANSPOSITION_N, dbl ? (const void *)&one : &one_f, NULL,
                           1, RSB_FLAG_WANT_COLUMN_MAJOR_ORDER, a->x->host, a->cols, dbl ? (const void *)&zero : &zero_f,
                           a->y->host, a->rows);
@@ -81,6 +87,7 @@ static pb_status rsb_ready(pb_device *dev, const struct pb_spmv_args *a, bool tu
             return rsb_failed(e, "setting the thread count");
     }
     c->ptr = a->ptr->stamp, c->idx = a->idx->stamp, c->val = a->val->stamp, c->prec = a->prec, c->threads = threads;
+    c->tuned_for = tuned ? tuned_for : 0;
     return PB_OK;
 }
 
@@ -125,6 +132,6 @@ pb_status pb__rsb_spmv_tuned_prepare(pb_device *dev, const void *args, char *not
     if (st == PB_OK &&
         rsb_mtx_get_info_str(c->mtx, "RSB_MIF_LEAVES_COUNT__TO__RSB_BLK_INDEX_T", leaves, sizeof leaves) ==
             RSB_ERR_NO_ERROR)
-        snprintf(note, len, "tuned into %s leaf blocks for %d threads", leaves, (int)c->threads);
+        snprintf(note, len, "tuned into %s leaf blocks for %d threads", leaves, (int)c->tuned_for);
     return st;
 }
