@@ -79,6 +79,15 @@ static void test_collectives(void **state)
     assert_int_equal(pb__comm_allgather(comm, &mine, sizeof mine, all), PB_OK);
     for (int r = 0; r < ranks; r++)
         assert_int_equal(all[r], 10 * r);
+    /* Alltoall: block r of every rank goes to rank r, in the sender's slot. */
+    int32_t *out = calloc((size_t)ranks, sizeof *out);
+    assert_non_null(out);
+    for (int r = 0; r < ranks; r++)
+        out[r] = 100 * me + r;
+    assert_int_equal(pb__comm_alltoall(comm, out, sizeof *out, all), PB_OK);
+    for (int r = 0; r < ranks; r++)
+        assert_int_equal(all[r], 100 * r + me);
+    free(out);
     free(all);
     assert_int_equal(pb__comm_barrier(comm), PB_OK);
 }

@@ -65,6 +65,9 @@ pb_status pb__comm_bcast(pb_comm *c, void *buf, size_t bytes, int root);
 pb_status pb__comm_gather(pb_comm *c, const void *send, size_t bytes, void *recv, int root);
 /* Every rank receives size * bytes. */
 pb_status pb__comm_allgather(pb_comm *c, const void *send, size_t bytes, void *recv);
+/* Every rank sends block r of send (bytes each, size blocks) to rank r and
+ * receives rank r's block for it as block r of recv. */
+pb_status pb__comm_alltoall(pb_comm *c, const void *send, size_t bytes, void *recv);
 
 /* Non-blocking exchange with a list of peers (a halo exchange): send[i]
  * (send_bytes[i]) goes to peers[i] and recv[i] (recv_bytes[i]) comes from
