@@ -108,17 +108,30 @@ pb_status pb__comm_agree(pb_comm *c, pb_status st);
  * returns without doing anything. */
 void pb__comm_abort(pb_comm *c, int code);
 
-/* Arguments of the collective benchmarks' variants (allreduce): recv = the
- * sum over the ranks of send, count elements of type; stage_send and
- * stage_recv are pinned host buffers of the same size for the variants that
- * go through host memory. */
+/* The collective benchmarks (bench/collectives.c), one per operation. */
+enum pb_collective {
+    PB_COLL_ALLREDUCE, /* recv = the sum over the ranks of send, count elements */
+    PB_COLL_ALLGATHER, /* piece r of recv (count elements each) = rank r's send */
+    PB_COLL_ALLTOALL,  /* piece r of recv = piece `rank` of rank r's send */
+    PB_COLL_BROADCAST, /* rank 0's recv to every rank's, in place (send == recv) */
+    PB_COLL_PINGPONG,  /* rank 0 sends, rank 1 answers, count elements each way */
+};
+
+/* Arguments of the collective benchmarks' variants: count elements of type
+ * (per piece for allgather and alltoall); stage_send and stage_recv are
+ * pinned host buffers of the send and recv sizes for the variants that go
+ * through host memory. A buffer a rank does not use is NULL (pingpong's
+ * ranks other than 0 and 1). pingpong's variants time themselves: rank 0
+ * writes its round trip / 2 to *seconds, the other ranks 0. */
 struct pb_collective_args {
     pb_comm *comm;
+    enum pb_collective op;
     enum pb_comm_type type;
     size_t count;
     const pb_buf *send;
     pb_buf *recv;
     pb_buf *stage_send, *stage_recv;
+    double *seconds;
 };
 
 #ifdef __cplusplus
