@@ -244,8 +244,9 @@ pb_status pb__cuda_nccl_broadcast(pb_device *dev, const void *args, pb_stream *s
 
 // Rank 0 sends then receives, rank 1 receives then answers, each call its
 // own group (so the two ways do not overlap); rank 0 times the round trip to
-// the stream's end. Every rank makes the communicator (collective); the
-// others then have nothing to do.
+// the stream's end, from when rank 1 said it is there (through comm.h).
+// Every rank makes the communicator (collective); the others then have
+// nothing to do.
 pb_status pb__cuda_nccl_pingpong(pb_device *dev, const void *args, pb_stream *s)
 {
     const auto *a = static_cast<const pb_collective_args *>(args);
@@ -254,6 +255,11 @@ pb_status pb__cuda_nccl_pingpong(pb_device *dev, const void *args, pb_stream *s)
     *a->seconds = 0;
     int rank = pb__comm_rank(a->comm);
     if (st != PB_OK || rank > 1)
+        return st;
+    const int ready = 12; // a tag of its own
+    char none = 0;
+    st = rank == 0 ? pb__comm_recv(a->comm, &none, 0, 1, ready) : pb__comm_send(a->comm, &none, 0, 0, ready);
+    if (st != PB_OK)
         return st;
     ncclDataType_t type = nccl_type(a->type);
     cudaStream_t stream = pb__cuda_stream(s);
