@@ -67,7 +67,7 @@ count "$tmp/out" "FAILED" 1
 # The other collectives on the CPU paths at 2 and 3 ranks: every row OK and
 # verified, GB/s positive, busbw_gbps positive where the benchmark has it;
 # allgather and alltoall sizes are whole elements per rank (8 B of floats
-# over 3 ranks is one each: 12 B). A planted fault FAILED naming the element
+# over 3 ranks is one each: 12 B); the reason names the path. A planted fault FAILED naming the element
 # (exit 1). pingpong: other ranks idle, SKIP on one rank (exit 0).
 rows_ok() { # rows_ok FILE N: N rows, each OK, gbps > 0 and busbw_gbps > 0 if that column is there
     local n
@@ -83,6 +83,8 @@ for coll in allgather alltoall broadcast pingpong; do
         rows_ok "$tmp/$coll$np.csv" 16
         lacks "$tmp/$coll$np.csv" "FAILED"
         count "$tmp/$coll$np.csv" ",all,40000," 8
+        count "$tmp/$coll$np.csv" ",OK,path: host," 8 # mpi on host memory
+        count "$tmp/$coll$np.csv" ",OK,path: staged," 8
     done
     expect 1 "$mpiexec" -n 3 "$pb" run $coll --size 1K --reps 2 --backend ref --inject-fault --quiet
     count "$tmp/out" "FAILED: rank 0: element " 2

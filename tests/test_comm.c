@@ -353,6 +353,7 @@ static void test_collective_benches(void **state)
                 }
                 assert_int_equal(r->status, PB_RESULT_OK);
                 assert_near(r->check.err_max, 0, 0);
+                assert_string_equal(r->reason, strcmp(r->variant, "mpi") == 0 ? "path: host" : "path: staged");
                 size_t esize = r->problem.prec == PB_FLOAT ? 4 : 8, count = (size_t)r->problem.v[0] / esize;
                 if (pieces)
                     count = (count / (size_t)ranks ? count / (size_t)ranks : 1) * (size_t)ranks;

@@ -10,8 +10,8 @@
  * openmp), or CUDA device memory when MPI is CUDA-aware (device-direct; else
  * UNSUPPORTED); `mpi-staged` goes device -> pinned host -> MPI -> pinned host
  * -> device; the CUDA backend's `nccl` is the NCCL call (backends/cuda/nccl.cu).
- * So a row's backend and variant say the path: host, device-direct, staged,
- * NCCL.
+ * Each OK row names its path in its reason: host, device-direct, staged,
+ * NCCL (a variant's .data, or for `mpi` where the buffers are).
  *
  * --size is nccl-tests' size S: the message (allreduce, broadcast, pingpong)
  * or the whole buffer of one piece per rank (allgather: the gathered result;
@@ -272,9 +272,13 @@ struct coll_state {
     pb_buf *send; /* NULL when in place or nothing is sent */
     enum pb_precision prec;
     double seconds; /* pingpong's own time of the last run */
+    const char *path; /* how the data moved, for the row */
     void *chunk;    /* CHUNK elements */
     double *want;   /* CHUNK elements */
 };
+
+/* The mpi variant's .data: its path depends on where the buffers are. */
+static const char where_they_are[] = "host or device-direct";
 
 static size_t elem_size(const struct pb_problem *p) { return pb_precision_size(p->prec); }
 static const struct coll_op *op_of(const struct pb_problem *p) { return &ops[p->v[P_OP]]; }
@@ -361,7 +365,7 @@ static pb_status alloc_if(pb_device *dev, enum pb_mem kind, size_t bytes, pb_buf
 static pb_status coll_bind(pb_device *dev, const struct pb_problem *p, const struct pb_variant *v, void *host,
                            void **state, const void **args)
 {
-    (void)v, (void)host;
+    (void)host;
     pb_comm *comm = pb__comm_world();
     int rank = pb__comm_rank(comm), ranks = pb__comm_size(comm);
     const struct coll_op *op = op_of(p);
@@ -405,6 +409,11 @@ static pb_status coll_bind(pb_device *dev, const struct pb_problem *p, const str
         return st;
     }
     s->args.send = send;
+    /* a backend's variant says its path in .data ("NCCL") */
+    s->path = v->data ? v->data : v->desc.name;
+    const pb_buf *held = s->args.recv ? s->args.recv : send; /* none on pingpong's idle ranks */
+    if (s->path == where_they_are)
+        s->path = !held || pb_buf_host_ptr(held) ? "host" : "device-direct";
     *state = s;
     *args = &s->args;
     return PB_OK;
@@ -455,6 +464,11 @@ static void coll_extras(void *state, const struct pb_stats *time, double *out)
 }
 
 static double coll_seconds(void *state) { return ((struct coll_state *)state)->seconds; }
+
+static void coll_note(void *state, char *buf, size_t len)
+{
+    snprintf(buf, len, "path: %s", ((const struct coll_state *)state)->path);
+}
 
 /* ---- the MPI variants ----------------------------------------------------- */
 
@@ -508,9 +522,10 @@ static pb_status mpi_staged_run(pb_device *dev, const void *args, pb_stream *str
 
 #define MPI_VARIANTS(bench, call)                                                                              \
     {{bench, "mpi", call " on the buffers where they are (host, or device if MPI is CUDA-aware)", 0},         \
-     .supports = mpi_supports, .run = mpi_run},                                                                \
+     .supports = mpi_supports, .run = mpi_run, .data = where_they_are},                                        \
     {                                                                                                          \
-        {bench, "mpi-staged", "device -> pinned host, " call ", pinned host -> device", 0}, .run = mpi_staged_run \
+        {bench, "mpi-staged", "device -> pinned host, " call ", pinned host -> device", 0},                    \
+            .run = mpi_staged_run, .data = "staged"                                                            \
     }
 
 #define PLAN(fn, op)                                                                                           \
@@ -524,7 +539,7 @@ static pb_status mpi_staged_run(pb_device *dev, const void *args, pb_stream *str
 #define COLLECTIVE                                                                                             \
     .flop_model = "-", .distributed = true, .n_params = 1, .describe = coll_describe, .bytes = coll_bytes,     \
     .prepare = coll_prepare, .release = coll_release, .bind = coll_bind, .poison = coll_poison,                \
-    .check = coll_check, .unbind = coll_unbind, .n_variants = 2
+    .check = coll_check, .unbind = coll_unbind, .note = coll_note, .n_variants = 2
 
 static const char *const busbw_names[] = {"busbw_gbps"};
 
@@ -620,8 +635,9 @@ const struct pb_bench pb__bench_pingpong = {
     .name = "pingpong",
     .summary = "latency and bandwidth between ranks 0 and 1 (MPI, NCCL): one-way time = round trip / 2",
     .notes = "\nRank 0 sends a message to rank 1, which answers with one of the same size; the time is\n"
-             "rank 0's round trip / 2 (the one-way time: the latency at small sizes), GB/s the message\n"
-             "over it. Both messages are verified. Other ranks wait; one rank is SKIP.",
+             "rank 0's round trip / 2 (the one-way time: the latency at small sizes), from when rank 1\n"
+             "said it is waiting, and GB/s the message over it. Both messages are verified. Other\n"
+             "ranks wait; one rank is SKIP.",
     .byte_model = "the message",
     .params = pingpong_params,
     .run_seconds = coll_seconds,

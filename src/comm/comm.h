@@ -122,7 +122,9 @@ enum pb_collective {
  * pinned host buffers of the send and recv sizes for the variants that go
  * through host memory. A buffer a rank does not use is NULL (pingpong's
  * ranks other than 0 and 1). pingpong's variants time themselves: rank 0
- * writes its round trip / 2 to *seconds, the other ranks 0. */
+ * writes its round trip / 2 to *seconds, the other ranks 0. A backend's
+ * collective variant names its path in its .data (e.g. "NCCL"), for the
+ * rows. */
 struct pb_collective_args {
     pb_comm *comm;
     enum pb_collective op;
