@@ -256,7 +256,8 @@ static const struct coll_op ops[] = {
                            allreduce_mpi, NULL},
     [PB_COLL_ALLGATHER] = {"allgather", true, pieces_busbw, allgather_layout, value, allgather_want, allgather_mpi,
                            NULL},
-    [PB_COLL_ALLTOALL] = {"alltoall", true, pieces_busbw, alltoall_layout, value, alltoall_want, alltoall_mpi, NULL},
+    [PB_COLL_ALLTOALL] = {"alltoall", true, pieces_busbw, alltoall_layout, value, alltoall_want, alltoall_mpi,
+                          NULL},
     [PB_COLL_BROADCAST] = {"broadcast", false, broadcast_busbw, broadcast_layout, value, broadcast_want,
                            broadcast_mpi, NULL},
     [PB_COLL_PINGPONG] = {"pingpong", false, NULL, pingpong_layout, value, pingpong_want, pingpong_mpi,
@@ -566,9 +567,9 @@ const struct pb_bench pb__bench_allreduce = {
 
 PLAN(allgather_plan, PB_COLL_ALLGATHER)
 static const struct pb_param_def allgather_params[] = {
-    [P_SIZE] = {"size", "bytes gathered on every rank, one piece per rank (rounded down to whole elements per rank, "
-             "at least one); k/M/G suffixes",
-     "8:1G:x8"},
+    [P_SIZE] = {"size", "bytes gathered on every rank, one piece per rank (rounded down to whole elements "
+                        "per rank, at least one); k/M/G suffixes",
+                "8:1G:x8"},
 };
 static const struct pb_variant allgather_variants[] = {MPI_VARIANTS("allgather", "MPI_Allgather")};
 
@@ -587,9 +588,9 @@ const struct pb_bench pb__bench_allgather = {
 
 PLAN(alltoall_plan, PB_COLL_ALLTOALL)
 static const struct pb_param_def alltoall_params[] = {
-    [P_SIZE] = {"size", "bytes each rank sends, one piece to every rank (rounded down to whole elements per rank, "
-             "at least one); k/M/G suffixes",
-     "8:1G:x8"},
+    [P_SIZE] = {"size", "bytes each rank sends, one piece to every rank (rounded down to whole elements "
+                        "per rank, at least one); k/M/G suffixes",
+                "8:1G:x8"},
 };
 static const struct pb_variant alltoall_variants[] = {MPI_VARIANTS("alltoall", "MPI_Alltoall")};
 
@@ -608,7 +609,8 @@ const struct pb_bench pb__bench_alltoall = {
 
 PLAN(broadcast_plan, PB_COLL_BROADCAST)
 static const struct pb_param_def broadcast_params[] = {
-    [P_SIZE] = {"size", "bytes rank 0 sends to every rank (rounded down to whole elements); k/M/G suffixes", "8:1G:x8"},
+    [P_SIZE] = {"size", "bytes rank 0 sends to every rank (rounded down to whole elements); k/M/G suffixes",
+                "8:1G:x8"},
 };
 static const struct pb_variant broadcast_variants[] = {MPI_VARIANTS("broadcast", "MPI_Bcast")};
 

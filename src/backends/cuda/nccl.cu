@@ -1,9 +1,8 @@
-// NCCL collectives as CUDA variants (`nccl` of allreduce, allgather,
-// alltoall, broadcast, pingpong). libnccl is loaded
-// at run time, so the binary starts where NCCL is not installed; its rows are
-// then UNSUPPORTED with the reason. The NCCL communicator is made once per
-// device from the run's ranks (rank 0's unique id broadcast through
-// comm/comm.h) and kept with the device.
+// NCCL collectives as CUDA variants (`nccl` of allreduce, allgather, alltoall,
+// broadcast, pingpong). libnccl is loaded at run time, so the binary starts
+// where NCCL is not installed; its rows are then UNSUPPORTED with the reason.
+// The NCCL communicator is made once per device from the run's ranks (rank
+// 0's unique id broadcast through comm/comm.h) and kept with the device.
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
@@ -64,7 +63,8 @@ bool nccl_load()
                  load_symbol(lib, "ncclGroupEnd", &api.group_end) &&
                  load_symbol(lib, "ncclGetErrorString", &api.error_string);
     if (!api.loaded)
-        snprintf(api.why, sizeof api.why, "libnccl.so.2 lacks a function parbench calls (NCCL 2.7 or later has them)");
+        snprintf(api.why, sizeof api.why,
+                 "libnccl.so.2 lacks a function parbench calls (NCCL 2.7 or later has them)");
     return api.loaded;
 }
 
