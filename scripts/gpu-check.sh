@@ -10,8 +10,10 @@
 #   twins, runs as its two halves opencl_copies and opencl_kernels within 10 minutes each). spmv
 #   (matrices from $PB_MATRICES, default ../shared/data/matrices or .data/matrices); mpi: the
 #   MPI tests, a multi-rank run under compute-sanitizer, 1/2/4 ranks sharing the GPU
-#   ("every rank at once"), allreduce (MPI and NCCL), spmv-dist, gemm-dist, p2p; trust: a GPU
-#   fault mid-run, a problem too big for the device, 10,000 library turns
+#   ("every rank at once"), allreduce (MPI and NCCL), spmv-dist, gemm-dist, p2p, the other
+#   collectives and pingpong; its parts mpi_ep, mpi_dist and mpi_coll also run alone, within
+#   10 minutes each; trust: a GPU fault mid-run, a problem too big for the device, 10,000
+#   library turns
 # PB_GIT_COMMIT=HASH names the commit measured in every row (set it where the
 # tree is a copy whose .git may be stale or absent).
 # Missing cJSON/cmocka development files are taken from .deps/*.deb when present
@@ -173,6 +175,7 @@ mpi_section() {
         $pb run gemm --backend cuda --variant regblock,cublas --m 33 --n 130 --k 67 --reps 1 --warmup 0 --quiet
     mpi_ep_section
     mpi_dist_section
+    mpi_coll_section
 }
 
 mpi_env() {
@@ -235,6 +238,32 @@ mpi_dist_section() {
         $pb run p2p --backend cuda --size 4,17,1000003 --copies 2 --reps 1 --warmup 0 --quiet
 }
 
+mpi_coll_section() {
+    # One GPU: two ranks share it and NCCL declines them (one rank per GPU), so
+    # NCCL's rows come from one rank; its pingpong rows say why they decline.
+    mpi_env
+    step "mpi: compute-sanitizer memcheck on allgather, alltoall, broadcast (1 rank, NCCL too), pingpong (2 ranks)"
+    local np
+    for coll in allgather alltoall broadcast pingpong; do
+        np=1
+        [ $coll = pingpong ] && np=2
+        run $mpi $np compute-sanitizer --tool memcheck --error-exitcode 9 \
+            $pb run $coll --backend cuda --size 8,4100,1M --precision float,double --reps 2 --warmup 1 --quiet
+    done
+    step "mpi: allgather, alltoall, broadcast (1 rank: NCCL; 2 ranks: MPI direct if CUDA-aware, staged)"
+    local more=""
+    for np in 1 2; do
+        for coll in allgather alltoall broadcast; do
+            run $mpi $np $pb run $coll --backend cuda --size 8:1G:x8 --precision float --reps 10 --quiet \
+                --out "$out/mpi-$coll.csv" $more
+        done
+        more=--append
+    done
+    step "mpi: pingpong between 2 ranks, host (ref) and GPU buffers"
+    run $mpi 2 $pb run pingpong --backend ref,cuda --size 8:1G:x8 --precision float --reps 10 --quiet \
+        --out "$out/mpi-pingpong.csv"
+}
+
 trust_section() {
     step "trust: a GPU fault mid-run (cuda/fault): the later CUDA rows ERROR with the driver's message, ref goes on, exit 3"
     $pb run access --backend ref,cuda --variant ref/global-offset,cuda/global-offset,cuda/fault --n 4096 --step 0,1 \
@@ -251,7 +280,7 @@ trust_section() {
 
 twins="--backend cuda,opencl --device nvidia"
 case "$mode" in
-spmv | zoo | zoo_cpu | memlab | conv | ceilings | opencl | opencl_copies | opencl_kernels | mpi | mpi_ep | mpi_dist | trust)
+spmv | zoo | zoo_cpu | memlab | conv | ceilings | opencl | opencl_copies | opencl_kernels | mpi | mpi_ep | mpi_dist | mpi_coll | trust)
     ${mode}_section
     tail -n 30 "$log"
     echo "status $status"

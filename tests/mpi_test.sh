@@ -64,6 +64,42 @@ count "$tmp/out" "SKIP: rank 2: " 4
 expect 1 "$mpiexec" -n 3 "$pb" run allreduce --size 1K --reps 2 --backend ref --variant mpi --inject-fault
 count "$tmp/out" "FAILED" 1
 
+# The other collectives on the CPU paths at 2 and 3 ranks: every row OK and
+# verified, GB/s positive, busbw_gbps positive where the benchmark has it;
+# allgather and alltoall sizes are whole elements per rank (8 B of floats
+# over 3 ranks is one each: 12 B); the reason names the path. A planted fault FAILED naming the element
+# (exit 1). pingpong: other ranks idle, SKIP on one rank (exit 0).
+rows_ok() { # rows_ok FILE N: N rows, each OK, gbps > 0 and busbw_gbps > 0 if that column is there
+    local n
+    n=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+        $col["status"] == "OK" && $col["gbps"] > 0 && (!col["busbw_gbps"] || $col["busbw_gbps"] > 0) { n++ }
+        END { print n + 0 }' "$1")
+    if [ "$n" -eq "$2" ]; then ok; else bad "$1: $n verified rows with positive rates (want $2)"; head -5 "$1"; fi
+}
+for coll in allgather alltoall broadcast pingpong; do
+    for np in 2 3; do
+        expect 0 "$mpiexec" -n $np "$pb" run $coll --size 8,40000 --precision float,double --reps 2 \
+            --backend ref,openmp --quiet --format csv --out "$tmp/$coll$np.csv"
+        rows_ok "$tmp/$coll$np.csv" 16
+        lacks "$tmp/$coll$np.csv" "FAILED"
+        count "$tmp/$coll$np.csv" ",all,40000," 8
+        count "$tmp/$coll$np.csv" ",OK,path: host," 8 # mpi on host memory
+        count "$tmp/$coll$np.csv" ",OK,path: staged," 8
+    done
+    expect 1 "$mpiexec" -n 3 "$pb" run $coll --size 1K --reps 2 --backend ref --inject-fault --quiet
+    count "$tmp/out" "FAILED: rank 0: element " 2
+done
+for coll in allgather alltoall broadcast; do
+    head -1 "$tmp/${coll}2.csv" >"$tmp/header"
+    contains "$tmp/header" ",busbw_gbps"
+done
+count "$tmp/allgather3.csv" ",8,12 B," 4
+count "$tmp/alltoall3.csv" ",8,12 B," 4
+count "$tmp/alltoall3.csv" ",8,24 B," 4
+count "$tmp/broadcast3.csv" ",8,8 B," 8
+expect 0 "$mpiexec" -n 1 "$pb" run pingpong --size 8 --backend ref --quiet
+count "$tmp/out" "SKIP: pingpong needs two ranks" 2
+
 # Scaling tables from runs at 1, 2 and 3 ranks appended to one file, and the
 # projection beside them.
 sd="run spmv-dist --matrix lap2d:40 --backend ref --reps 2 --quiet --out $tmp/sd.csv"

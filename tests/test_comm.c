@@ -79,6 +79,15 @@ static void test_collectives(void **state)
     assert_int_equal(pb__comm_allgather(comm, &mine, sizeof mine, all), PB_OK);
     for (int r = 0; r < ranks; r++)
         assert_int_equal(all[r], 10 * r);
+    /* Alltoall: block r of every rank goes to rank r, in the sender's slot. */
+    int32_t *out = calloc((size_t)ranks, sizeof *out);
+    assert_non_null(out);
+    for (int r = 0; r < ranks; r++)
+        out[r] = 100 * me + r;
+    assert_int_equal(pb__comm_alltoall(comm, out, sizeof *out, all), PB_OK);
+    for (int r = 0; r < ranks; r++)
+        assert_int_equal(all[r], 100 * r + me);
+    free(out);
     free(all);
     assert_int_equal(pb__comm_barrier(comm), PB_OK);
 }
@@ -288,6 +297,81 @@ static void test_distributed(void **state)
     }
 }
 
+/* allgather, alltoall, broadcast and pingpong: one verified row per job, the
+ * size nccl-tests' S (a whole number of elements per rank, at least one),
+ * GB/s = S / time; pingpong's time rank 0's round trip / 2, and SKIP alone.
+ * A fault planted on rank 0 fails every row, naming the element. */
+static void test_collective_benches(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"allgather", "alltoall", "broadcast", "pingpong"};
+    /* one float (less than one per rank under several ranks); 1001 doubles */
+    struct pb_problem p[2] = {{.prec = PB_FLOAT, .v = {4}}, {.prec = PB_DOUBLE, .v = {1001 * 8}}};
+    const char *backends[] = {"ref", "openmp"};
+    struct pb_context ctx;
+    char *argv[] = {"test_comm"};
+    pb__context_init(&ctx, 1, argv);
+    for (size_t b = 0; b < sizeof names / sizeof names[0]; b++) {
+        const struct pb_bench *bench = pb__bench_find(names[b]);
+        assert_non_null(bench);
+        assert_true(bench->distributed);
+        bool pieces = b < 2, pingpong = b == 3;
+        struct pb_problem planned[2];
+        struct pb_param_lists lists = {.count = {1}};
+        for (int i = 0; i < 2; i++) {
+            size_t n = 0;
+            lists.values[0] = &p[i].v[0];
+            assert_int_equal(bench->plan(&lists, p[i].prec, &planned[i], 1, &n), PB_OK);
+            assert_int_equal(n, 1);
+        }
+        struct pb_writer w = {.ops = &keep_ops, .ctx = &ctx, .bench = bench};
+        struct pb_writer *writers[] = {&w};
+        for (int fault = 0; fault < 2; fault++) {
+            struct pb_run_config cfg = {.bench = bench, .problems = planned, .n_problems = 2, .backends = backends,
+                                        .n_backends = 2, .device_per_rank = true, .reps = 3, .warmup = 1,
+                                        .seed = 7, .verify = true, .inject_fault = fault && me == 0, .ctx = &ctx,
+                                        .writers = me == 0 ? writers : NULL, .n_writers = me == 0 ? 1 : 0};
+            memset(&kept, 0, sizeof kept);
+            struct pb_run_summary sum;
+            assert_int_equal(pb__run(&cfg, &sum), PB_OK);
+            /* 2 problems x 2 backends x (mpi, mpi-staged), one row each */
+            if (pingpong && ranks == 1) {
+                assert_int_equal(sum.skipped, 8);
+                if (me == 0)
+                    assert_contains(kept.rows[0].reason, "pingpong needs two ranks");
+                break;
+            }
+            assert_int_equal(fault ? sum.failed : sum.ok, 8);
+            for (size_t i = 0; i < kept.n; i++) {
+                const struct pb_result *r = &kept.rows[i];
+                assert_int_equal(r->rank, PB_RANK_ALL);
+                assert_int_equal(r->ranks, ranks);
+                if (fault) {
+                    assert_int_equal(r->status, PB_RESULT_FAILED);
+                    assert_contains(r->reason, "element ");
+                    continue;
+                }
+                assert_int_equal(r->status, PB_RESULT_OK);
+                assert_near(r->check.err_max, 0, 0);
+                assert_string_equal(r->reason, strcmp(r->variant, "mpi") == 0 ? "path: host" : "path: staged");
+                size_t esize = r->problem.prec == PB_FLOAT ? 4 : 8, count = (size_t)r->problem.v[0] / esize;
+                if (pieces)
+                    count = (count / (size_t)ranks ? count / (size_t)ranks : 1) * (size_t)ranks;
+                assert_near(r->gbps, (double)(count * esize) / r->stats.median * 1e-9, 1e-9 * r->gbps);
+                if (pingpong) { /* half of rank 0's round trip, within its host-timed call */
+                    assert_true(r->stats.median > 0 && r->stats.median <= r->host_stats.median);
+                    continue;
+                }
+                /* busbw: x (n-1)/n (0 on one rank), broadcast x 1 */
+                if (pieces && ranks == 1)
+                    assert_near(r->extras[0], 0, 0);
+                else
+                    assert_true(r->extras[0] > 0);
+            }
+        }
+    }
+}
+
 /* spmv-dist over awkward partitions: a diagonal matrix (no halo), a dense
  * row and empty rows (a halo of everything for some ranks), a rectangular
  * matrix, a one-row matrix (empty ranks), a Laplacian; both variants and both
@@ -476,6 +560,7 @@ int main(void)
         cmocka_unit_test(test_split),
         cmocka_unit_test(test_every_rank_at_once),
         cmocka_unit_test(test_distributed),
+        cmocka_unit_test(test_collective_benches),
         cmocka_unit_test(test_spmv_dist),
         cmocka_unit_test(test_partition_stats),
         cmocka_unit_test(test_gemm_dist),

@@ -7,7 +7,8 @@ extern const struct pb_bench pb__bench_gemm, pb__bench_bandwidth, pb__bench_over
 extern const struct pb_bench pb__bench_transpose, pb__bench_reduce, pb__bench_access;
 extern const struct pb_bench pb__bench_peak;
 extern const struct pb_bench pb__bench_conv, pb__bench_conv_stream;
-extern const struct pb_bench pb__bench_allreduce, pb__bench_spmv_dist, pb__bench_p2p, pb__bench_gemm_dist;
+extern const struct pb_bench pb__bench_allreduce, pb__bench_allgather, pb__bench_alltoall, pb__bench_broadcast;
+extern const struct pb_bench pb__bench_pingpong, pb__bench_spmv_dist, pb__bench_p2p, pb__bench_gemm_dist;
 
 static const struct pb_bench *const benches[] = {
     &pb__bench_bandwidth,
@@ -21,6 +22,10 @@ static const struct pb_bench *const benches[] = {
     &pb__bench_conv,
     &pb__bench_conv_stream,
     &pb__bench_allreduce,
+    &pb__bench_allgather,
+    &pb__bench_alltoall,
+    &pb__bench_broadcast,
+    &pb__bench_pingpong,
     &pb__bench_spmv_dist,
     &pb__bench_p2p,
     &pb__bench_gemm_dist,

@@ -561,9 +561,11 @@ static bool echoed(const char *reason)
  * it); otherwise each repetition takes the slowest rank's time on the host
  * clock (they started together), and the rates are the work over that time: every rank's in
  * "every rank at once" mode, the one problem's for a distributed benchmark
- * (whose extras are its slowest rank's). */
-static void aggregate_rows(const struct pb_result *rows, int n, int reps, bool distributed, double *samples,
-                           double *host_samples, double *scratch, struct pb_result *agg)
+ * (whose extras are its slowest rank's). A distributed benchmark that times
+ * itself (run_seconds, e.g. pingpong: rank 0's round trip / 2, 0 on the
+ * ranks that only answer) takes the largest of the ranks' own times. */
+static void aggregate_rows(const struct pb_result *rows, int n, int reps, bool distributed, bool self_timed,
+                           double *samples, double *host_samples, double *scratch, struct pb_result *agg)
 {
     static const enum pb_result_status order[] = {PB_RESULT_FAILED, PB_RESULT_ERROR, PB_RESULT_SKIP,
                                                   PB_RESULT_UNSUPPORTED};
@@ -603,29 +605,19 @@ static void aggregate_rows(const struct pb_result *rows, int n, int reps, bool d
     /* The host clock from the common start to each rank's end: device events
      * of separate processes share no clock, and ranks that share a GPU each
      * time only their own turn on it. */
+    bool own = distributed && self_timed;
     for (int i = 0; i < reps; i++) {
-        samples[i] = 0;
-        for (int r = 0; r < n; r++)
-            samples[i] = fmax(samples[i], rows[r].host_samples[i]);
-        host_samples[i] = samples[i];
+        samples[i] = host_samples[i] = 0;
+        for (int r = 0; r < n; r++) {
+            host_samples[i] = fmax(host_samples[i], rows[r].host_samples[i]);
+            samples[i] = fmax(samples[i], own ? rows[r].samples[i] : rows[r].host_samples[i]);
+        }
     }
     pb__stats_compute(samples, (size_t)reps, scratch, &agg->stats);
-    agg->host_stats = agg->stats;
+    pb__stats_compute(host_samples, (size_t)reps, scratch, &agg->host_stats);
     agg->samples = samples;
     agg->host_samples = host_samples;
     agg->timer = "host";
-    /* Work of each rank = its rate x its time; the per-rank rates give the spread. */
-    double flop = 0, byte = 0, ceiling = 0, *rates = distributed ? NULL : malloc((size_t)n * 2 * sizeof *rates);
-    bool use_flops = !isnan(rows[0].gflops);
-    for (int r = 0; r < n; r++) {
-        /* distributed: every rank counts the whole problem */
-        flop = (distributed ? 0 : flop) + rows[r].gflops * rows[r].stats.median;
-        byte = (distributed ? 0 : byte) + rows[r].gbps * rows[r].stats.median;
-        double rate = use_flops ? rows[r].gflops : rows[r].gbps;
-        ceiling += rate / rows[r].fraction; /* NAN when a rank has no ceiling */
-        if (rates)
-            rates[r] = rate;
-    }
     /* A distributed run's extras are its slowest rank's (what bounds it). */
     int slowest = 0;
     for (int r = 1; r < n; r++)
@@ -633,6 +625,23 @@ static void aggregate_rows(const struct pb_result *rows, int n, int reps, bool d
             slowest = r;
     if (distributed)
         memcpy(agg->extras, rows[slowest].extras, sizeof agg->extras);
+    /* Work of each rank = its rate x its time; the per-rank rates give the spread. */
+    double flop = 0, byte = 0, ceiling = 0, *rates = distributed ? NULL : malloc((size_t)n * 2 * sizeof *rates);
+    bool use_flops = !isnan(rows[0].gflops);
+    for (int r = 0; r < n; r++) {
+        double rate = use_flops ? rows[r].gflops : rows[r].gbps;
+        ceiling += rate / rows[r].fraction; /* NAN when a rank has no ceiling */
+        if (rates)
+            rates[r] = rate;
+        if (distributed)
+            continue;
+        flop += rows[r].gflops * rows[r].stats.median;
+        byte += rows[r].gbps * rows[r].stats.median;
+    }
+    if (distributed) { /* every rank counts the whole problem; the slowest has a time */
+        flop = rows[slowest].gflops * rows[slowest].stats.median;
+        byte = rows[slowest].gbps * rows[slowest].stats.median;
+    }
     double t = agg->stats.median;
     agg->gflops = t > 0 ? flop / t : NAN;
     agg->gbps = t > 0 ? byte / t : NAN;
@@ -677,8 +686,8 @@ static void exchange_rows(struct run_state *rs, const struct pb_result *mine)
                 emit(rs, &rows[r]);
         }
         rows[n] = *mine;
-        aggregate_rows(rows, n, reps, rs->cfg->bench->distributed, agg_samples, agg_samples + reps,
-                       agg_samples + 2 * reps, &rows[n]);
+        aggregate_rows(rows, n, reps, rs->cfg->bench->distributed, rs->cfg->bench->run_seconds != NULL,
+                       agg_samples, agg_samples + reps, agg_samples + 2 * reps, &rows[n]);
         emit(rs, &rows[n]);
     }
     free(out);

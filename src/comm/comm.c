@@ -45,6 +45,11 @@ static pb_status single_allgather(pb_comm *c, const void *send, size_t bytes, vo
     return single_gather(c, send, bytes, recv, 0);
 }
 
+static pb_status single_alltoall(pb_comm *c, const void *send, size_t bytes, void *recv)
+{
+    return single_gather(c, send, bytes, recv, 0);
+}
+
 static pb_status single_exchange_start(pb_comm *c, size_t n, const int *peers, const void *const *send,
                                        const size_t *send_bytes, void *const *recv, const size_t *recv_bytes,
                                        struct pb_comm_exchange **out)
@@ -102,7 +107,7 @@ static pb_status single_split(pb_comm *c, int color, int key, pb_comm **out)
 static void single_free_split(pb_comm *c) { free(c); }
 
 static const struct pb_comm_ops single_ops = {
-    single_barrier, single_allreduce, single_bcast, single_gather, single_allgather,
+    single_barrier, single_allreduce, single_bcast, single_gather, single_allgather, single_alltoall,
     single_exchange_start, single_exchange_wait, single_send, single_recv, single_abort, single_finalize,
     single_split, single_free_split,
 };
@@ -214,6 +219,11 @@ pb_status pb__comm_gather(pb_comm *c, const void *send, size_t bytes, void *recv
 pb_status pb__comm_allgather(pb_comm *c, const void *send, size_t bytes, void *recv)
 {
     return c->ops->allgather(c, send, bytes, recv);
+}
+
+pb_status pb__comm_alltoall(pb_comm *c, const void *send, size_t bytes, void *recv)
+{
+    return c->ops->alltoall(c, send, bytes, recv);
 }
 
 pb_status pb__comm_exchange_start(pb_comm *c, size_t n, const int *peers, const void *const *send,

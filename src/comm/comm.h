@@ -65,6 +65,9 @@ pb_status pb__comm_bcast(pb_comm *c, void *buf, size_t bytes, int root);
 pb_status pb__comm_gather(pb_comm *c, const void *send, size_t bytes, void *recv, int root);
 /* Every rank receives size * bytes. */
 pb_status pb__comm_allgather(pb_comm *c, const void *send, size_t bytes, void *recv);
+/* Every rank sends block r of send (bytes each, size blocks) to rank r and
+ * receives rank r's block for it as block r of recv. */
+pb_status pb__comm_alltoall(pb_comm *c, const void *send, size_t bytes, void *recv);
 
 /* Non-blocking exchange with a list of peers (a halo exchange): send[i]
  * (send_bytes[i]) goes to peers[i] and recv[i] (recv_bytes[i]) comes from
@@ -105,17 +108,32 @@ pb_status pb__comm_agree(pb_comm *c, pb_status st);
  * returns without doing anything. */
 void pb__comm_abort(pb_comm *c, int code);
 
-/* Arguments of the collective benchmarks' variants (allreduce): recv = the
- * sum over the ranks of send, count elements of type; stage_send and
- * stage_recv are pinned host buffers of the same size for the variants that
- * go through host memory. */
+/* The collective benchmarks (bench/collectives.c), one per operation. */
+enum pb_collective {
+    PB_COLL_ALLREDUCE, /* recv = the sum over the ranks of send, count elements */
+    PB_COLL_ALLGATHER, /* piece r of recv (count elements each) = rank r's send */
+    PB_COLL_ALLTOALL,  /* piece r of recv = piece `rank` of rank r's send */
+    PB_COLL_BROADCAST, /* rank 0's recv to every rank's, in place (send == recv) */
+    PB_COLL_PINGPONG,  /* rank 0 sends, rank 1 answers, count elements each way */
+};
+
+/* Arguments of the collective benchmarks' variants: count elements of type
+ * (per piece for allgather and alltoall); stage_send and stage_recv are
+ * pinned host buffers of the send and recv sizes for the variants that go
+ * through host memory. A buffer a rank does not use is NULL (pingpong's
+ * ranks other than 0 and 1). pingpong's variants time themselves: rank 0
+ * writes its round trip / 2 to *seconds, the other ranks 0. A backend's
+ * collective variant names its path in its .data (e.g. "NCCL"), for the
+ * rows. */
 struct pb_collective_args {
     pb_comm *comm;
+    enum pb_collective op;
     enum pb_comm_type type;
     size_t count;
     const pb_buf *send;
     pb_buf *recv;
     pb_buf *stage_send, *stage_recv;
+    double *seconds;
 };
 
 #ifdef __cplusplus

@@ -12,6 +12,7 @@ struct pb_comm_ops {
     pb_status (*bcast)(pb_comm *c, void *buf, size_t bytes, int root);
     pb_status (*gather)(pb_comm *c, const void *send, size_t bytes, void *recv, int root);
     pb_status (*allgather)(pb_comm *c, const void *send, size_t bytes, void *recv);
+    pb_status (*alltoall)(pb_comm *c, const void *send, size_t bytes, void *recv);
     pb_status (*exchange_start)(pb_comm *c, size_t n, const int *peers, const void *const *send,
                                 const size_t *send_bytes, void *const *recv, const size_t *recv_bytes,
                                 struct pb_comm_exchange **out);

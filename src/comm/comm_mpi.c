@@ -114,6 +114,16 @@ static pb_status mpi_allgather(pb_comm *c, const void *send, size_t bytes, void 
     return PB_OK;
 }
 
+static pb_status mpi_alltoall(pb_comm *c, const void *send, size_t bytes, void *recv)
+{
+    int n = 0;
+    pb_status st = to_int(bytes, "alltoall", &n);
+    if (st != PB_OK)
+        return st;
+    MPI_CHECK(MPI_Alltoall(send, n, MPI_BYTE, recv, n, MPI_BYTE, comm_of(c)), "alltoall");
+    return PB_OK;
+}
+
 static pb_status mpi_exchange_start(pb_comm *c, size_t n, const int *peers, const void *const *send,
                                     const size_t *send_bytes, void *const *recv, const size_t *recv_bytes,
                                     struct pb_comm_exchange **out)
@@ -243,7 +253,7 @@ static pb_status mpi_split(pb_comm *c, int color, int key, pb_comm **out)
 }
 
 static const struct pb_comm_ops mpi_ops = {
-    mpi_barrier, mpi_allreduce, mpi_bcast, mpi_gather, mpi_allgather,
+    mpi_barrier, mpi_allreduce, mpi_bcast, mpi_gather, mpi_allgather, mpi_alltoall,
     mpi_exchange_start, mpi_exchange_wait, mpi_send, mpi_recv, mpi_abort, mpi_finalize,
     mpi_split, mpi_free_split,
 };

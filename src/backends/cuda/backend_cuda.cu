@@ -397,7 +397,11 @@ static const struct pb_variant cuda_variants[] = {
     {.desc = {"conv", "tiled", "shared-memory tiles with the halo, taps in constant memory (study 003)", 0}, .supports = pb__cuda_conv_tiled_supports, .run = pb__cuda_conv_tiled},
     {.desc = {"conv", "regs", "8 (rows) or 16 (columns) outputs per thread in registers, R <= 8 and 16 unrolled", 0}, .supports = pb__cuda_conv_regs_supports, .run = pb__cuda_conv_regs},
 #ifdef PB_HAVE_NCCL
-    {.desc = {"allreduce", "nccl", "ncclAllReduce on the device buffers (NCCL loaded at run time)", PB_VARIANT_ANCHOR}, .supports = pb__cuda_nccl_supports, .run = pb__cuda_nccl_allreduce},
+    {.desc = {"allreduce", "nccl", "ncclAllReduce on the device buffers (NCCL loaded at run time)", PB_VARIANT_ANCHOR}, .supports = pb__cuda_nccl_supports, .run = pb__cuda_nccl_allreduce, .data = "NCCL"},
+    {.desc = {"allgather", "nccl", "ncclAllGather on the device buffers (NCCL loaded at run time)", PB_VARIANT_ANCHOR}, .supports = pb__cuda_nccl_supports, .run = pb__cuda_nccl_allgather, .data = "NCCL"},
+    {.desc = {"alltoall", "nccl", "ncclSend/ncclRecv with every rank in one group (NCCL loaded at run time)", PB_VARIANT_ANCHOR}, .supports = pb__cuda_nccl_supports, .run = pb__cuda_nccl_alltoall, .data = "NCCL"},
+    {.desc = {"broadcast", "nccl", "ncclBroadcast from rank 0, in place (NCCL loaded at run time)", PB_VARIANT_ANCHOR}, .supports = pb__cuda_nccl_supports, .run = pb__cuda_nccl_broadcast, .data = "NCCL"},
+    {.desc = {"pingpong", "nccl", "ncclSend then ncclRecv on rank 0, the reverse on rank 1 (NCCL loaded at run time)", PB_VARIANT_ANCHOR}, .supports = pb__cuda_nccl_supports, .run = pb__cuda_nccl_pingpong, .data = "NCCL"},
 #endif
     {.desc = {"p2p", "ce", "cudaMemcpyPeerAsync on the source GPU's copy engine (peer-to-peer where possible)", 0}, .run = pb__cuda_p2p_ce, .data = &pb__p2p_one_way},
     {.desc = {"p2p", "ce-bidir", "ce both ways at once, a stream on each GPU", 0}, .run = pb__cuda_p2p_ce, .data = &pb__p2p_both_ways},

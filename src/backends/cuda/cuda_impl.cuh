@@ -72,6 +72,10 @@ void pb__cuda_sparse_release(pb_cuda_device *impl);
 // NCCL collectives (nccl.cu; built when nccl.h is found).
 bool pb__cuda_nccl_supports(const pb_device *dev, const void *args, const char **why);
 pb_status pb__cuda_nccl_allreduce(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cuda_nccl_allgather(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cuda_nccl_alltoall(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cuda_nccl_broadcast(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cuda_nccl_pingpong(pb_device *dev, const void *args, pb_stream *s);
 void pb__cuda_nccl_release(pb_cuda_device *impl);
 
 // access/fault (access.cu): hidden, test-only, faults on purpose.

@@ -1,8 +1,8 @@
-// NCCL collectives as CUDA variants (allreduce's `nccl`). libnccl is loaded
-// at run time, so the binary starts where NCCL is not installed; its rows are
-// then UNSUPPORTED with the reason. The NCCL communicator is made once per
-// device from the run's ranks (rank 0's unique id broadcast through
-// comm/comm.h) and kept with the device.
+// NCCL collectives as CUDA variants (`nccl` of allreduce, allgather, alltoall,
+// broadcast, pingpong). libnccl is loaded at run time, so the binary starts
+// where NCCL is not installed; its rows are then UNSUPPORTED with the reason.
+// The NCCL communicator is made once per device from the run's ranks (rank
+// 0's unique id broadcast through comm/comm.h) and kept with the device.
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +24,12 @@ struct nccl_api {
     ncclResult_t (*comm_destroy)(ncclComm_t);
     ncclResult_t (*all_reduce)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
                                cudaStream_t);
+    ncclResult_t (*all_gather)(const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
+    ncclResult_t (*broadcast)(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+    ncclResult_t (*send)(const void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+    ncclResult_t (*recv)(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+    ncclResult_t (*group_start)(void);
+    ncclResult_t (*group_end)(void);
     const char *(*error_string)(ncclResult_t);
 };
 
@@ -50,9 +56,15 @@ bool nccl_load()
                  load_symbol(lib, "ncclCommInitRank", &api.comm_init_rank) &&
                  load_symbol(lib, "ncclCommDestroy", &api.comm_destroy) &&
                  load_symbol(lib, "ncclAllReduce", &api.all_reduce) &&
+                 load_symbol(lib, "ncclAllGather", &api.all_gather) &&
+                 load_symbol(lib, "ncclBroadcast", &api.broadcast) &&
+                 load_symbol(lib, "ncclSend", &api.send) && load_symbol(lib, "ncclRecv", &api.recv) &&
+                 load_symbol(lib, "ncclGroupStart", &api.group_start) &&
+                 load_symbol(lib, "ncclGroupEnd", &api.group_end) &&
                  load_symbol(lib, "ncclGetErrorString", &api.error_string);
     if (!api.loaded)
-        snprintf(api.why, sizeof api.why, "libnccl.so.2 lacks a function parbench calls");
+        snprintf(api.why, sizeof api.why,
+                 "libnccl.so.2 lacks a function parbench calls (NCCL 2.7 or later has them)");
     return api.loaded;
 }
 
@@ -95,6 +107,24 @@ pb_status nccl_comm(pb_device *dev, pb_comm *comm, ncclComm_t *out)
     impl->nccl_ranks = comm;
     *out = nc;
     return PB_OK;
+}
+
+ncclDataType_t nccl_type(pb_comm_type t)
+{
+    switch (t) {
+    case PB_COMM_FLOAT: return ncclFloat32;
+    case PB_COMM_DOUBLE: return ncclFloat64;
+    case PB_COMM_INT32: return ncclInt32;
+    case PB_COMM_INT64: return ncclInt64;
+    case PB_COMM_BYTE: return ncclUint8;
+    }
+    return ncclUint8;
+}
+
+// Byte address of element i of a collective's buffer.
+void *at(const pb_buf *b, const pb_collective_args *a, size_t i)
+{
+    return pb__cuda_ptr<char>(b) + i * pb__comm_type_size(a->type);
 }
 
 } // namespace
@@ -153,9 +183,96 @@ pb_status pb__cuda_nccl_allreduce(pb_device *dev, const void *args, pb_stream *s
     pb_status st = nccl_comm(dev, a->comm, &nc);
     if (st != PB_OK)
         return st;
-    ncclDataType_t type = a->type == PB_COMM_FLOAT ? ncclFloat32 : a->type == PB_COMM_DOUBLE ? ncclFloat64
-                          : a->type == PB_COMM_INT32 ? ncclInt32 : a->type == PB_COMM_INT64 ? ncclInt64 : ncclUint8;
-    PB_NCCL_CHECK(api.all_reduce(pb__cuda_ptr<const void>(a->send), pb__cuda_ptr<void>(a->recv), a->count, type,
-                                 ncclSum, nc, pb__cuda_stream(s)));
+    PB_NCCL_CHECK(api.all_reduce(pb__cuda_ptr<const void>(a->send), pb__cuda_ptr<void>(a->recv), a->count,
+                                 nccl_type(a->type), ncclSum, nc, pb__cuda_stream(s)));
+    return PB_OK;
+}
+
+pb_status pb__cuda_nccl_allgather(pb_device *dev, const void *args, pb_stream *s)
+{
+    const auto *a = static_cast<const pb_collective_args *>(args);
+    ncclComm_t nc;
+    pb_status st = nccl_comm(dev, a->comm, &nc);
+    if (st != PB_OK)
+        return st;
+    PB_NCCL_CHECK(api.all_gather(pb__cuda_ptr<const void>(a->send), pb__cuda_ptr<void>(a->recv), a->count,
+                                 nccl_type(a->type), nc, pb__cuda_stream(s)));
+    return PB_OK;
+}
+
+// One send and one receive per rank, itself included, in one group (as
+// nccl-tests' alltoall). The group is ended even after a failed call in it.
+pb_status pb__cuda_nccl_alltoall(pb_device *dev, const void *args, pb_stream *s)
+{
+    const auto *a = static_cast<const pb_collective_args *>(args);
+    ncclComm_t nc;
+    pb_status st = nccl_comm(dev, a->comm, &nc);
+    if (st != PB_OK)
+        return st;
+    ncclDataType_t type = nccl_type(a->type);
+    cudaStream_t stream = pb__cuda_stream(s);
+    PB_NCCL_CHECK(api.group_start());
+    ncclResult_t r = ncclSuccess;
+    const char *failed = nullptr;
+    for (int peer = 0; peer < pb__comm_size(a->comm) && r == ncclSuccess; peer++) {
+        size_t first = static_cast<size_t>(peer) * a->count;
+        if ((r = api.send(at(a->send, a, first), a->count, type, peer, nc, stream)) != ncclSuccess)
+            failed = "ncclSend";
+        else if ((r = api.recv(at(a->recv, a, first), a->count, type, peer, nc, stream)) != ncclSuccess)
+            failed = "ncclRecv";
+    }
+    ncclResult_t end = api.group_end();
+    if (r != ncclSuccess)
+        return nccl_status(r, failed, __FILE__, __LINE__);
+    if (end != ncclSuccess)
+        return nccl_status(end, "ncclGroupEnd", __FILE__, __LINE__);
+    return PB_OK;
+}
+
+// From rank 0, in place (send == recv): rank 0's buffer is never written.
+pb_status pb__cuda_nccl_broadcast(pb_device *dev, const void *args, pb_stream *s)
+{
+    const auto *a = static_cast<const pb_collective_args *>(args);
+    ncclComm_t nc;
+    pb_status st = nccl_comm(dev, a->comm, &nc);
+    if (st != PB_OK)
+        return st;
+    PB_NCCL_CHECK(api.broadcast(pb__cuda_ptr<const void>(a->recv), pb__cuda_ptr<void>(a->recv), a->count,
+                                nccl_type(a->type), 0, nc, pb__cuda_stream(s)));
+    return PB_OK;
+}
+
+// Rank 0 sends then receives, rank 1 receives then answers, each call its
+// own group (so the two ways do not overlap); rank 0 times the round trip to
+// the stream's end, from when rank 1 said it is there (through comm.h).
+// Every rank makes the communicator (collective); the others then have
+// nothing to do.
+pb_status pb__cuda_nccl_pingpong(pb_device *dev, const void *args, pb_stream *s)
+{
+    const auto *a = static_cast<const pb_collective_args *>(args);
+    ncclComm_t nc;
+    pb_status st = nccl_comm(dev, a->comm, &nc);
+    *a->seconds = 0;
+    int rank = pb__comm_rank(a->comm);
+    if (st != PB_OK || rank > 1)
+        return st;
+    const int ready = 12; // a tag of its own
+    char none = 0;
+    st = rank == 0 ? pb__comm_recv(a->comm, &none, 0, 1, ready) : pb__comm_send(a->comm, &none, 0, 0, ready);
+    if (st != PB_OK)
+        return st;
+    ncclDataType_t type = nccl_type(a->type);
+    cudaStream_t stream = pb__cuda_stream(s);
+    double t0 = pb__now();
+    if (rank == 0) {
+        PB_NCCL_CHECK(api.send(pb__cuda_ptr<const void>(a->send), a->count, type, 1, nc, stream));
+        PB_NCCL_CHECK(api.recv(pb__cuda_ptr<void>(a->recv), a->count, type, 1, nc, stream));
+    } else {
+        PB_NCCL_CHECK(api.recv(pb__cuda_ptr<void>(a->recv), a->count, type, 0, nc, stream));
+        PB_NCCL_CHECK(api.send(pb__cuda_ptr<const void>(a->send), a->count, type, 0, nc, stream));
+    }
+    PB_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (rank == 0)
+        *a->seconds = (pb__now() - t0) / 2;
     return PB_OK;
 }
