@@ -18,7 +18,8 @@ install(TARGETS parbench_shared EXPORT parbench-targets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS parbench_lib ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY include/parbench DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
-install(FILES doc/parbench.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+configure_file(doc/parbench.1.in ${CMAKE_BINARY_DIR}/parbench.1 @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/parbench.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES doc/parbench-completion.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
         RENAME parbench)
 install(DIRECTORY examples/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
@@ -76,7 +77,7 @@ list(JOIN pc_requires " " pc_requires)
 
 # The prefix relative to the .pc file's directory (lib/pkgconfig -> ../..).
 file(RELATIVE_PATH pc_prefix "/root/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/root")
-set(pc_prefix "\${pcfiledir}/${pc_prefix}")
+string(REGEX REPLACE "/$" "" pc_prefix "\${pcfiledir}/${pc_prefix}")
 configure_file(cmake/parbench.pc.in ${CMAKE_BINARY_DIR}/parbench.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/parbench.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
