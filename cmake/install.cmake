@@ -76,7 +76,7 @@ list(JOIN pc_libs_private " " pc_libs_private)
 list(JOIN pc_requires " " pc_requires)
 
 # The prefix relative to the .pc file's directory (lib/pkgconfig -> ../..).
-file(RELATIVE_PATH pc_prefix "/root/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/root")
+file(RELATIVE_PATH pc_prefix "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
 string(REGEX REPLACE "/$" "" pc_prefix "\${pcfiledir}/${pc_prefix}")
 configure_file(cmake/parbench.pc.in ${CMAKE_BINARY_DIR}/parbench.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/parbench.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
@@ -106,6 +106,9 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+if(PB_CUDA_ENABLED) # where dpkg-shlibdeps finds cuBLAS and cuSPARSE
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CUDAToolkit_LIBRARY_DIR})
+endif()
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "pkg-config")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "pocl-opencl-icd | opencl-icd, openmpi-bin")
 include(CPack)
