@@ -1,8 +1,9 @@
 /* parbench: the kernel library API.
  *
  * Each kernel family has an argument struct; a kernel is called on a device by
- * variant name ("ijk", "blocked", "openblas", ...). Buffers belong to the same
- * device. pb_kernel_variants() lists what a backend offers. */
+ * variant name ("ijk", "blocked", "openblas", ...), or with NULL for the
+ * backend's default (pb_kernel_default). Buffers belong to the same device.
+ * pb_kernel_variants() lists what a backend offers. */
 #ifndef PARBENCH_PB_KERNELS_H
 #define PARBENCH_PB_KERNELS_H
 
@@ -12,6 +13,7 @@
 
 #include "parbench/pb.h"
 #include "parbench/pb_backend.h"
+#include "parbench/pb_matrix.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -217,21 +219,74 @@ size_t pb_kernel_variants(const pb_backend *b, const char *bench, struct pb_vari
                           size_t max);
 
 /* Run variant `variant` of kernel family `bench` on dev with the family's
- * argument struct; blocks until done. PB_ERR_NOT_FOUND for an unknown variant,
- * PB_ERR_UNSUPPORTED when the variant cannot handle these arguments. */
+ * argument struct; blocks until done. variant NULL runs pb_kernel_default's
+ * choice. PB_ERR_NOT_FOUND for an unknown variant, PB_ERR_UNSUPPORTED when the
+ * variant cannot handle these arguments. */
 pb_status pb_kernel_run(pb_device *dev, const char *bench, const char *variant, const void *args);
 
 /* The same, queued on stream s (NULL = the default stream) without waiting. */
 pb_status pb_kernel_launch(pb_device *dev, const char *bench, const char *variant, const void *args,
                            pb_stream *s);
 
-/* Scratch bytes variant `variant` of `bench` needs for these arguments (the
- * `work` member of the family's struct); 0 for variants that need none. */
+/* Scratch bytes variant `variant` (NULL: the default) of `bench` needs for
+ * these arguments (the `work` member of the family's struct); 0 for variants
+ * that need none. */
 pb_status pb_kernel_workspace(pb_device *dev, const char *bench, const char *variant, const void *args,
                               size_t *bytes);
 
-/* Convenience: pb_kernel_run(dev, "gemm", variant, args). */
+/* The variant that variant NULL runs: the first of this list that dev's
+ * backend has and that takes args (its format, for spmv; args NULL: any),
+ * i.e. each backend's fastest kernel of its own that computes the family's
+ * result. Vendor libraries (anchors) and bounds are never the default.
+ *   gemm       regblock (cuda, opencl), blocked (openmp), ikj (ref)
+ *   spmv       CSR: auto, csr-vector (cuda, opencl), csr (openmp, ref);
+ *              ELL: ell; ELLT: ellt
+ *   conv       fused (cuda, R <= 64), regs (cuda), tiled (cuda, opencl),
+ *              ring (openmp), rowcol (ref)
+ *   transpose  padded (cuda, opencl), blocked (openmp), loops (ref)
+ *   reduce     last-block (cuda: deterministic, one pass, needs a workspace),
+ *              multiple-per-thread (opencl), pairwise (openmp, ref)
+ * *variant is a static string. PB_ERR_NOT_FOUND when the backend has none of
+ * the family's defaults (name one: pb_kernel_variants), PB_ERR_UNSUPPORTED
+ * when none takes these arguments, PB_ERR_INVALID for invalid arguments. */
+pb_status pb_kernel_default(pb_device *dev, const char *bench, const void *args, const char **variant);
+
+/* Typed entry points: pb_kernel_run(dev, FAMILY, variant, args); variant NULL
+ * is the backend's default (pb_kernel_default). For pb_reduce, args->work
+ * needs pb_kernel_workspace(dev, "reduce", variant, args, &bytes) bytes,
+ * zero-filled: the same variant, NULL included. */
 pb_status pb_gemm(pb_device *dev, const char *variant, const struct pb_gemm_args *args);
+pb_status pb_spmv(pb_device *dev, const char *variant, const struct pb_spmv_args *args);
+pb_status pb_conv(pb_device *dev, const char *variant, const struct pb_conv_args *args);
+pb_status pb_transpose(pb_device *dev, const char *variant, const struct pb_transpose_args *args);
+pb_status pb_reduce(pb_device *dev, const char *variant, const struct pb_reduce_args *args);
+
+/* A CSR matrix in device memory and the spmv arguments that read it, from a
+ * COO matrix on the host (pb_matrix.h). A Matrix Market file to y = A x:
+ *     struct pb_coo coo;
+ *     struct pb_csr_device a;
+ *     pb_coo_read("A.mtx", NULL, &coo);
+ *     pb_csr_upload(dev, &coo, PB_DOUBLE, &a);
+ *     a.args.x = x;  a.args.y = y;     (buffers of cols and rows elements)
+ *     pb_spmv(dev, NULL, &a.args);
+ * (each status checked), then pb_csr_free(&a) and pb_coo_free(&coo). */
+struct pb_csr_device {
+    pb_buf *ptr; /* int32 [rows + 1] row offsets */
+    pb_buf *idx; /* int32 [nnz] column of each entry */
+    pb_buf *val; /* [nnz] values in args.prec */
+    /* prec, format (CSR), rows, cols, nnz, ptr, idx, val set; x, y NULL and
+     * group, block 0 (the variant's choice): the caller's to set. */
+    struct pb_spmv_args args;
+};
+
+/* Uploads m to dev as CSR with values rounded to prec. m must keep the COO
+ * order of pb_matrix.h (rows non-decreasing, indices inside the matrix):
+ * PB_ERR_INVALID otherwise; PB_ERR_UNSUPPORTED when nnz does not fit int32
+ * offsets; PB_ERR_NOMEM, PB_ERR_DEVICE. On error *out is zeroed. */
+pb_status pb_csr_upload(pb_device *dev, const struct pb_coo *m, enum pb_precision prec, struct pb_csr_device *out);
+
+/* Frees the buffers and zeroes *a. Accepts NULL and a zeroed struct. */
+void pb_csr_free(struct pb_csr_device *a);
 
 /* The format an spmv variant of backend b reads; PB_ERR_NOT_FOUND for an
  * unknown variant. */

@@ -224,31 +224,6 @@ static void spmv_unbind(void *state)
     free(s);
 }
 
-/* Uploads n values converted to prec (through a temporary when float). */
-static pb_status upload_values(pb_device *dev, const double *v, size_t n, enum pb_precision prec, pb_buf **out)
-{
-    size_t elt = pb_precision_size(prec);
-    pb_status st = pb_buf_alloc(dev, PB_MEM_DEVICE, n * elt, out);
-    if (st != PB_OK || n == 0)
-        return st;
-    if (prec == PB_DOUBLE)
-        return pb_buf_write(*out, 0, v, n * elt);
-    float *tmp;
-    if ((st = pb__host_alloc(n * sizeof *tmp, "spmv float values", (void **)&tmp)) != PB_OK)
-        return st;
-    for (size_t i = 0; i < n; i++)
-        tmp[i] = (float)v[i];
-    st = pb_buf_write(*out, 0, tmp, n * sizeof *tmp);
-    pb__host_free(tmp);
-    return st;
-}
-
-static pb_status upload(pb_device *dev, const void *src, size_t bytes, pb_buf **out)
-{
-    pb_status st = pb_buf_alloc(dev, PB_MEM_DEVICE, bytes, out);
-    return st == PB_OK && bytes ? pb_buf_write(*out, 0, src, bytes) : st;
-}
-
 /* The ELLPACK layout of h, built once; its refusal is remembered too. */
 static pb_status ell_of(struct spmv_host *h, bool transposed, const struct pb_ell **out)
 {
@@ -282,11 +257,11 @@ static pb_status spmv_bind(pb_device *dev, const struct pb_problem *p, const str
                                     .block = (int)p->v[P_BLOCK]};
     pb_status st = PB_OK;
     if (format == PB_SPARSE_CSR) {
-        st = upload(dev, h->ptr, (rows + 1) * sizeof *h->ptr, &s->ptr);
+        st = pb__upload(dev, h->ptr, (rows + 1) * sizeof *h->ptr, &s->ptr);
         if (st == PB_OK)
-            st = upload(dev, h->m.cols, h->m.nnz * sizeof *h->m.cols, &s->idx);
+            st = pb__upload(dev, h->m.cols, h->m.nnz * sizeof *h->m.cols, &s->idx);
         if (st == PB_OK)
-            st = upload_values(dev, h->m.values, h->m.nnz, p->prec, &s->val);
+            st = pb__upload_values(dev, h->m.values, h->m.nnz, p->prec, &s->val);
     } else {
         const struct pb_ell *e = NULL;
         st = ell_of(h, format == PB_SPARSE_ELLT, &e);
@@ -294,13 +269,13 @@ static pb_status spmv_bind(pb_device *dev, const struct pb_problem *p, const str
         if (st == PB_OK) {
             s->prep_s = h->ell_s[format == PB_SPARSE_ELLT];
             s->args.width = e->width;
-            st = upload(dev, e->idx, n * sizeof *e->idx, &s->idx);
+            st = pb__upload(dev, e->idx, n * sizeof *e->idx, &s->idx);
         }
         if (st == PB_OK)
-            st = upload_values(dev, e->val, n, p->prec, &s->val);
+            st = pb__upload_values(dev, e->val, n, p->prec, &s->val);
     }
     if (st == PB_OK)
-        st = upload(dev, h->x, (size_t)h->m.n_cols * elt, &s->x);
+        st = pb__upload(dev, h->x, (size_t)h->m.n_cols * elt, &s->x);
     if (st == PB_OK)
         st = pb_buf_alloc(dev, PB_MEM_DEVICE, rows * elt, &s->y);
     if (st == PB_OK && !pb_buf_host_ptr(s->y))

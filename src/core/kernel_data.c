@@ -25,6 +25,11 @@ pb_status pb_kernel_workspace(pb_device *dev, const char *bench, const char *var
                               size_t *bytes)
 {
     *bytes = 0;
+    if (!variant) {
+        pb_status st = pb_kernel_default(dev, bench, args, &variant);
+        if (st != PB_OK)
+            return st;
+    }
     const struct pb_variant *v = pb__variant_find(dev->backend, bench, variant);
     if (!v)
         return pb__fail(PB_ERR_NOT_FOUND, "backend %s has no %s variant '%s'", dev->backend->name, bench,

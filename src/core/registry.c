@@ -351,9 +351,69 @@ pb_status pb_kernel_run(pb_device *dev, const char *bench, const char *variant, 
     return st != PB_OK ? st : pb_device_sync(dev);
 }
 
+/* The defaults of variant NULL, per family in order of preference: each
+ * backend's fastest own kernel comes before the slower ones of other backends
+ * (pb_kernels.h lists who has which). */
+static const struct {
+    const char *bench;
+    const char *names[6];
+} defaults[] = {
+    {"gemm", {"regblock", "blocked", "ikj"}},
+    {"spmv", {"auto", "csr-vector", "csr", "ell", "ellt"}},
+    {"conv", {"fused", "regs", "tiled", "ring", "rowcol"}},
+    {"transpose", {"padded", "blocked", "loops"}},
+    {"reduce", {"last-block", "multiple-per-thread", "pairwise"}},
+};
+
+/* Whether v may be a default and takes args (NULL: any). */
+static bool default_takes(const pb_device *dev, const struct pb_variant *v, const char *bench, const void *args)
+{
+    if (v->desc.flags & (PB_VARIANT_ANCHOR | PB_VARIANT_BOUND | PB_VARIANT_HIDDEN))
+        return false;
+    if (!args)
+        return true;
+    if (strcmp(bench, "spmv") == 0 && ((const struct pb_spmv_args *)args)->format != pb__spmv_variant_format(v))
+        return false;
+    const char *why = NULL;
+    return !v->supports || v->supports(dev, args, &why);
+}
+
+pb_status pb_kernel_default(pb_device *dev, const char *bench, const void *args, const char **variant)
+{
+    *variant = NULL;
+    pb_status st = args ? pb__kernel_args_check(bench, args) : PB_OK;
+    if (st != PB_OK)
+        return st;
+    bool any = false;
+    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
+        if (strcmp(defaults[i].bench, bench) != 0)
+            continue;
+        for (size_t j = 0; j < sizeof defaults[i].names / sizeof defaults[i].names[0] && defaults[i].names[j]; j++) {
+            const struct pb_variant *v = pb__variant_find(dev->backend, bench, defaults[i].names[j]);
+            if (!v)
+                continue;
+            any = true;
+            if (default_takes(dev, v, bench, args)) {
+                *variant = v->desc.name;
+                return PB_OK;
+            }
+        }
+    }
+    if (!any)
+        return pb__fail(PB_ERR_NOT_FOUND, "backend %s has no default %s variant: name one", dev->backend->name,
+                        bench);
+    return pb__fail(PB_ERR_UNSUPPORTED, "backend %s: no default %s variant takes these arguments",
+                    dev->backend->name, bench);
+}
+
 pb_status pb_kernel_launch(pb_device *dev, const char *bench, const char *variant, const void *args,
                            pb_stream *s)
 {
+    if (!variant) {
+        pb_status st = pb_kernel_default(dev, bench, args, &variant);
+        if (st != PB_OK)
+            return st;
+    }
     const struct pb_variant *v = pb__variant_find(dev->backend, bench, variant);
     if (!v)
         return pb__fail(PB_ERR_NOT_FOUND, "backend %s has no %s variant '%s'", dev->backend->name,
@@ -373,6 +433,26 @@ pb_status pb_kernel_launch(pb_device *dev, const char *bench, const char *varian
 pb_status pb_gemm(pb_device *dev, const char *variant, const struct pb_gemm_args *args)
 {
     return pb_kernel_run(dev, "gemm", variant, args);
+}
+
+pb_status pb_spmv(pb_device *dev, const char *variant, const struct pb_spmv_args *args)
+{
+    return pb_kernel_run(dev, "spmv", variant, args);
+}
+
+pb_status pb_conv(pb_device *dev, const char *variant, const struct pb_conv_args *args)
+{
+    return pb_kernel_run(dev, "conv", variant, args);
+}
+
+pb_status pb_transpose(pb_device *dev, const char *variant, const struct pb_transpose_args *args)
+{
+    return pb_kernel_run(dev, "transpose", variant, args);
+}
+
+pb_status pb_reduce(pb_device *dev, const char *variant, const struct pb_reduce_args *args)
+{
+    return pb_kernel_run(dev, "reduce", variant, args);
 }
 
 enum pb_sparse_format pb__spmv_variant_format(const struct pb_variant *v)

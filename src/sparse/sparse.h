@@ -24,6 +24,11 @@ int pb__spmv_row_group(const struct pb_spmv_args *args);
  * are). PB_ERR_UNSUPPORTED when nnz does not fit int32 offsets. */
 pb_status pb__csr_offsets(const struct pb_coo *m, int32_t **ptr);
 
+/* A device buffer holding bytes copied from src; one of n values converted
+ * to prec (through a temporary when float). */
+pb_status pb__upload(pb_device *dev, const void *src, size_t bytes, pb_buf **out);
+pb_status pb__upload_values(pb_device *dev, const double *v, size_t n, enum pb_precision prec, pb_buf **out);
+
 /* Longest row of m. */
 int32_t pb__coo_max_row(const struct pb_coo *m);
 
