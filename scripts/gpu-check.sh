@@ -17,7 +17,8 @@
 # PB_GIT_COMMIT=HASH names the commit measured in every row (set it where the
 # tree is a copy whose .git may be stale or absent).
 # Missing cJSON/cmocka development files are taken from .deps/*.deb when present
-# (apt-get download libcjson1 libcjson-dev libcmocka0 libcmocka-dev).
+# (apt-get download libcjson1 libcjson-dev libcmocka0 libcmocka-dev, and for the
+# librsb anchor librsb0 librsb-dev libhwloc15).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-full}
@@ -84,7 +85,9 @@ zoo_section() {
 
 zoo_cpu_section() {
     step "zoo: OpenMP on every core against librsb and tuned librsb, zoo:1M"
-    run $pb run spmv --backend openmp --variant csr,csr-v2,csr-h2,ell,auto,librsb,librsb-tuned --matrix zoo:1M --precision double --reps 10 --quiet --out "$out/spmv-zoo-openmp.csv"
+    local variants=csr,csr-v2,csr-h2,ell,auto
+    $pb list | grep 'openmp/librsb' >/dev/null && variants+=,librsb,librsb-tuned
+    run $pb run spmv --backend openmp --variant "$variants" --matrix zoo:1M --precision double --reps 10 --quiet --out "$out/spmv-zoo-openmp.csv"
 }
 
 memlab_section() {
