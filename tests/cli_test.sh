@@ -450,6 +450,11 @@ if "$pb" list | grep -q '^  opencl .* available$'; then
     if [ -s "$tmp/cldump/reduce-float.bin" ]; then ok; else bad "PARBENCH_CL_DUMP wrote no reduce-float.bin"; fi
     expect 3 env PARBENCH_CL_OPTIONS=-cl-no-such-option "$pb" run reduce --backend opencl --n 1000 --reps 1 --quiet
     contains "$tmp/out" "-cl-no-such-option"
+    # PoCL is found by --device pocl (its vendor's name), wherever it is in the order.
+    if "$pb" devices --backend opencl --format json | grep -q '"The pocl project"'; then
+        expect 0 "$pb" run gemm --n 16 --variant naive --backend opencl --device pocl --reps 1 --quiet --format csv
+        contains "$tmp/out" "Portable Computing Language"
+    fi
 else
     skip opencl "no usable opencl backend: $("$pb" list | grep '^  opencl ' || echo 'not in this build')"
 fi

@@ -241,7 +241,7 @@ static pb_status open_selected(const struct pb_run_config *cfg, const struct pb_
             pb_status st = pb_device_open(b, i, out);
             if (st != PB_OK)
                 return st;
-            bool match = strcasestr(pb_device_name(*out), cfg->device_match) != NULL;
+            bool match = pb__device_matches(*out, cfg->device_match);
             if (match && pass == 1 && seen == turn % matching) {
                 chosen = i;
                 break;

@@ -113,7 +113,7 @@ static bool selected_is_gpu(const pb_backend *b, int device, const char *match)
         struct pb_device_info info;
         if (pb_device_open(b, i, &dev) != PB_OK)
             continue;
-        bool chosen = !match || strcasestr(pb_device_name(dev), match);
+        bool chosen = !match || pb__device_matches(dev, match);
         if (chosen && pb_device_info(dev, &info) == PB_OK)
             gpu = strcmp(info.kind, "gpu") == 0;
         pb_device_close(dev);
