@@ -305,6 +305,18 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "ceiling_fraction") c = i
 expect 3 "$pb" run gemm --n 16 --ceilings "$tmp/nosuch.json"
 expect 1 "$pb" run peak --n 4096 --iters 4 --backend openmp,opencl --precision float,double --reps 1 --inject-fault --quiet
 expect 2 "$pb" ceilings --backend nosuch
+expect 3 "$pb" ceilings --quick --backend openmp --reps 1 --device 7 --ceilings "$tmp/c7.json"
+contains "$tmp/err" "openmp has no device 7"
+if "$pb" list | grep -q '^  opencl .* available$'; then
+    # every device of every backend asked for, each saved under its own name
+    expect 0 "$pb" ceilings --quick --backend openmp,opencl --reps 1 --ceilings "$tmp/call.json"
+    contains "$tmp/call.json" '"backend":	"openmp"'
+    contains "$tmp/call.json" '"backend":	"opencl"'
+    n_cl=$("$pb" devices --backend opencl | grep -c '^opencl device')
+    n_saved=$(grep -c '"backend":	"opencl"' "$tmp/call.json")
+    n_models=$("$pb" devices --backend opencl | sed -n 's/^opencl device [0-9]*: //p' | sort -u | wc -l)
+    if [ "$n_saved" -eq "$n_models" ] && [ "$n_cl" -ge 1 ]; then ok; else bad "ceilings saved $n_saved OpenCL devices of $n_models models"; fi
+fi
 unset XDG_CACHE_HOME
 # conv: benchmarks with text parameters, the strip path under a memory cap,
 # and the image command with its bad inputs.
