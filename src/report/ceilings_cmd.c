@@ -1,8 +1,8 @@
 /* parbench ceilings: on every device of the selected backends, the `peak`
- * benchmark's FMA (fp32, fp64) and read-only kernels and the bandwidth
- * benchmark's device copy and pinned host<->device copies, run through the
- * ordinary runner (statistics, verification), their median rates saved as
- * the device's ceilings. */
+ * benchmark's FMA (fp32, fp64), read-only and (host CPU) copy kernels, the
+ * bandwidth benchmark's device copy and pinned host<->device copies, run
+ * through the ordinary runner (statistics, verification), their median rates
+ * saved as the device's ceilings. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +43,7 @@ static pb_status capture_row(struct pb_writer *w, const struct pb_result *r)
         *(r->problem.prec == PB_DOUBLE ? &c->fp64_gflops : &c->fp32_gflops) = r->gflops;
     else if (strcmp(r->bench->name, "peak") == 0 && strcmp(v, "read") == 0)
         c->read_gbps = r->gbps;
-    else if (strcmp(v, "d2d") == 0)
+    else if (strcmp(v, "d2d") == 0 || (strcmp(r->bench->name, "peak") == 0 && strcmp(v, "copy") == 0))
         c->copy_gbps = r->gbps;
     else if (strcmp(v, "h2d-pinned") == 0)
         c->h2d_gbps = r->gbps;
@@ -102,18 +102,23 @@ static int run_one(const struct measure *m, const char *backend, int device, int
     return st == PB_OK ? PB_EXIT_OK : pb__cli_fail(st);
 }
 
-/* What the ceilings loop needs to know of device i of backend b: its name
- * and whether it is a GPU (sizes follow). false when it cannot be opened
- * (said on stderr). */
-static bool probe_device(const pb_backend *b, int i, char *name, size_t len, bool *gpu)
+/* What the ceilings loop needs to know of device i of backend b: its name,
+ * whether it is a GPU (sizes follow) and, on the host CPU, the last-level
+ * cache (0 = not known). false when it cannot be opened (said on stderr). */
+static bool probe_device(const pb_backend *b, int i, char *name, size_t len, bool *gpu, int64_t *llc)
 {
     pb_device *dev;
     struct pb_device_info info;
     pb_status st = pb_device_open(b, i, &dev);
+    *llc = 0;
     if (st == PB_OK) {
         snprintf(name, len, "%s", pb_device_name(dev));
         st = pb_device_info(dev, &info);
         *gpu = st == PB_OK && (strcmp(info.kind, "gpu") == 0 || strcmp(info.kind, "accelerator") == 0);
+        for (int k = 0; st == PB_OK && k < info.n_props; k++) /* "32768K" */
+            if (strcmp(info.props[k].key, "cache_l3") == 0 && pb__parse_int(info.props[k].value, "cache", llc) != PB_OK)
+                *llc = 0;
+        pb__clear_error();
         pb_device_close(dev);
     }
     if (st != PB_OK)
@@ -140,21 +145,29 @@ static bool device_selected(const pb_backend *b, int i, const char *device_arg, 
 
 /* Runs the ceilings' kernels on device di of b and adds what they measured
  * to saved. Returns an exit code; *st gets a library error. */
-static int measure_device(const pb_backend *b, int di, const char *name, bool gpu, bool quick, int reps,
-                          struct pb_context *ctx, struct pb_writer *table, struct pb_ceilings *saved,
+static int measure_device(const pb_backend *b, int di, const char *name, bool gpu, int64_t llc, bool quick,
+                          int reps, struct pb_context *ctx, struct pb_writer *table, struct pb_ceilings *saved,
                           struct pb_run_summary *total, size_t *measured, pb_status *st)
 {
-    const struct sizes *sz = quick ? &quick_sizes : gpu ? &gpu_sizes : &cpu_sizes;
+    struct sizes sz_cpu = cpu_sizes;
+    /* Arrays well past the last-level cache, also where it is large. */
+    if (llc > 0 && 8 * llc > sz_cpu.read_bytes)
+        sz_cpu.read_bytes = sz_cpu.copy_bytes = 8 * llc;
+    const struct sizes *sz = quick ? &quick_sizes : gpu ? &gpu_sizes : &sz_cpu;
     struct pb_ceiling entry = {.copy_gbps = NAN, .read_gbps = NAN, .h2d_gbps = NAN, .d2h_gbps = NAN,
                                .fp32_gflops = NAN, .fp64_gflops = NAN};
     snprintf(entry.backend, sizeof entry.backend, "%s", b->name);
     snprintf(entry.device, sizeof entry.device, "%s", name);
     struct pb_writer capture = {.ops = &capture_ops, .state = &entry};
     struct pb_writer *writers[2] = {table, &capture};
+    /* The copy ceiling: peak/copy where the backend has it (the host CPU's
+     * STREAM Copy over all threads), else the device-to-device copy. */
+    const struct measure copy_peak = {"peak", {"copy"}, 1, false, {sz->copy_bytes / 4, 1}},
+                         copy_d2d = {"bandwidth", {"d2d"}, 1, false, {sz->copy_bytes, 1}};
     const struct measure plan[] = {
         {"peak", {"fma"}, 1, true, {sz->fma_n, sz->fma_iters}},
         {"peak", {"read"}, 1, false, {sz->read_bytes / 4, 1}},
-        {"bandwidth", {"d2d"}, 1, false, {sz->copy_bytes, 1}},
+        pb__variant_find(b, "peak", "copy") ? copy_peak : copy_d2d,
     };
     int rc = PB_EXIT_OK;
     for (size_t m = 0; m < sizeof plan / sizeof plan[0] && rc == PB_EXIT_OK && !total->interrupted; m++)
@@ -178,8 +191,9 @@ static void ceilings_help(FILE *f)
 {
     fprintf(f, "usage: parbench ceilings [options]\n\n"
                "Measures this machine's roofline once, on every device of the selected backends: peak FMA\n"
-               "throughput in fp32 and fp64 (peak/fma), read-only streaming bandwidth (peak/read), the\n"
-               "device-to-device copy (bandwidth/d2d) and, on GPUs, pinned host<->device copies. Every\n"
+               "throughput in fp32 and fp64 (peak/fma), read-only streaming bandwidth (peak/read), a\n"
+               "copy (peak/copy on the host CPU: STREAM Copy over all threads; elsewhere the\n"
+               "device-to-device copy, bandwidth/d2d) and, on GPUs, pinned host<->device copies. Every\n"
                "kernel is verified. Saved as JSON; later runs read it and give each row its fraction of\n"
                "the ceiling (GFLOP/s against the FMA peak of its precision, GB/s against the memory\n"
                "ceiling, whichever is closer).\n\noptions:\n"
@@ -294,7 +308,8 @@ int pb__cmd_ceilings(int argc, char **argv)
             picked++;
             char name[256];
             bool gpu = false;
-            if (!probe_device(b, di, name, sizeof name, &gpu))
+            int64_t llc = 0;
+            if (!probe_device(b, di, name, sizeof name, &gpu, &llc))
                 continue;
             int twin = -1;
             for (int k = 0; k < di && twin < 0; k++)
@@ -306,7 +321,7 @@ int pb__cmd_ceilings(int argc, char **argv)
                 continue;
             }
             snprintf(names_done[di], sizeof names_done[di], "%s", name);
-            rc = measure_device(b, di, name, gpu, quick, (int)reps, &ctx, table, &saved, &total, &measured, &st);
+            rc = measure_device(b, di, name, gpu, llc, quick, (int)reps, &ctx, table, &saved, &total, &measured, &st);
         }
         free(names_done);
         if (device_arg && !picked && rc == PB_EXIT_OK)
