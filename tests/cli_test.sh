@@ -268,6 +268,28 @@ contains "$tmp/err" "not a parbench results file"
 expect 2 "$pb" report "$data/results" -o "$tmp/r.html" --bogus
 expect 0 "$pb" report "$data/results/gemm.json" -o -
 contains "$tmp/out" "<!DOCTYPE html>"
+# Each rate against its own ceiling (an H100's, synthetic rows): transfers
+# against the link, not device memory; shared memory and FP64 tensor cores
+# against nothing, said in a note; SpMV drawn under the memory roof.
+expect 0 "$pb" report "$data/roofs" -o "$tmp/roofs.html"
+cell() { # the "of ceiling" cell of the row of variant $1 and precision $2 (after cv's)
+    grep -o "<td class=\"t\">$1</td><td class=\"t\">[^<]*</td><td class=\"t\">$2.*</tr>" "$tmp/roofs.html" |
+        grep -o '<td>\(-<sup>.</sup>\|[0-9.]*%\(<sup>.</sup>\)\?\)</td>' | sed -n 2p
+}
+for want in "h2d-pinned|-|<td>100.0%</td>" "d2h-pinned|-|<td>50.0%</td>" "shared-stride|float|<td>-<sup>b</sup></td>" \
+            "dmma|double|<td>-<sup>a</sup></td>" "cublas\\*|double|<td>-<sup>a</sup></td>" \
+            "regblock|double|<td>50.0%</td>" "csr-scalar|double|<td>20.0%</td>"; do
+    IFS='|' read -r v p c <<<"$want"
+    got=$(cell "$v" "$p")
+    if [ "$got" = "$c" ]; then ok; else bad "roofs: $v $p of ceiling is '$got', want '$c'"; fi
+done
+contains "$tmp/roofs.html" "no tensor-core peak is measured"
+spmv_chart=$(awk 'BEGIN { RS = "<svg " } /spmv: GFLOP\/s/ { sub(/<\/svg>.*/, ""); print }' "$tmp/roofs.html")
+case "$spmv_chart" in
+*"FMA peak"*) bad "the SpMV chart draws an FMA peak" ;;
+*"memory roof (cuda)"*) ok ;;
+*) bad "the SpMV chart has no memory roof" ;;
+esac
 
 expect 0 "$pb" plot "$data/results" --list
 contains "$tmp/out" "1: bandwidth"

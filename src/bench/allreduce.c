@@ -232,6 +232,7 @@ static const char *const ar_extra_names[] = {"busbw_gbps"};
 
 const struct pb_bench pb__bench_allreduce = {
     .name = "allreduce",
+    .roof = pb__roof_none, /* no peer-link or network ceiling is measured */
     .summary = "sum of every rank's vector on every rank (MPI, NCCL), distributed over the ranks",
     .flop_model = "-",
     .byte_model = "bytes per rank (algorithm bandwidth; busbw_gbps = that x 2(n-1)/n)",

@@ -265,11 +265,19 @@ static pb_status peak_check(void *state, const void *host, bool corrupt, struct 
     return PB_OK;
 }
 
+static struct pb_roof peak_roof(const char *variant, const char *backend, const char *device, bool double_prec)
+{
+    (void)backend, (void)device, (void)double_prec;
+    bool fma = strcmp(variant, "fma") == 0;
+    return (struct pb_roof){fma ? PB_ROOF_FMA : PB_ROOF_NONE, fma ? PB_ROOF_NONE : PB_ROOF_MEMORY};
+}
+
 const struct pb_bench pb__bench_peak = {
     .name = "peak",
     .summary = "peak FMA throughput, read-only and copy memory bandwidth (the ceilings of the roofline)",
     .flop_model = "fma: 2 * 8 chains * iters * n; read, copy: -",
     .byte_model = "fma: n stores; read: n + n/16384 partials; copy: 2n (read + written); times the element size",
+    .roof = peak_roof,
     .params = peak_params,
     .n_params = sizeof peak_params / sizeof peak_params[0],
     .plan = peak_plan,
