@@ -308,7 +308,11 @@ fi
 expect 0 "$pb" compare "$data/results/gemm.json" "$data/results/gemm.json"
 contains "$tmp/out" "66 rows matched: 0 regressed"
 expect 1 "$pb" compare "$data/results/gemm.json" "$data/compare/gemm-slower.json"
-contains "$tmp/out" "REGRESSION: 50.0% slower"
+contains "$tmp/out" "REGRESSION: time +50.0%, 1.50x slower"
+if grep -q "faster by\|% faster" "$tmp/out"; then bad "compare words a speed-up as a percentage"; else ok; fi
+expect 0 "$pb" compare "$data/compare/gemm-slower.json" "$data/results/gemm.json" # the other way round
+contains "$tmp/out" "time -33.3%, 1.50x faster"
+if grep -q "REGRESSION" "$tmp/out"; then bad "compare: a faster NEW regressed"; else ok; fi
 expect 0 "$pb" compare "$data/results/gemm.json" "$data/compare/gemm-slower.json" --threshold 60
 expect 2 "$pb" compare "$data/results/gemm.json"
 expect 2 "$pb" compare "$data/results/gemm.json" "$data/results/gemm.json" --threshold lots
