@@ -329,6 +329,17 @@ if grep -q "no ceilings file" "$tmp/err"; then bad "ceilings file not found afte
 awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "ceiling_fraction") c = i } NR > 1 && $c == "" { bad = 1 }
          END { exit bad || !c }' "$tmp/peak.csv" && ok || bad "peak rows lack ceiling_fraction"
 expect 3 "$pb" run gemm --n 16 --ceilings "$tmp/nosuch.json"
+# A run holds each row against its own ceiling: a transfer against the
+# link (here 1000 GB/s), the device copy against memory (10^6 GB/s).
+ref_dev=$("$pb" devices --backend ref | sed -n 's/^ref device 0: \(.*\) ([a-z]*)$/\1/p')
+printf '{"parbench_ceilings": 1, "devices": [{"backend": "ref", "device": "%s", "copy_gbps": 1e6, "read_gbps": 1,
+         "h2d_gbps": 1000, "d2h_gbps": 2000, "fp32_gflops": 1, "fp64_gflops": 1}]}\n' "$ref_dev" >"$tmp/ref-ceil.json"
+expect 0 "$pb" run bandwidth --backend ref --variant h2d-pinned,d2h-pinned,d2d --size 64K --reps 1 --quiet \
+    --ceilings "$tmp/ref-ceil.json" --format csv
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "ceiling_fraction") c = i; if ($i == "gbps") g = i; if ($i == "variant") v = i } }
+         NR > 1 { want = $v == "h2d-pinned" ? 1000 : $v == "d2h-pinned" ? 2000 : 1e6; n++
+                  if (!($c > 0) || ($g / $c - want) ^ 2 > (1e-6 * want) ^ 2) { print $v ": " $g " GB/s, fraction " $c; bad = 1 } }
+         END { exit bad || n != 3 }' "$tmp/out" && ok || bad "bandwidth rows held against the wrong ceiling"
 expect 1 "$pb" run peak --n 4096 --iters 4 --backend openmp,opencl --precision float,double --reps 1 --inject-fault --quiet
 expect 2 "$pb" ceilings --backend nosuch
 expect 3 "$pb" ceilings --quick --backend openmp --reps 1 --device 7 --ceilings "$tmp/c7.json"

@@ -470,8 +470,9 @@ static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
     r->gflops = t > 0 && b->flops ? b->flops(p, j->variant, host) / t * 1e-9 : NAN;
     r->gbps = t > 0 && b->bytes ? b->bytes(p, j->variant, host) / t * 1e-9 : NAN;
     bool dbl = p->prec == PB_DOUBLE && !b->typeless;
-    r->fraction = pb__ceiling_fraction(pb__ceilings_find(cfg->ceilings, j->backend->name, pb_device_name(dev)),
-                                       pb__bench_roof(b, j->variant->desc.name, j->backend->name, pb_device_name(dev), dbl),
+    const char *dev_name = pb_device_name(dev);
+    r->fraction = pb__ceiling_fraction(pb__ceilings_find(cfg->ceilings, j->backend->name, dev_name),
+                                       pb__bench_roof(b, j->variant->desc.name, j->backend->name, dev_name, dbl),
                                        dbl, r->gflops, r->gbps);
     if (b->extras)
         b->extras(state, &r->stats, r->extras);

@@ -428,8 +428,8 @@ static bool add_ceiling_lines(const struct pb_rp_set *set, const struct file_pla
         }
         if (isfinite(peak))
             y = fmin(y, peak);
-        snprintf(label, sizeof label, "%s roof (%s)", roof.bytes == PB_ROOF_MEMORY ? "memory" : pb__roof_name(roof.bytes),
-                 r->backend);
+        snprintf(label, sizeof label, "%s roof (%s)",
+                 roof.bytes == PB_ROOF_MEMORY ? "memory" : pb__roof_name(roof.bytes), r->backend);
         if (c->kind == PB_CHART_BARS) { /* no x to draw a curve through */
             roof_hline(c, label, y);
             continue;
