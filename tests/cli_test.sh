@@ -268,6 +268,28 @@ contains "$tmp/err" "not a parbench results file"
 expect 2 "$pb" report "$data/results" -o "$tmp/r.html" --bogus
 expect 0 "$pb" report "$data/results/gemm.json" -o -
 contains "$tmp/out" "<!DOCTYPE html>"
+# Each rate against its own ceiling (an H100's, synthetic rows): transfers
+# against the link, not device memory; shared memory and FP64 tensor cores
+# against nothing, said in a note; SpMV drawn under the memory roof.
+expect 0 "$pb" report "$data/roofs" -o "$tmp/roofs.html"
+cell() { # the "of ceiling" cell of the row of variant $1 and precision $2 (after cv's)
+    grep -o "<td class=\"t\">$1</td><td class=\"t\">[^<]*</td><td class=\"t\">$2.*</tr>" "$tmp/roofs.html" |
+        grep -o '<td>\(-<sup>.</sup>\|[0-9.]*%\(<sup>.</sup>\)\?\)</td>' | sed -n 2p
+}
+for want in "h2d-pinned|-|<td>100.0%</td>" "d2h-pinned|-|<td>50.0%</td>" "shared-stride|float|<td>-<sup>b</sup></td>" \
+            "dmma|double|<td>-<sup>a</sup></td>" "cublas\\*|double|<td>-<sup>a</sup></td>" \
+            "regblock|double|<td>50.0%</td>" "csr-scalar|double|<td>20.0%</td>"; do
+    IFS='|' read -r v p c <<<"$want"
+    got=$(cell "$v" "$p")
+    if [ "$got" = "$c" ]; then ok; else bad "roofs: $v $p of ceiling is '$got', want '$c'"; fi
+done
+contains "$tmp/roofs.html" "no tensor-core peak is measured"
+spmv_chart=$(awk 'BEGIN { RS = "<svg " } /spmv: GFLOP\/s/ { sub(/<\/svg>.*/, ""); print }' "$tmp/roofs.html")
+case "$spmv_chart" in
+*"FMA peak"*) bad "the SpMV chart draws an FMA peak" ;;
+*"memory roof (cuda)"*) ok ;;
+*) bad "the SpMV chart has no memory roof" ;;
+esac
 
 expect 0 "$pb" plot "$data/results" --list
 contains "$tmp/out" "1: bandwidth"
@@ -286,7 +308,11 @@ fi
 expect 0 "$pb" compare "$data/results/gemm.json" "$data/results/gemm.json"
 contains "$tmp/out" "66 rows matched: 0 regressed"
 expect 1 "$pb" compare "$data/results/gemm.json" "$data/compare/gemm-slower.json"
-contains "$tmp/out" "REGRESSION: 50.0% slower"
+contains "$tmp/out" "REGRESSION: time +50.0%, 1.50x slower"
+if grep -q "faster by\|% faster" "$tmp/out"; then bad "compare words a speed-up as a percentage"; else ok; fi
+expect 0 "$pb" compare "$data/compare/gemm-slower.json" "$data/results/gemm.json" # the other way round
+contains "$tmp/out" "time -33.3%, 1.50x faster"
+if grep -q "REGRESSION" "$tmp/out"; then bad "compare: a faster NEW regressed"; else ok; fi
 expect 0 "$pb" compare "$data/results/gemm.json" "$data/compare/gemm-slower.json" --threshold 60
 expect 2 "$pb" compare "$data/results/gemm.json"
 expect 2 "$pb" compare "$data/results/gemm.json" "$data/results/gemm.json" --threshold lots
@@ -303,8 +329,31 @@ if grep -q "no ceilings file" "$tmp/err"; then bad "ceilings file not found afte
 awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "ceiling_fraction") c = i } NR > 1 && $c == "" { bad = 1 }
          END { exit bad || !c }' "$tmp/peak.csv" && ok || bad "peak rows lack ceiling_fraction"
 expect 3 "$pb" run gemm --n 16 --ceilings "$tmp/nosuch.json"
+# A run holds each row against its own ceiling: a transfer against the
+# link (here 1000 GB/s), the device copy against memory (10^6 GB/s).
+ref_dev=$("$pb" devices --backend ref | sed -n 's/^ref device 0: \(.*\) ([a-z]*)$/\1/p')
+printf '{"parbench_ceilings": 1, "devices": [{"backend": "ref", "device": "%s", "copy_gbps": 1e6, "read_gbps": 1,
+         "h2d_gbps": 1000, "d2h_gbps": 2000, "fp32_gflops": 1, "fp64_gflops": 1}]}\n' "$ref_dev" >"$tmp/ref-ceil.json"
+expect 0 "$pb" run bandwidth --backend ref --variant h2d-pinned,d2h-pinned,d2d --size 64K --reps 1 --quiet \
+    --ceilings "$tmp/ref-ceil.json" --format csv
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "ceiling_fraction") c = i; if ($i == "gbps") g = i; if ($i == "variant") v = i } }
+         NR > 1 { want = $v == "h2d-pinned" ? 1000 : $v == "d2h-pinned" ? 2000 : 1e6; n++
+                  if (!($c > 0) || ($g / $c - want) ^ 2 > (1e-6 * want) ^ 2) { print $v ": " $g " GB/s, fraction " $c; bad = 1 } }
+         END { exit bad || n != 3 }' "$tmp/out" && ok || bad "bandwidth rows held against the wrong ceiling"
 expect 1 "$pb" run peak --n 4096 --iters 4 --backend openmp,opencl --precision float,double --reps 1 --inject-fault --quiet
 expect 2 "$pb" ceilings --backend nosuch
+expect 3 "$pb" ceilings --quick --backend openmp --reps 1 --device 7 --ceilings "$tmp/c7.json"
+contains "$tmp/err" "openmp has no device 7"
+if "$pb" list | grep -q '^  opencl .* available$'; then
+    # every device of every backend asked for, each saved under its own name
+    expect 0 "$pb" ceilings --quick --backend openmp,opencl --reps 1 --ceilings "$tmp/call.json"
+    contains "$tmp/call.json" '"backend":	"openmp"'
+    contains "$tmp/call.json" '"backend":	"opencl"'
+    n_cl=$("$pb" devices --backend opencl | grep -c '^opencl device')
+    n_saved=$(grep -c '"backend":	"opencl"' "$tmp/call.json")
+    n_models=$("$pb" devices --backend opencl | sed -n 's/^opencl device [0-9]*: //p' | sort -u | wc -l)
+    if [ "$n_saved" -eq "$n_models" ] && [ "$n_cl" -ge 1 ]; then ok; else bad "ceilings saved $n_saved OpenCL devices of $n_models models"; fi
+fi
 unset XDG_CACHE_HOME
 # conv: benchmarks with text parameters, the strip path under a memory cap,
 # and the image command with its bad inputs.
@@ -450,6 +499,11 @@ if "$pb" list | grep -q '^  opencl .* available$'; then
     if [ -s "$tmp/cldump/reduce-float.bin" ]; then ok; else bad "PARBENCH_CL_DUMP wrote no reduce-float.bin"; fi
     expect 3 env PARBENCH_CL_OPTIONS=-cl-no-such-option "$pb" run reduce --backend opencl --n 1000 --reps 1 --quiet
     contains "$tmp/out" "-cl-no-such-option"
+    # PoCL is found by --device pocl (its vendor's name), wherever it is in the order.
+    if "$pb" devices --backend opencl --format json | grep -q '"The pocl project"'; then
+        expect 0 "$pb" run gemm --n 16 --variant naive --backend opencl --device pocl --reps 1 --quiet --format csv
+        contains "$tmp/out" "Portable Computing Language"
+    fi
 else
     skip opencl "no usable opencl backend: $("$pb" list | grep '^  opencl ' || echo 'not in this build')"
 fi

@@ -33,6 +33,70 @@ static const char *prop(const struct pb_device_info *info, const char *key)
     return NULL;
 }
 
+/* The default order on fake device lists: GPUs and accelerators first, CPUs
+ * next, anything else last, each group in discovery order. Needs no device. */
+static void test_device_order(void **state)
+{
+    (void)state;
+    const cl_device_type g = CL_DEVICE_TYPE_GPU, c = CL_DEVICE_TYPE_CPU, a = CL_DEVICE_TYPE_ACCELERATOR,
+                         other = CL_DEVICE_TYPE_CUSTOM;
+    struct {
+        cl_device_type types[6];
+        int n, want[6];
+    } cases[] = {
+        {{c, g}, 2, {1, 0}},                          /* PoCL listed before NVIDIA */
+        {{g, c}, 2, {0, 1}},                          /* already in order */
+        {{c, g, c, a, g, other}, 6, {1, 3, 4, 0, 2, 5}},
+        {{c, c, c}, 3, {0, 1, 2}},                    /* CPUs only: stable */
+        {{other, c | CL_DEVICE_TYPE_DEFAULT, g | CL_DEVICE_TYPE_DEFAULT}, 3, {2, 1, 0}},
+        {{0, g}, 2, {1, 0}},                          /* a type that could not be read goes last */
+        {{c}, 1, {0}},
+    };
+    for (size_t i = 0; i < PB_ARRAY_LEN(cases); i++) {
+        int order[6] = {-1, -1, -1, -1, -1, -1};
+        pb__cl_order_devices(cases[i].types, cases[i].n, order);
+        for (int k = 0; k < cases[i].n; k++) {
+            if (order[k] != cases[i].want[k])
+                print_message("case %zu: position %d holds device %d, want %d\n", i, k, order[k], cases[i].want[k]);
+            assert_int_equal(order[k], cases[i].want[k]);
+        }
+    }
+}
+
+/* The devices of this machine come in that order, and --device NAME matches
+ * a device's name or its platform's vendor. */
+static void test_devices_in_order(void **state)
+{
+    (void)state;
+    const pb_backend *b = pb_backend_find("opencl");
+    assert_non_null(b);
+    if (!pb_test_backend_usable(b))
+        skip();
+    int n = pb_backend_device_count(b), last_rank = 0;
+    for (int i = 0; i < n; i++) {
+        pb_device *dev;
+        struct pb_device_info info;
+        assert_int_equal(pb_device_open(b, i, &dev), PB_OK);
+        assert_int_equal(pb_device_info(dev, &info), PB_OK);
+        int rank = strcmp(info.kind, "gpu") == 0 || strcmp(info.kind, "accelerator") == 0 ? 0
+                   : strcmp(info.kind, "cpu") == 0                                      ? 1
+                                                                                        : 2;
+        assert_true(rank >= last_rank);
+        last_rank = rank;
+        /* the platform vendor is matched too (PoCL's names do not say pocl) */
+        assert_true(pb__device_matches(dev, info.name));
+        const char *vendor = NULL;
+        for (int p = 0; p < info.n_props; p++)
+            if (strcmp(info.props[p].key, "platform_vendor") == 0)
+                vendor = info.props[p].value;
+        assert_non_null(vendor);
+        if (vendor[0])
+            assert_true(pb__device_matches(dev, vendor));
+        assert_false(pb__device_matches(dev, "no such device anywhere"));
+        pb_device_close(dev);
+    }
+}
+
 static void test_device_info(void **state)
 {
     (void)state;
@@ -436,6 +500,7 @@ static void test_cl_dir(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_device_order),    cmocka_unit_test(test_devices_in_order),
         cmocka_unit_test(test_device_info),     cmocka_unit_test(test_copy_every_kind),
         cmocka_unit_test(test_write_read_fill), cmocka_unit_test(test_too_large),
         cmocka_unit_test(test_stream_ordering), cmocka_unit_test(test_timers),

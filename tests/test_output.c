@@ -1,5 +1,6 @@
 /* Result writers: CSV (parsed back with an RFC 4180 splitter written here),
- * JSON (parsed back with cJSON), --append, I/O errors, format names. */
+ * JSON (parsed back with cJSON), --append, I/O errors, format names; the
+ * ceiling each benchmark's rows are held against (the fraction of ceiling). */
 #include <cjson/cJSON.h>
 
 #include "test_util.h"
@@ -364,6 +365,81 @@ static void test_formats(void **state)
     assert_string_equal(pb__result_status_name(PB_RESULT_UNSUPPORTED), "UNSUPPORTED");
 }
 
+/* ---- roofs: which ceiling a row's fraction divides by -------------------- */
+
+/* An H100's ceilings, as parbench ceilings measures them. */
+static const struct pb_ceiling h100 = {.backend = "cuda", .device = "NVIDIA H100 80GB HBM3", .copy_gbps = 2978,
+                                       .read_gbps = 3000, .h2d_gbps = 52.6, .d2h_gbps = 48, .fp32_gflops = 60000,
+                                       .fp64_gflops = 30000};
+
+static double fraction(const char *bench, const char *variant, const char *backend, const char *device, bool dbl,
+                       double gflops, double gbps)
+{
+    const struct pb_bench *b = pb__bench_find(bench);
+    assert_non_null(b);
+    return pb__ceiling_fraction(&h100, pb__bench_roof(b, variant, backend, device, dbl), dbl, gflops, gbps);
+}
+
+static void assert_fraction(double got, double want)
+{
+    if (!(fabs(got - want) <= 1e-9 * want))
+        print_message("fraction %.6g, want %.6g\n", got, want);
+    assert_true(fabs(got - want) <= 1e-9 * want);
+}
+
+static void test_roofs(void **state)
+{
+    (void)state;
+    const char *gpu = h100.device;
+    /* Transfers against the link of their direction, never device memory. */
+    assert_fraction(fraction("bandwidth", "h2d-pinned", "cuda", gpu, false, NAN, 52.6), 1.0);
+    assert_fraction(fraction("bandwidth", "h2d-pageable-async", "cuda", gpu, false, NAN, 26.3), 0.5);
+    assert_fraction(fraction("bandwidth", "d2h-pinned", "cuda", gpu, false, NAN, 24), 0.5);
+    assert_fraction(fraction("bandwidth", "bidir-pinned", "cuda", gpu, false, NAN, 100.6), 1.0);
+    assert_fraction(fraction("bandwidth", "d2d", "cuda", gpu, false, NAN, 1500), 0.5);
+    /* Shared memory: no ceiling, no fraction (it was 808% of device memory). */
+    assert_true(isnan(fraction("access", "shared-stride", "cuda", gpu, false, NAN, 24900)));
+    assert_fraction(fraction("access", "global-stride", "cuda", gpu, false, NAN, 750), 0.25);
+    /* Memory-bound kernels against memory, whatever their GFLOP/s. */
+    assert_fraction(fraction("spmv", "csr-vector", "cuda", gpu, true, 250, 1500), 0.5);
+    assert_fraction(fraction("transpose", "padded", "cuda", gpu, false, NAN, 2700), 0.9);
+    assert_fraction(fraction("reduce", "cub", "cuda", gpu, false, NAN, 3000), 1.0);
+    assert_fraction(fraction("peak", "read", "openmp", "AMD EPYC", false, NAN, 1500), 0.5);
+    assert_fraction(fraction("peak", "fma", "cuda", gpu, true, 15000, 1), 0.5);
+    /* The image of conv-stream goes through the link both ways, not device memory. */
+    assert_fraction(fraction("conv-stream", "streams", "cuda", gpu, false, 1, 50.3), 0.5);
+    /* GEMM against the FMA peak of its precision; FP64 on tensor cores: none. */
+    assert_fraction(fraction("gemm", "regblock", "cuda", gpu, true, 15000, 50), 0.5);
+    assert_fraction(fraction("gemm", "cublas", "cuda", gpu, false, 30000, 50), 0.5);
+    assert_true(isnan(fraction("gemm", "dmma", "cuda", gpu, true, 55000, 50)));
+    assert_true(isnan(fraction("gemm", "cublas", "cuda", gpu, true, 55000, 50)));
+    assert_true(isnan(fraction("gemm-dist", "summa-vendor", "cuda", gpu, true, 55000, 50)));
+    assert_fraction(fraction("gemm-dist", "summa", "cuda", gpu, true, 15000, 50), 0.5);
+    assert_fraction(fraction("gemm", "cublas", "cuda", "NVIDIA L40S", true, 15000, 50), 0.5);
+    assert_fraction(fraction("gemm", "openblas", "openmp", "AMD EPYC", true, 15000, 50), 0.5);
+    /* Nothing measured for peer links and networks. */
+    assert_true(isnan(fraction("p2p", "ce", "cuda", gpu, false, NAN, 400)));
+    assert_true(isnan(fraction("allreduce", "nccl", "cuda", gpu, false, NAN, 400)));
+    /* Without a roof of its own: the plain roofline, the closer bound. */
+    assert_fraction(fraction("conv", "tiled", "cuda", gpu, false, 6000, 1500), 0.5);
+    struct pb_roof plain = pb__bench_roof(NULL, "x", "cuda", gpu, false);
+    assert_int_equal(plain.flops, PB_ROOF_FMA);
+    assert_int_equal(plain.bytes, PB_ROOF_MEMORY);
+    /* A ceiling not measured gives no fraction rather than another's. */
+    struct pb_ceiling cpu = h100;
+    cpu.h2d_gbps = cpu.d2h_gbps = NAN;
+    assert_true(isnan(pb__ceiling_fraction(&cpu, (struct pb_roof){PB_ROOF_NONE, PB_ROOF_H2D}, false, NAN, 10)));
+    assert_true(isnan(pb__ceiling_fraction(&cpu, (struct pb_roof){PB_ROOF_NONE, PB_ROOF_BIDIR}, false, NAN, 10)));
+    assert_true(isnan(pb__ceiling_fraction(NULL, (struct pb_roof){PB_ROOF_FMA, PB_ROOF_MEMORY}, false, 1, 1)));
+    /* FP64 tensor-core parts by whole words of the name. */
+    assert_true(pb__fp64_tensor_device("NVIDIA A100-SXM4-80GB"));
+    assert_true(pb__fp64_tensor_device("NVIDIA GH200 480GB"));
+    assert_true(pb__fp64_tensor_device("NVIDIA H200"));
+    assert_false(pb__fp64_tensor_device("NVIDIA RTX A3000 Laptop GPU"));
+    assert_false(pb__fp64_tensor_device("NVIDIA GeForce RTX 4090"));
+    assert_false(pb__fp64_tensor_device(""));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -375,6 +451,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_table, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unwritable_path, setup, teardown),
         cmocka_unit_test(test_formats),
+        cmocka_unit_test(test_roofs),
     };
     return pb_test_run(tests, NULL, NULL);
 }

@@ -66,14 +66,15 @@ struct pb_spmv_args {
  * x = 1 + (i % 64) / 64 + chain / 8; out[i] = the sum of the chains. No
  * loads: only arithmetic and one store per element.
  * "read": out[0..groups) = partial sums of in[0..n) (any partition: their
- * total is the sum); reads every element once, writes groups elements. */
+ * total is the sum); reads every element once, writes groups elements.
+ * "copy": out[i] = in[i] for i < n (STREAM's Copy), bit for bit. */
 #define PB_PEAK_CHAINS 8
 struct pb_peak_args {
     enum pb_precision prec;
     size_t n;
     unsigned iters;  /* fma */
     double a, b;     /* fma */
-    const pb_buf *in; /* read */
+    const pb_buf *in; /* read, copy */
     pb_buf *out;
     size_t groups;   /* read: elements of out */
 };

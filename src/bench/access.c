@@ -186,11 +186,20 @@ static pb_status acc_check(void *state, const void *host, bool corrupt, struct p
     return PB_OK;
 }
 
+/* Global-memory copies against device memory; shared-memory loads against
+ * nothing (no on-chip ceiling is measured). */
+static struct pb_roof acc_roof(const char *variant, const char *backend, const char *device, bool double_prec)
+{
+    (void)backend, (void)device, (void)double_prec;
+    return (struct pb_roof){PB_ROOF_NONE, strcmp(variant, "shared-stride") == 0 ? PB_ROOF_ONCHIP : PB_ROOF_MEMORY};
+}
+
 const struct pb_bench pb__bench_access = {
     .name = "access",
     .summary = "global-memory bandwidth vs offset and stride, shared-memory loads vs stride",
     .flop_model = "-",
     .byte_model = "copies: 2 * n * element size; shared: n * 256 loads * element size",
+    .roof = acc_roof,
     .params = acc_params,
     .n_params = sizeof acc_params / sizeof acc_params[0],
     .plan = acc_plan,

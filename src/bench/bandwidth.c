@@ -265,12 +265,26 @@ static const struct pb_variant bw_variants[] = {
                PB_MEM_PINNED, true),
 };
 
+/* Transfers against the link of their direction, device copies against
+ * device memory. */
+static struct pb_roof bw_roof(const char *variant, const char *backend, const char *device, bool double_prec)
+{
+    (void)backend, (void)device, (void)double_prec;
+    static const enum pb_roof_kind by_dir[] = {[H2D] = PB_ROOF_H2D, [D2H] = PB_ROOF_D2H, [D2D] = PB_ROOF_MEMORY,
+                                               [BIDIR] = PB_ROOF_BIDIR};
+    for (size_t i = 0; i < sizeof bw_variants / sizeof bw_variants[0]; i++)
+        if (strcmp(bw_variants[i].desc.name, variant) == 0)
+            return (struct pb_roof){PB_ROOF_NONE, by_dir[((const struct bw_kind *)bw_variants[i].data)->dir]};
+    return (struct pb_roof){PB_ROOF_NONE, PB_ROOF_NONE};
+}
+
 const struct pb_bench pb__bench_bandwidth = {
     .name = "bandwidth",
     .summary = "copies between host and device memory in every direction and memory mode",
     .flop_model = "-",
     .byte_model = "bytes copied (x2 for d2d and bidir)",
     .typeless = true,
+    .roof = bw_roof,
     .params = bw_params,
     .n_params = sizeof bw_params / sizeof bw_params[0],
     .plan = bw_plan,

@@ -14,6 +14,7 @@
 #include "core/verify.h"
 #include "core/backend_impl.h"
 #include "core/stats.h"
+#include "output/ceilings.h"
 #include "parbench/pb_backend.h"
 
 #define PB_MAX_PARAMS 12
@@ -77,6 +78,10 @@ struct pb_bench {
      * started behind a gate so that issuing it is not timed): the seconds of
      * the last run, which replace the runner's timer; NULL = the timer. */
     double (*run_seconds)(void *state);
+    /* The ceilings its rates are held against (the fraction of ceiling, the
+     * lines of its charts), by variant, backend and device; NULL = the FMA
+     * peak and device memory, whichever is closer (the plain roofline). */
+    struct pb_roof (*roof)(const char *variant, const char *backend, const char *device, bool double_prec);
 
     /* Problems for the given lists (one precision each); checks sizes for
      * overflow and absurdity (PB_ERR_INVALID / PB_ERR_OVERFLOW + message). */
@@ -110,6 +115,18 @@ struct pb_bench {
     const struct pb_variant *variants;
     size_t n_variants;
 };
+
+/* Roofs shared by several benchmarks: memory-bound (GB/s against device
+ * memory, their GFLOP/s against nothing) and unbounded (nothing measured
+ * applies: peer links, networks). */
+struct pb_roof pb__roof_memory(const char *variant, const char *backend, const char *device, bool double_prec);
+struct pb_roof pb__roof_none(const char *variant, const char *backend, const char *device, bool double_prec);
+/* gemm's (gemm.c), also the roof of gemm-dist's local products. */
+struct pb_roof pb__gemm_roof(const char *variant, const char *backend, const char *device, bool double_prec);
+
+/* bench->roof, or the plain roofline (also for bench NULL: an unknown name). */
+struct pb_roof pb__bench_roof(const struct pb_bench *bench, const char *variant, const char *backend,
+                              const char *device, bool double_prec);
 
 size_t pb__bench_count(void);
 const struct pb_bench *pb__bench_at(size_t i);

@@ -43,6 +43,26 @@ const struct pb_bench *pb__bench_find(const char *name)
     return NULL;
 }
 
+struct pb_roof pb__roof_memory(const char *variant, const char *backend, const char *device, bool double_prec)
+{
+    (void)variant, (void)backend, (void)device, (void)double_prec;
+    return (struct pb_roof){PB_ROOF_NONE, PB_ROOF_MEMORY};
+}
+
+struct pb_roof pb__roof_none(const char *variant, const char *backend, const char *device, bool double_prec)
+{
+    (void)variant, (void)backend, (void)device, (void)double_prec;
+    return (struct pb_roof){PB_ROOF_NONE, PB_ROOF_NONE};
+}
+
+struct pb_roof pb__bench_roof(const struct pb_bench *bench, const char *variant, const char *backend,
+                              const char *device, bool double_prec)
+{
+    if (bench && bench->roof)
+        return bench->roof(variant, backend, device, double_prec);
+    return (struct pb_roof){PB_ROOF_FMA, PB_ROOF_MEMORY};
+}
+
 const struct pb_variant *pb__bench_variant(const struct pb_bench *bench, const struct pb_backend *b,
                                            size_t i)
 {

@@ -554,6 +554,7 @@ static const struct pb_variant allreduce_variants[] = {MPI_VARIANTS("allreduce",
 
 const struct pb_bench pb__bench_allreduce = {
     .name = "allreduce",
+    .roof = pb__roof_none, /* no peer-link or network ceiling is measured */
     .summary = "sum of every rank's vector on every rank (MPI, NCCL), distributed over the ranks",
     .byte_model = "bytes per rank (algorithm bandwidth; busbw_gbps = that x 2(n-1)/n)",
     .params = allreduce_params,
@@ -575,6 +576,7 @@ static const struct pb_variant allgather_variants[] = {MPI_VARIANTS("allgather",
 
 const struct pb_bench pb__bench_allgather = {
     .name = "allgather",
+    .roof = pb__roof_none, /* no peer-link or network ceiling is measured */
     .summary = "every rank's piece on every rank (MPI, NCCL), distributed over the ranks",
     .byte_model = "the gathered bytes (algorithm bandwidth; busbw_gbps = that x (n-1)/n)",
     .params = allgather_params,
@@ -596,6 +598,7 @@ static const struct pb_variant alltoall_variants[] = {MPI_VARIANTS("alltoall", "
 
 const struct pb_bench pb__bench_alltoall = {
     .name = "alltoall",
+    .roof = pb__roof_none, /* no peer-link or network ceiling is measured */
     .summary = "piece q of rank r's buffer to piece r of rank q's (MPI, NCCL), distributed over the ranks",
     .byte_model = "bytes each rank sends (algorithm bandwidth; busbw_gbps = that x (n-1)/n)",
     .params = alltoall_params,
@@ -616,6 +619,7 @@ static const struct pb_variant broadcast_variants[] = {MPI_VARIANTS("broadcast",
 
 const struct pb_bench pb__bench_broadcast = {
     .name = "broadcast",
+    .roof = pb__roof_none, /* no peer-link or network ceiling is measured */
     .summary = "rank 0's buffer to every rank (MPI, NCCL), distributed over the ranks",
     .byte_model = "the message (algorithm bandwidth; busbw_gbps = the same, as nccl-tests counts it)",
     .params = broadcast_params,
@@ -635,6 +639,7 @@ static const struct pb_variant pingpong_variants[] = {MPI_VARIANTS("pingpong", "
 
 const struct pb_bench pb__bench_pingpong = {
     .name = "pingpong",
+    .roof = pb__roof_none, /* no peer-link or network ceiling is measured */
     .summary = "latency and bandwidth between ranks 0 and 1 (MPI, NCCL): one-way time = round trip / 2",
     .notes = "\nRank 0 sends a message to rank 1, which answers with one of the same size; the time is\n"
              "rank 0's round trip / 2 (the one-way time: the latency at small sizes), from when rank 1\n"

@@ -188,11 +188,26 @@ static const struct pb_variant cs_variants[] = {
      .supports = cs_supports, .run = cs_run, .data = &(const struct cs_kind){true}},
 };
 
+static double cs_bytes(const struct pb_problem *p, const struct pb_variant *v, const void *host)
+{
+    (void)v, (void)host;
+    return 2.0 * (double)p->v[PB_CONV_P_WIDTH] * (double)p->v[PB_CONV_P_HEIGHT] * (double)pb_precision_size(p->prec);
+}
+
+/* The image goes to the device and comes back: the link both ways bounds
+ * it, not device memory; the arithmetic against the FMA peak as conv's. */
+static struct pb_roof cs_roof(const char *variant, const char *backend, const char *device, bool double_prec)
+{
+    (void)variant, (void)backend, (void)device, (void)double_prec;
+    return (struct pb_roof){PB_ROOF_FMA, PB_ROOF_BIDIR};
+}
+
 const struct pb_bench pb__bench_conv_stream = {
     .name = "conv-stream",
     .summary = "separable 2D convolution of a host image in strips through the device, with or without streams",
     .flop_model = "4*(2R+1)*width*height (two passes, halo rows not counted)",
     .byte_model = "2*width*height*element size (the image in, the result out)",
+    .roof = cs_roof,
     .params = cs_params,
     .n_params = sizeof cs_params / sizeof cs_params[0],
     .baseline_variant = "strips",
@@ -202,7 +217,7 @@ const struct pb_bench pb__bench_conv_stream = {
     .plan = cs_plan,
     .describe = cs_describe,
     .flops = pb__conv_flops,
-    .bytes = NULL,
+    .bytes = cs_bytes,
     .prepare = cs_prepare,
     .release = pb__conv_host_release,
     .bind = cs_bind,

@@ -704,12 +704,20 @@ static const struct pb_variant gd_variants[] = {
 
 static const char *const gd_extra_names[] = {"compute_s", "exposed_comm_s"};
 
+/* The local products' roof: gemm's, with summa-vendor's cuBLAS as its own. */
+static struct pb_roof gd_roof(const char *variant, const char *backend, const char *device, bool double_prec)
+{
+    return pb__gemm_roof(strcmp(variant, "summa-vendor") == 0 && strcmp(backend, "cuda") == 0 ? "cublas" : variant,
+                         backend, device, double_prec);
+}
+
 const struct pb_bench pb__bench_gemm_dist = {
     .name = "gemm-dist",
     .summary = "dense matrix product C = A*B over the ranks: SUMMA on a 2D process grid (distributed)",
     .flop_model = "2*m*n*k (the whole product)",
     .byte_model = "(m*k + k*n + m*n) * element size (the whole problem)",
     .distributed = true,
+    .roof = gd_roof,
     .params = gd_params,
     .n_params = sizeof gd_params / sizeof gd_params[0],
     .baseline_backend = "ref",

@@ -337,11 +337,19 @@ static const struct pb_variant ov_variants[] = {
     OV_VARIANT("streams-depth", "stream per product, issued product by product", DEPTH, PB_MEM_PINNED),
 };
 
+/* GEMMs against the FMA peak, their operands through the link both ways. */
+static struct pb_roof ov_roof(const char *variant, const char *backend, const char *device, bool double_prec)
+{
+    (void)variant, (void)backend, (void)device, (void)double_prec;
+    return (struct pb_roof){PB_ROOF_FMA, PB_ROOF_BIDIR};
+}
+
 const struct pb_bench pb__bench_overlap = {
     .name = "overlap",
     .summary = "Lm GEMMs with their transfers, sequential or overlapped on streams",
     .flop_model = "2*n^3*lm",
     .byte_model = "3*n^2*element size*lm (A and B in, C out)",
+    .roof = ov_roof,
     .params = ov_params,
     .n_params = sizeof ov_params / sizeof ov_params[0],
     .baseline_variant = "v3-pageable",

@@ -317,6 +317,7 @@ static void p2p_extras(void *state, const struct pb_stats *time, double *out)
 
 const struct pb_bench pb__bench_p2p = {
     .name = "p2p",
+    .roof = pb__roof_none, /* no peer-link or network ceiling is measured */
     .summary = "copies between every ordered pair of GPUs of this node: bandwidth and latency matrices",
     .notes = "\nEach row is one ordered pair: columns src and dst (CUDA device indices), so a pivot of\n"
              "src x dst over one variant and size is a matrix. GB/s at the large --size is the\n"

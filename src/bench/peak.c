@@ -1,25 +1,29 @@
 /* peak: the machine's arithmetic and memory ceilings, measured like any other
- * benchmark (SHOC's MaxFlops and a read-only stream). Variant "fma" runs
- * independent fused multiply-add chains with no loads (GFLOP/s = 2 * chains *
- * iters * n / time); variant "read" sums an array it only reads (GB/s = its
- * bytes / time). parbench ceilings runs both with device-sized problems.
+ * benchmark (SHOC's MaxFlops, a read-only stream and STREAM's Copy). Variant
+ * "fma" runs independent fused multiply-add chains with no loads (GFLOP/s =
+ * 2 * chains * iters * n / time); variant "read" sums an array it only reads
+ * (GB/s = its bytes / time); variant "copy" (host backends) copies an array
+ * (GB/s = bytes read + written / time). parbench ceilings runs them with
+ * device-sized problems.
  *
  * Verified like the rest: FMA outputs are all checked for NaN (poisoned
  * before each run) and a sample against the recurrence computed in double;
- * the partial sums of "read" must add up to the array's sum. */
+ * the partial sums of "read" must add up to the array's sum; every element
+ * "copy" writes must equal its source, bit for bit. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench/bench.h"
+#include "bench/exact.h"
 #include "core/core.h"
 #include "parbench/pb_kernels.h"
 
 enum { P_N, P_ITERS };
 
 static const struct pb_param_def peak_params[] = {
-    [P_N] = {"n", "elements: FMA work-items, or the array that read sums; k/M/G suffixes", "1M"},
+    [P_N] = {"n", "elements: FMA work-items, or the array that read sums and copy copies; k/M/G suffixes", "1M"},
     [P_ITERS] = {"iters", "FMA steps per chain (fma only)", "64"},
 };
 
@@ -28,8 +32,13 @@ static const struct pb_param_def peak_params[] = {
 #define READ_PER_GROUP 16384 /* elements per partial sum of read */
 #define FMA_SAMPLES 4096
 
-/* The two kernels are fixed by struct pb_peak_args's contract. */
-static bool is_read(const struct pb_variant *v) { return strcmp(v->desc.name, "read") == 0; }
+/* The kernels are fixed by struct pb_peak_args's contract. */
+enum peak_kind { PEAK_FMA, PEAK_READ, PEAK_COPY };
+
+static enum peak_kind kind_of(const struct pb_variant *v)
+{
+    return strcmp(v->desc.name, "read") == 0 ? PEAK_READ : strcmp(v->desc.name, "copy") == 0 ? PEAK_COPY : PEAK_FMA;
+}
 
 static size_t groups_of(size_t n) { return n ? (n + READ_PER_GROUP - 1) / READ_PER_GROUP : 0; }
 
@@ -60,17 +69,18 @@ static void peak_describe(const struct pb_problem *p, char *buf, size_t len)
 static double peak_flops(const struct pb_problem *p, const struct pb_variant *v, const void *host)
 {
     (void)host;
-    return is_read(v) ? NAN : 2.0 * PB_PEAK_CHAINS * (double)p->v[P_ITERS] * (double)p->v[P_N];
+    return kind_of(v) != PEAK_FMA ? NAN : 2.0 * PB_PEAK_CHAINS * (double)p->v[P_ITERS] * (double)p->v[P_N];
 }
 
 static double peak_bytes(const struct pb_problem *p, const struct pb_variant *v, const void *host)
 {
     (void)host;
     double elt = (double)pb_precision_size(p->prec), n = (double)p->v[P_N];
-    return is_read(v) ? (n + (double)groups_of((size_t)n)) * elt : n * elt;
+    enum peak_kind k = kind_of(v);
+    return k == PEAK_READ ? (n + (double)groups_of((size_t)n)) * elt : k == PEAK_COPY ? 2 * n * elt : n * elt;
 }
 
-/* Array of read: multiples of 1/1024 below 1, exact in either precision. */
+/* Array of read and copy: multiples of 1/1024 below 1, exact in either precision. */
 static double read_value(size_t i) { return (double)((i * 2654435761u) % 1024) / 1024.0; }
 
 struct peak_host {
@@ -94,7 +104,7 @@ static void peak_release(void *host) { free(host); }
 struct peak_state {
     struct pb_peak_args args;
     pb_buf *in, *out;
-    bool read;
+    enum peak_kind kind;
     size_t out_elems;
 };
 
@@ -138,14 +148,18 @@ static pb_status peak_bind(pb_device *dev, const struct pb_problem *p, const str
     if (!s)
         return pb__fail(PB_ERR_NOMEM, "peak: out of host memory");
     size_t n = (size_t)p->v[P_N], elt = pb_precision_size(p->prec);
-    s->read = is_read(v);
-    s->out_elems = s->read ? groups_of(n) : n;
+    s->kind = kind_of(v);
+    s->out_elems = s->kind == PEAK_READ ? groups_of(n) : n;
     s->args = (struct pb_peak_args){.prec = p->prec, .n = n, .iters = (unsigned)p->v[P_ITERS], .a = FMA_A,
                                     .b = FMA_B, .groups = groups_of(n)};
     pb_status st = pb_buf_alloc(dev, PB_MEM_DEVICE, s->out_elems * elt, &s->out);
-    if (st == PB_OK && s->read)
+    if (st == PB_OK && s->kind != PEAK_FMA)
         st = pb_buf_alloc(dev, PB_MEM_DEVICE, n * elt, &s->in);
-    if (st == PB_OK && s->read)
+    /* Filled first: a backend whose fill is threaded (OpenMP) first touches
+     * the pages with the threads that later read them. */
+    if (st == PB_OK && s->kind != PEAK_FMA)
+        st = pb_buf_fill_bytes(s->in, 0);
+    if (st == PB_OK && s->kind != PEAK_FMA)
         st = upload_read_array(s->in, p->prec, n);
     if (st != PB_OK) {
         peak_unbind(s);
@@ -177,9 +191,38 @@ static double fma_oracle(size_t i, unsigned iters, enum pb_precision prec)
     return sum;
 }
 
+/* copy: every element against read_value, read back in slices. */
+static pb_status copy_check(const struct peak_state *s, bool corrupt, struct pb_check *out)
+{
+    enum { SLICE = 1 << 20 };
+    enum pb_precision prec = s->args.prec;
+    size_t elt = pb_precision_size(prec), n = s->out_elems;
+    void *buf;
+    pb_status st = pb__host_alloc(SLICE * elt, "the copy check", &buf);
+    struct pb__exact e = {0};
+    for (size_t lo = 0; lo < n && st == PB_OK; lo += SLICE) {
+        size_t len = n - lo < SLICE ? n - lo : SLICE;
+        st = pb_buf_read(s->out, lo * elt, buf, len * elt);
+        if (st == PB_OK && corrupt && lo <= n / 2 && n / 2 < lo + len) /* one bit flipped */
+            ((unsigned char *)buf)[(n / 2 - lo) * elt] ^= 1;
+        for (size_t i = 0; i < len && st == PB_OK; i++) {
+            double d = read_value(lo + i);
+            float f = (float)d;
+            pb__exact_add(&e, (char *)buf + i * elt, prec == PB_DOUBLE ? (const void *)&d : (const void *)&f, elt,
+                          lo + i);
+        }
+    }
+    pb__host_free(buf);
+    if (st == PB_OK)
+        pb__exact_end(&e, "element", out);
+    return st;
+}
+
 static pb_status peak_check(void *state, const void *host, bool corrupt, struct pb_check *out)
 {
     struct peak_state *s = state;
+    if (s->kind == PEAK_COPY)
+        return copy_check(s, corrupt, out);
     const struct peak_host *h = host;
     enum pb_precision prec = s->args.prec;
     size_t elt = pb_precision_size(prec), n = s->out_elems;
@@ -192,7 +235,7 @@ static pb_status peak_check(void *state, const void *host, bool corrupt, struct 
         return st;
     }
     if (corrupt && n) { /* doubles read's total; off by about 10% for an FMA element */
-        double bump = s->read ? h->sum + 1 : 1;
+        double bump = s->kind == PEAK_READ ? h->sum + 1 : 1;
         if (prec == PB_DOUBLE)
             ((double *)buf)[n / 2] += bump;
         else
@@ -200,7 +243,7 @@ static pb_status peak_check(void *state, const void *host, bool corrupt, struct 
     }
     /* float: rounding of up to 16K additions per partial, or of the chains. */
     double tol = prec == PB_DOUBLE ? 1e-10 : 1e-3;
-    if (s->read) {
+    if (s->kind == PEAK_READ) {
         pb__check_begin(out, tol, "full");
         double total = 0;
         for (size_t i = 0; i < n; i++)
@@ -222,11 +265,19 @@ static pb_status peak_check(void *state, const void *host, bool corrupt, struct 
     return PB_OK;
 }
 
+static struct pb_roof peak_roof(const char *variant, const char *backend, const char *device, bool double_prec)
+{
+    (void)backend, (void)device, (void)double_prec;
+    bool fma = strcmp(variant, "fma") == 0;
+    return (struct pb_roof){fma ? PB_ROOF_FMA : PB_ROOF_NONE, fma ? PB_ROOF_NONE : PB_ROOF_MEMORY};
+}
+
 const struct pb_bench pb__bench_peak = {
     .name = "peak",
-    .summary = "peak FMA throughput and read-only memory bandwidth (the ceilings of the roofline)",
-    .flop_model = "fma: 2 * 8 chains * iters * n; read: -",
-    .byte_model = "fma: n stores; read: n + n/16384 partials, times the element size",
+    .summary = "peak FMA throughput, read-only and copy memory bandwidth (the ceilings of the roofline)",
+    .flop_model = "fma: 2 * 8 chains * iters * n; read, copy: -",
+    .byte_model = "fma: n stores; read: n + n/16384 partials; copy: 2n (read + written); times the element size",
+    .roof = peak_roof,
     .params = peak_params,
     .n_params = sizeof peak_params / sizeof peak_params[0],
     .plan = peak_plan,

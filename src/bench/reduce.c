@@ -221,6 +221,7 @@ static pb_status red_check(void *state, const void *host, bool corrupt, struct p
 
 const struct pb_bench pb__bench_reduce = {
     .name = "reduce",
+    .roof = pb__roof_memory,
     .summary = "sum of n elements: float in float, float in double, int32 modulo 2^32 (--type)",
     .flop_model = "-",
     .byte_model = "n * element size (read once)",

@@ -241,7 +241,7 @@ static pb_status open_selected(const struct pb_run_config *cfg, const struct pb_
             pb_status st = pb_device_open(b, i, out);
             if (st != PB_OK)
                 return st;
-            bool match = strcasestr(pb_device_name(*out), cfg->device_match) != NULL;
+            bool match = pb__device_matches(*out, cfg->device_match);
             if (match && pass == 1 && seen == turn % matching) {
                 chosen = i;
                 break;
@@ -469,8 +469,11 @@ static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
     double t = r->stats.median;
     r->gflops = t > 0 && b->flops ? b->flops(p, j->variant, host) / t * 1e-9 : NAN;
     r->gbps = t > 0 && b->bytes ? b->bytes(p, j->variant, host) / t * 1e-9 : NAN;
-    r->fraction = pb__ceiling_fraction(pb__ceilings_find(cfg->ceilings, j->backend->name, pb_device_name(dev)),
-                                       b->typeless, p->prec == PB_DOUBLE, r->gflops, r->gbps);
+    bool dbl = p->prec == PB_DOUBLE && !b->typeless;
+    const char *dev_name = pb_device_name(dev);
+    r->fraction = pb__ceiling_fraction(pb__ceilings_find(cfg->ceilings, j->backend->name, dev_name),
+                                       pb__bench_roof(b, j->variant->desc.name, j->backend->name, dev_name, dbl),
+                                       dbl, r->gflops, r->gbps);
     if (b->extras)
         b->extras(state, &r->stats, r->extras);
     if (b->note)

@@ -387,6 +387,7 @@ static void spmv_note(void *state, char *buf, size_t len)
 
 const struct pb_bench pb__bench_spmv = {
     .name = "spmv",
+    .roof = pb__roof_memory,
     .summary = "sparse matrix-vector product y = A*x (CSR, ELLPACK)",
     .flop_model = "2*nnz",
     .byte_model = "nnz*(element size + 4) + (rows+1)*4 + (cols + rows)*element size (CSR's minimum, for every format)",

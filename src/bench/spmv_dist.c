@@ -850,6 +850,7 @@ static const struct pb_variant sd_variants[] = {
 
 const struct pb_bench pb__bench_spmv_dist = {
     .name = "spmv-dist",
+    .roof = pb__roof_memory,
     .summary = "sparse y = A*x with A's rows over the ranks, halo exchange overlapped (distributed)",
     .flop_model = "2*nnz",
     .byte_model = "CSR's minimum for the whole matrix (as spmv; halos not counted)",

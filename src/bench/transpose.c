@@ -146,6 +146,7 @@ static pb_status tr_check(void *state, const void *host, bool corrupt, struct pb
 
 const struct pb_bench pb__bench_transpose = {
     .name = "transpose",
+    .roof = pb__roof_memory,
     .summary = "out = in^T, m x n row-major (copy = the same traffic without transposing)",
     .flop_model = "-",
     .byte_model = "2 * m * n * element size (read + write)",

@@ -368,8 +368,9 @@ static const struct opt run_opts[N_COMMON] = {
     [O_WARMUP] = {"warmup", "N", "untimed warm-up runs before them (default 1)"},
     [O_SEED] = {"seed", "N", "seed of the random inputs (default 42)"},
     [O_THREADS] = {"threads", "LIST", "thread counts for threaded backends, e.g. 1,2 or 1:16"},
-    [O_DEVICE] = {"device", "N|NAME", "device index within each backend (default 0), or the first device "
-                                       "whose name contains NAME (e.g. --device nvidia)"},
+    [O_DEVICE] = {"device", "N|NAME", "device index within each backend (default 0; OpenCL lists GPUs first), "
+                                       "or the first device whose name (OpenCL: or platform vendor) contains "
+                                       "NAME (e.g. --device nvidia, --device pocl)"},
     [O_FORMAT] = {"format", "FMT", "standard output format: table, csv or json (default table)"},
     [O_OUT] = {"out", "FILE", "also write results to FILE (.csv, .json or .txt)"},
     [O_APPEND] = {"append", NULL, "append rows to an existing CSV file given by --out"},

@@ -72,8 +72,12 @@ struct pb_device {
     int threads;         /* threads kernels use; 0 = not applicable */
     int default_threads; /* what open() set */
     char name[256];
+    char aka[128]; /* more text --device NAME matches (OpenCL: the platform vendor); "" = none */
     void *impl;
 };
+
+/* Whether --device NAME picks dev: its name or aka contains pattern, in any case. */
+bool pb__device_matches(const pb_device *dev, const char *pattern);
 
 struct pb_buf {
     pb_device *dev;

@@ -90,6 +90,11 @@ void pb_device_close(pb_device *dev)
     free(dev);
 }
 
+bool pb__device_matches(const pb_device *dev, const char *pattern)
+{
+    return strcasestr(dev->name, pattern) || strcasestr(dev->aka, pattern);
+}
+
 const pb_backend *pb_device_backend(const pb_device *dev) { return dev->backend; }
 const char *pb_device_name(const pb_device *dev) { return dev->name; }
 

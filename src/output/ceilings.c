@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "core/core.h"
@@ -171,13 +172,73 @@ double pb__ceiling_mem_gbps(const struct pb_ceiling *c)
     return isnan(a) ? b : isnan(b) ? a : fmax(a, b);
 }
 
-double pb__ceiling_fraction(const struct pb_ceiling *c, bool typeless, bool double_prec, double gflops,
-                            double gbps)
+double pb__roof_value(const struct pb_ceiling *c, enum pb_roof_kind kind, bool double_prec)
 {
     if (!c)
         return NAN;
-    double peak = double_prec ? c->fp64_gflops : c->fp32_gflops, mem = pb__ceiling_mem_gbps(c);
-    double f_flops = !typeless && gflops > 0 && peak > 0 ? gflops / peak : NAN;
-    double f_mem = gbps > 0 && mem > 0 ? gbps / mem : NAN;
-    return isnan(f_flops) ? f_mem : isnan(f_mem) ? f_flops : fmax(f_flops, f_mem);
+    double v = NAN;
+    switch (kind) {
+    case PB_ROOF_FMA:
+        v = double_prec ? c->fp64_gflops : c->fp32_gflops;
+        break;
+    case PB_ROOF_MEMORY:
+        v = pb__ceiling_mem_gbps(c);
+        break;
+    case PB_ROOF_H2D:
+        v = c->h2d_gbps;
+        break;
+    case PB_ROOF_D2H:
+        v = c->d2h_gbps;
+        break;
+    case PB_ROOF_BIDIR:
+        v = c->h2d_gbps + c->d2h_gbps;
+        break;
+    case PB_ROOF_NONE:
+    case PB_ROOF_TENSOR:
+    case PB_ROOF_ONCHIP:
+        break;
+    }
+    return v > 0 ? v : NAN;
+}
+
+bool pb__roof_unmeasured(enum pb_roof_kind kind) { return kind == PB_ROOF_TENSOR || kind == PB_ROOF_ONCHIP; }
+
+const char *pb__roof_name(enum pb_roof_kind kind)
+{
+    static const char *const names[] = {
+        [PB_ROOF_NONE] = "none",     [PB_ROOF_FMA] = "FMA peak", [PB_ROOF_TENSOR] = "tensor-core peak",
+        [PB_ROOF_MEMORY] = "memory", [PB_ROOF_H2D] = "H2D",      [PB_ROOF_D2H] = "D2H",
+        [PB_ROOF_BIDIR] = "H2D+D2H", [PB_ROOF_ONCHIP] = "on-chip memory",
+    };
+    return (size_t)kind < sizeof names / sizeof names[0] ? names[kind] : "?";
+}
+
+double pb__ceiling_fraction(const struct pb_ceiling *c, struct pb_roof roof, bool double_prec, double gflops,
+                            double gbps)
+{
+    if (!c || pb__roof_unmeasured(roof.flops) || pb__roof_unmeasured(roof.bytes))
+        return NAN;
+    double peak = pb__roof_value(c, roof.flops, double_prec), bw = pb__roof_value(c, roof.bytes, double_prec);
+    double f_flops = gflops > 0 && peak > 0 ? gflops / peak : NAN;
+    double f_bytes = gbps > 0 && bw > 0 ? gbps / bw : NAN;
+    return isnan(f_flops) ? f_bytes : isnan(f_bytes) ? f_flops : fmax(f_flops, f_bytes);
+}
+
+bool pb__fp64_tensor_device(const char *device)
+{
+    static const char *const parts[] = {"A100", "A800", "A30",  "H100",  "H800",  "H200",
+                                        "H20",  "GH200", "B100", "B200", "GB200", "B300", "GB300"};
+    char word[32];
+    for (const char *p = device; *p;) {
+        size_t n = strcspn(p, " -_/()");
+        if (n && n < sizeof word) {
+            memcpy(word, p, n);
+            word[n] = '\0';
+            for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+                if (strcasecmp(word, parts[i]) == 0)
+                    return true;
+        }
+        p += n + (p[n] != '\0');
+    }
+    return false;
 }

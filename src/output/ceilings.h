@@ -43,11 +43,43 @@ const struct pb_ceiling *pb__ceilings_find(const struct pb_ceilings *c, const ch
                                            const char *device);
 /* Memory ceiling: the larger of copy and read-only streaming. */
 double pb__ceiling_mem_gbps(const struct pb_ceiling *c);
-/* Fraction of the ceiling a rate reaches: the larger of GFLOP/s against the
- * FMA peak of that precision and GB/s against the memory ceiling (the
- * roofline bound that is closer). NAN when nothing applies. double_prec
- * picks fp64; typeless rows compare bandwidth only. */
-double pb__ceiling_fraction(const struct pb_ceiling *c, bool typeless, bool double_prec,
-                            double gflops, double gbps);
+
+/* The ceilings a benchmark's rates are held against, one for GFLOP/s and
+ * one for GB/s; each benchmark declares its own (bench.h: roof). */
+enum pb_roof_kind {
+    PB_ROOF_NONE,   /* not held against anything of this kind */
+    PB_ROOF_FMA,    /* GFLOP/s: the FMA peak of the row's precision */
+    PB_ROOF_TENSOR, /* GFLOP/s on tensor cores: no peak measured, no fraction */
+    PB_ROOF_MEMORY, /* GB/s: device memory (pb__ceiling_mem_gbps) */
+    PB_ROOF_H2D,    /* GB/s: host to device (pinned) */
+    PB_ROOF_D2H,    /* GB/s: device to host (pinned) */
+    PB_ROOF_BIDIR,  /* GB/s through the link both ways at once (data in and
+                       out, counted together): H2D + D2H, what any split reaches at most */
+    PB_ROOF_ONCHIP, /* GB/s of shared/local memory: no ceiling measured, no fraction */
+};
+struct pb_roof {
+    enum pb_roof_kind flops, bytes;
+};
+
+/* The ceiling of that kind in its unit (GFLOP/s or GB/s); NAN when it is not
+ * measured or not measurable (TENSOR, ONCHIP, NONE). */
+double pb__roof_value(const struct pb_ceiling *c, enum pb_roof_kind kind, bool double_prec);
+/* Whether the kind stands for hardware no ceiling covers (the fraction is
+ * then left empty on purpose, and a report says why). */
+bool pb__roof_unmeasured(enum pb_roof_kind kind);
+/* "FMA peak", "memory", "H2D", ...: for labels. */
+const char *pb__roof_name(enum pb_roof_kind kind);
+
+/* Fraction of its ceiling a row reaches, on the roofline of its roof: the
+ * larger of GFLOP/s over the flops ceiling and GB/s over the bytes ceiling,
+ * where each is set and measured. NAN when nothing applies, and whenever a
+ * roof is unmeasured (a part the other ceiling would misjudge). */
+double pb__ceiling_fraction(const struct pb_ceiling *c, struct pb_roof roof, bool double_prec, double gflops,
+                            double gbps);
+
+/* Whether a CUDA device of this name runs double GEMMs (cuBLAS) on FP64
+ * tensor cores: the data-centre parts from A100 on (A100, A30, H100, H200,
+ * GH200, B200, ...), matched on whole words of the name. */
+bool pb__fp64_tensor_device(const char *device);
 
 #endif

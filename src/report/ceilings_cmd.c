@@ -1,8 +1,8 @@
-/* parbench ceilings: per device of the selected backends, the `peak`
- * benchmark's FMA (fp32, fp64) and read-only kernels and the bandwidth
- * benchmark's device copy and pinned host<->device copies, run through the
- * ordinary runner (statistics, verification), their median rates saved as
- * the device's ceilings. */
+/* parbench ceilings: on every device of the selected backends, the `peak`
+ * benchmark's FMA (fp32, fp64), read-only and (host CPU) copy kernels, the
+ * bandwidth benchmark's device copy and pinned host<->device copies, run
+ * through the ordinary runner (statistics, verification), their median rates
+ * saved as the device's ceilings. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +43,7 @@ static pb_status capture_row(struct pb_writer *w, const struct pb_result *r)
         *(r->problem.prec == PB_DOUBLE ? &c->fp64_gflops : &c->fp32_gflops) = r->gflops;
     else if (strcmp(r->bench->name, "peak") == 0 && strcmp(v, "read") == 0)
         c->read_gbps = r->gbps;
-    else if (strcmp(v, "d2d") == 0)
+    else if (strcmp(v, "d2d") == 0 || (strcmp(r->bench->name, "peak") == 0 && strcmp(v, "copy") == 0))
         c->copy_gbps = r->gbps;
     else if (strcmp(v, "h2d-pinned") == 0)
         c->h2d_gbps = r->gbps;
@@ -69,7 +69,7 @@ struct measure {
 };
 
 /* One pb__run of one benchmark on one backend. */
-static int run_one(const struct measure *m, const char *backend, int device, const char *match, int reps,
+static int run_one(const struct measure *m, const char *backend, int device, int reps,
                    struct pb_context *ctx, struct pb_writer **writers, size_t n_writers, struct pb_run_summary *total)
 {
     const struct pb_bench *bench = pb__bench_find(m->bench);
@@ -88,7 +88,7 @@ static int run_one(const struct measure *m, const char *backend, int device, con
     const char *backends[1] = {backend};
     struct pb_run_config cfg = {.bench = bench, .problems = problems, .n_problems = n, .backends = backends,
                                 .n_backends = 1, .variants = m->variants, .n_variants = m->n_variants,
-                                .device = device, .device_match = match, .reps = reps, .warmup = 1,
+                                .device = device, .reps = reps, .warmup = 1,
                                 .seed = ctx->seed, .verify = true, .ctx = ctx, .progress = isatty(STDERR_FILENO),
                                 .writers = writers, .n_writers = n_writers};
     for (size_t i = 0; i < n_writers && st == PB_OK; i++)
@@ -102,38 +102,105 @@ static int run_one(const struct measure *m, const char *backend, int device, con
     return st == PB_OK ? PB_EXIT_OK : pb__cli_fail(st);
 }
 
-/* Whether the selected device of backend b is a GPU (sizes follow). */
-static bool selected_is_gpu(const pb_backend *b, int device, const char *match)
+/* What the ceilings loop needs to know of device i of backend b: its name,
+ * whether it is a GPU (sizes follow) and, on the host CPU, the last-level
+ * cache (0 = not known). false when it cannot be opened (said on stderr). */
+static bool probe_device(const pb_backend *b, int i, char *name, size_t len, bool *gpu, int64_t *llc)
 {
-    bool gpu = false;
-    for (int i = 0; i < pb_backend_device_count(b); i++) {
-        if (!match && i != device)
-            continue;
-        pb_device *dev;
-        struct pb_device_info info;
-        if (pb_device_open(b, i, &dev) != PB_OK)
-            continue;
-        bool chosen = !match || strcasestr(pb_device_name(dev), match);
-        if (chosen && pb_device_info(dev, &info) == PB_OK)
-            gpu = strcmp(info.kind, "gpu") == 0;
+    pb_device *dev;
+    struct pb_device_info info;
+    pb_status st = pb_device_open(b, i, &dev);
+    *llc = 0;
+    if (st == PB_OK) {
+        snprintf(name, len, "%s", pb_device_name(dev));
+        st = pb_device_info(dev, &info);
+        *gpu = st == PB_OK && (strcmp(info.kind, "gpu") == 0 || strcmp(info.kind, "accelerator") == 0);
+        for (int k = 0; st == PB_OK && k < info.n_props; k++) /* "32768K" */
+            if (strcmp(info.props[k].key, "cache_l3") == 0 && pb__parse_int(info.props[k].value, "cache", llc) != PB_OK)
+                *llc = 0;
+        pb__clear_error();
         pb_device_close(dev);
-        if (chosen)
-            break;
     }
-    return gpu;
+    if (st != PB_OK)
+        fprintf(stderr, "parbench: %s device %d skipped: %s\n", b->name, i,
+                pb_last_error()[0] ? pb_last_error() : pb_status_message(st));
+    return st == PB_OK;
+}
+
+/* Whether the device picked by --device (index or NAME) is device i of b.
+ * Without --device every device is measured. */
+static bool device_selected(const pb_backend *b, int i, const char *device_arg, int64_t index, const char *match)
+{
+    if (!device_arg)
+        return true;
+    if (!match)
+        return i == index;
+    pb_device *dev;
+    if (pb_device_open(b, i, &dev) != PB_OK)
+        return false;
+    bool yes = pb__device_matches(dev, match);
+    pb_device_close(dev);
+    return yes;
+}
+
+/* Runs the ceilings' kernels on device di of b and adds what they measured
+ * to saved. Returns an exit code; *st gets a library error. */
+static int measure_device(const pb_backend *b, int di, const char *name, bool gpu, int64_t llc, bool quick,
+                          int reps, struct pb_context *ctx, struct pb_writer *table, struct pb_ceilings *saved,
+                          struct pb_run_summary *total, size_t *measured, pb_status *st)
+{
+    struct sizes sz_cpu = cpu_sizes;
+    /* Arrays well past the last-level cache, also where it is large. */
+    if (llc > 0 && 8 * llc > sz_cpu.read_bytes)
+        sz_cpu.read_bytes = sz_cpu.copy_bytes = 8 * llc;
+    const struct sizes *sz = quick ? &quick_sizes : gpu ? &gpu_sizes : &sz_cpu;
+    struct pb_ceiling entry = {.copy_gbps = NAN, .read_gbps = NAN, .h2d_gbps = NAN, .d2h_gbps = NAN,
+                               .fp32_gflops = NAN, .fp64_gflops = NAN};
+    snprintf(entry.backend, sizeof entry.backend, "%s", b->name);
+    snprintf(entry.device, sizeof entry.device, "%s", name);
+    struct pb_writer capture = {.ops = &capture_ops, .state = &entry};
+    struct pb_writer *writers[2] = {table, &capture};
+    /* The copy ceiling: peak/copy where the backend has it (the host CPU's
+     * STREAM Copy over all threads), else the device-to-device copy. */
+    const struct measure copy_peak = {"peak", {"copy"}, 1, false, {sz->copy_bytes / 4, 1}},
+                         copy_d2d = {"bandwidth", {"d2d"}, 1, false, {sz->copy_bytes, 1}};
+    const struct measure plan[] = {
+        {"peak", {"fma"}, 1, true, {sz->fma_n, sz->fma_iters}},
+        {"peak", {"read"}, 1, false, {sz->read_bytes / 4, 1}},
+        pb__variant_find(b, "peak", "copy") ? copy_peak : copy_d2d,
+    };
+    int rc = PB_EXIT_OK;
+    for (size_t m = 0; m < sizeof plan / sizeof plan[0] && rc == PB_EXIT_OK && !total->interrupted; m++)
+        rc = run_one(&plan[m], b->name, di, reps, ctx, writers, 2, total);
+    /* The transfers at their own size: a GPU's copy engines saturate long
+     * before its memory does. */
+    if (rc == PB_EXIT_OK && sz->transfer_bytes && !total->interrupted) {
+        const struct measure transfers = {"bandwidth", {"h2d-pinned", "d2h-pinned"}, 2, false,
+                                          {sz->transfer_bytes, 1}};
+        rc = run_one(&transfers, b->name, di, reps, ctx, writers, 2, total);
+    }
+    if (rc == PB_EXIT_OK &&
+        (isfinite(entry.fp32_gflops) || isfinite(entry.copy_gbps) || isfinite(entry.read_gbps))) {
+        *st = pb__ceilings_put(saved, &entry);
+        (*measured)++;
+    }
+    return rc;
 }
 
 static void ceilings_help(FILE *f)
 {
     fprintf(f, "usage: parbench ceilings [options]\n\n"
-               "Measures this machine's roofline once, per device of the selected backends: peak FMA\n"
-               "throughput in fp32 and fp64 (peak/fma), read-only streaming bandwidth (peak/read), the\n"
-               "device-to-device copy (bandwidth/d2d) and, on GPUs, pinned host<->device copies. Every\n"
+               "Measures this machine's roofline once, on every device of the selected backends: peak FMA\n"
+               "throughput in fp32 and fp64 (peak/fma), read-only streaming bandwidth (peak/read), a\n"
+               "copy (peak/copy on the host CPU: STREAM Copy over all threads; elsewhere the\n"
+               "device-to-device copy, bandwidth/d2d) and, on GPUs, pinned host<->device copies. Every\n"
                "kernel is verified. Saved as JSON; later runs read it and give each row its fraction of\n"
-               "the ceiling (GFLOP/s against the FMA peak of its precision, GB/s against the memory\n"
-               "ceiling, whichever is closer).\n\noptions:\n"
+               "the ceiling that bounds it (GFLOP/s against the FMA peak of its precision, GB/s of\n"
+               "memory-bound kernels against the memory ceiling, transfers against the link).\n\noptions:\n"
                "  --backend LIST          backends (default: every available one but ref)\n"
-               "  --device N|NAME         device index within each backend, or part of its name\n"
+               "  --device N|NAME         only this device index within each backend, or the devices whose\n"
+               "                          name (OpenCL: or platform vendor) contains NAME (default: all;\n"
+               "                          GPUs of one model are measured once, saved under their name)\n"
                "  --ceilings FILE         where to save (default $XDG_CACHE_HOME/parbench/ceilings.json\n"
                "                          or ~/.cache/parbench/ceilings.json); other devices' entries are kept\n"
                "  --reps N                timed repetitions (default 5)\n"
@@ -226,32 +293,39 @@ int pb__cmd_ceilings(int argc, char **argv)
             fprintf(stderr, "parbench: %s skipped: %s\n", b->name, why);
             continue;
         }
-        bool gpu = selected_is_gpu(b, (int)device, match);
-        const struct sizes *sz = quick ? &quick_sizes : gpu ? &gpu_sizes : &cpu_sizes;
-        struct pb_ceiling entry = {.copy_gbps = NAN, .read_gbps = NAN, .h2d_gbps = NAN, .d2h_gbps = NAN,
-                                   .fp32_gflops = NAN, .fp64_gflops = NAN};
-        snprintf(entry.backend, sizeof entry.backend, "%s", b->name);
-        struct pb_writer capture = {.ops = &capture_ops, .state = &entry};
-        struct pb_writer *writers[2] = {table, &capture};
-        const struct measure plan[] = {
-            {"peak", {"fma"}, 1, true, {sz->fma_n, sz->fma_iters}},
-            {"peak", {"read"}, 1, false, {sz->read_bytes / 4, 1}},
-            {"bandwidth", {"d2d"}, 1, false, {sz->copy_bytes, 1}},
-        };
-        for (size_t m = 0; m < sizeof plan / sizeof plan[0] && rc == PB_EXIT_OK && !total.interrupted; m++)
-            rc = run_one(&plan[m], b->name, (int)device, match, (int)reps, &ctx, writers, 2, &total);
-        /* The transfers at their own size: a GPU's copy engines saturate
-         * long before its memory does. */
-        if (rc == PB_EXIT_OK && sz->transfer_bytes && !total.interrupted) {
-            const struct measure transfers = {"bandwidth", {"h2d-pinned", "d2h-pinned"}, 2, false,
-                                              {sz->transfer_bytes, 1}};
-            rc = run_one(&transfers, b->name, (int)device, match, (int)reps, &ctx, writers, 2, &total);
+        /* Every device (or the ones --device picks), each under its own
+         * name: the key rows find their ceilings by. Twins (several GPUs of
+         * one model) share a name, so the first stands for them. */
+        int count = pb_backend_device_count(b), picked = 0;
+        char (*names_done)[256] = calloc(count > 0 ? (size_t)count : 1, sizeof *names_done);
+        if (!names_done) {
+            st = pb__fail(PB_ERR_NOMEM, "out of memory");
+            break;
         }
-        if (rc == PB_EXIT_OK && entry.device[0] &&
-            (isfinite(entry.fp32_gflops) || isfinite(entry.copy_gbps) || isfinite(entry.read_gbps))) {
-            st = pb__ceilings_put(&saved, &entry);
-            measured++;
+        for (int di = 0; di < count && st == PB_OK && rc == PB_EXIT_OK && !total.interrupted; di++) {
+            if (!device_selected(b, di, device_arg, device, match))
+                continue;
+            picked++;
+            char name[256];
+            bool gpu = false;
+            int64_t llc = 0;
+            if (!probe_device(b, di, name, sizeof name, &gpu, &llc))
+                continue;
+            int twin = -1;
+            for (int k = 0; k < di && twin < 0; k++)
+                if (strcmp(names_done[k], name) == 0)
+                    twin = k;
+            if (twin >= 0) {
+                fprintf(stderr, "parbench: %s device %d is the same model as device %d (%s): measured once\n",
+                        b->name, di, twin, name);
+                continue;
+            }
+            snprintf(names_done[di], sizeof names_done[di], "%s", name);
+            rc = measure_device(b, di, name, gpu, llc, quick, (int)reps, &ctx, table, &saved, &total, &measured, &st);
         }
+        free(names_done);
+        if (device_arg && !picked && rc == PB_EXIT_OK)
+            fprintf(stderr, "parbench: %s has no device %s\n", b->name, device_arg);
     }
     pb_status cst = pb__writer_close(table);
     if (st == PB_OK)

@@ -374,41 +374,80 @@ static void mark_crossover(const struct file_plan *fp, const char *facet, struct
     free(cpu);
 }
 
-/* Ceilings of the devices on a chart, as reference lines. */
-static void add_ceiling_lines(const struct pb_rp_set *set, const struct file_plan *fp, const char *facet,
+/* The x of a row's point on a line chart: its numeric parameter, or the
+ * index of its category (added on first use; -1 when out of memory). */
+static double point_x(const struct file_plan *fp, struct pb_chart *c, const struct pb_rp_row *r)
+{
+    const struct pb_rp_kv *kv = pb__rp_find(r, fp->x);
+    if (fp->x_numeric)
+        return kv ? kv->num : NAN;
+    return pb__chart_category(c, fp->x_by_nnz || !kv ? matrix_name(r) : kv->text);
+}
+
+static void roof_hline(struct pb_chart *c, const char *label, double y)
+{
+    for (size_t h = 0; h < c->n_hlines; h++)
+        if (fabs(c->hlines[h].y - y) < 1e-9 * y)
+            return;
+    pb__chart_hline(c, label, y);
+}
+
+/* The ceilings of the devices on a chart, each row against its own roof
+ * (bench.h): GB/s charts get the bandwidth ceiling as a line; GFLOP/s charts
+ * the FMA peak, or where a row also has a bandwidth roof its roofline bound
+ * min(peak, intensity x bandwidth), a dashed curve through the rows' x (a
+ * memory-bound SpMV is not drawn under an FMA peak it can never approach).
+ * Rows held against nothing measured get no line. */
+static bool add_ceiling_lines(const struct pb_rp_set *set, const struct file_plan *fp, const char *facet,
                               struct pb_chart *c)
 {
     if (fp->metric == M_TIME)
-        return;
+        return true;
     char key[256], label[128];
     for (size_t i = 0; i < fp->n; i++) {
         const struct pb_rp_row *r = &fp->rows[i];
         facet_key(fp, r, key, sizeof key);
-        if (strcmp(key, facet) != 0)
-            continue;
         const struct pb_ceiling *ce = pb__ceilings_find(&set->ceilings, r->backend, r->device);
-        if (!ce)
+        if (strcmp(key, facet) != 0 || !pb__rp_ok(r) || !ce)
             continue;
-        char kind[32];
-        snprintf(kind, sizeof kind, "%s", fp->metric == M_GBPS ? "copy" : "FMA");
-        double y = fp->metric == M_GBPS ? ce->copy_gbps
-                   : strcmp(r->precision, "double") == 0 ? ce->fp64_gflops
-                                                         : ce->fp32_gflops;
-        if (fp->facet_direction) { /* transfers against the transfer ceiling of their direction */
-            direction_of(r->variant, kind, sizeof kind);
-            y = strcmp(kind, "h2d") == 0 ? ce->h2d_gbps : strcmp(kind, "d2h") == 0 ? ce->d2h_gbps
-                : strcmp(kind, "d2d") == 0 ? ce->copy_gbps : NAN;
+        struct pb_roof roof = pb__rp_roof(r);
+        bool dbl = strcmp(r->precision, "double") == 0;
+        double peak = pb__roof_value(ce, roof.flops, dbl), bw = pb__roof_value(ce, roof.bytes, dbl);
+        if (fp->metric == M_GBPS) {
+            snprintf(label, sizeof label, "%s ceiling (%s)", pb__roof_name(roof.bytes), r->backend);
+            if (isfinite(bw))
+                roof_hline(c, label, bw);
+            continue;
         }
-        if (!isfinite(y))
+        double ai = r->gbps > 0 ? r->gflops / r->gbps : NAN, y = isfinite(bw) ? ai * bw : NAN;
+        if (!isfinite(y)) { /* compute-bound, or no bandwidth roof measured */
+            snprintf(label, sizeof label, "%s %s (%s)", pb__roof_name(roof.flops), r->precision, r->backend);
+            if (isfinite(peak))
+                roof_hline(c, label, peak);
             continue;
-        snprintf(label, sizeof label, "%s%s%s ceiling (%s)", kind, fp->metric == M_GFLOPS ? " " : "",
-                 fp->metric == M_GFLOPS ? r->precision : "", r->backend);
-        bool dup = false;
-        for (size_t h = 0; h < c->n_hlines && !dup; h++)
-            dup = fabs(c->hlines[h].y - y) < 1e-9 * y;
-        if (!dup)
-            pb__chart_hline(c, label, y);
+        }
+        if (isfinite(peak))
+            y = fmin(y, peak);
+        snprintf(label, sizeof label, "%s roof (%s)",
+                 roof.bytes == PB_ROOF_MEMORY ? "memory" : pb__roof_name(roof.bytes), r->backend);
+        if (c->kind == PB_CHART_BARS) { /* no x to draw a curve through */
+            roof_hline(c, label, y);
+            continue;
+        }
+        double x = point_x(fp, c, r);
+        struct pb_series *s = NULL;
+        for (size_t k = 0; k < c->n_series && !s; k++)
+            if (strcmp(c->series[k].name, label) == 0)
+                s = &c->series[k];
+        if (!s && !(s = pb__chart_series(c, label, PB_SERIES_DASHED)))
+            return false;
+        bool seen = false;
+        for (size_t k = 0; k < s->n && !seen; k++)
+            seen = s->x[k] == x;
+        if (!seen && isfinite(x) && x >= 0 && !pb__series_add(s, x, y))
+            return false;
     }
+    return true;
 }
 
 static pb_status file_charts(const struct pb_rp_set *set, size_t fi, struct pb_rp_charts *out)
@@ -467,19 +506,14 @@ static pb_status file_charts(const struct pb_rp_set *set, size_t fi, struct pb_r
                 continue;
             series_key(&fp, r, name, sizeof name);
             double x;
-            const struct pb_rp_kv *kv = fp.x ? pb__rp_find(r, fp.x) : NULL;
             struct pb_series *s;
             if (!fp.x) { /* bars: one category per series name, one series */
                 int ci = pb__chart_category(c, name);
                 s = pb__chart_series_named(c, what);
                 x = ci;
-            } else if (fp.x_numeric) {
-                s = pb__chart_series_named(c, name);
-                x = kv ? kv->num : NAN;
             } else {
-                int ci = pb__chart_category(c, fp.x_by_nnz || !kv ? matrix_name(r) : kv->text);
                 s = pb__chart_series_named(c, name);
-                x = ci;
+                x = point_x(&fp, c, r);
             }
             if (!s || x < 0 || !pb__series_add(s, x, y))
                 st = pb__fail(PB_ERR_NOMEM, "out of memory");
@@ -491,7 +525,10 @@ static pb_status file_charts(const struct pb_rp_set *set, size_t fi, struct pb_r
         }
         if (fp.x_by_nnz)
             mark_crossover(&fp, facets[fa], c);
-        add_ceiling_lines(set, &fp, facets[fa], c);
+        if (!add_ceiling_lines(set, &fp, facets[fa], c)) {
+            st = pb__fail(PB_ERR_NOMEM, "out of memory");
+            break;
+        }
         pb__chart_auto_log(c);
         if (c->categories && c->kind == PB_CHART_LINES)
             c->logx = false;

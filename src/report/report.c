@@ -103,6 +103,41 @@ static bool any_finite(const struct pb_rp_row *rows, size_t n, size_t offset)
     return false;
 }
 
+/* Notes of the "of ceiling" column, marked where they apply. */
+enum { NOTE_TENSOR, NOTE_ONCHIP, NOTE_ABOVE, N_NOTES };
+static const char *const fraction_notes[N_NOTES] = {
+    [NOTE_TENSOR] = "FP64 on tensor cores (dmma; cuBLAS in double on A100/H100-class GPUs): no tensor-core peak is "
+                    "measured, and the FMA peak is below what they reach, so no fraction is given.",
+    [NOTE_ONCHIP] = "shared/local (on-chip) memory: no ceiling is measured for it (device memory's is far below), "
+                    "so no fraction is given.",
+    [NOTE_ABOVE] = "above the ceiling: ceilings are rates parbench ceilings measured (device memory with arrays "
+                   "well past the caches), not datasheet peaks; problems small enough to stay in a cache, or a "
+                   "ceiling run that was disturbed, go past them.",
+};
+
+static void fraction_cell(struct pb_sbuf *b, const struct pb_rp_set *set, const struct pb_rp_row *r, bool *used)
+{
+    struct pb_roof roof = pb__rp_roof(r);
+    double fr = pb__rp_fraction(set, r);
+    int note = -1;
+    if (pb__rp_ok(r) && (roof.flops == PB_ROOF_TENSOR || roof.bytes == PB_ROOF_TENSOR))
+        note = NOTE_TENSOR;
+    else if (pb__rp_ok(r) && (roof.flops == PB_ROOF_ONCHIP || roof.bytes == PB_ROOF_ONCHIP))
+        note = NOTE_ONCHIP;
+    else if (fr > 1)
+        note = NOTE_ABOVE;
+    pb__sb_printf(b, "<td>");
+    if (isfinite(fr))
+        pb__sb_printf(b, "%.1f%%", fr * 100);
+    else
+        pb__sb_printf(b, "-");
+    if (note >= 0) {
+        pb__sb_printf(b, "<sup>%c</sup>", 'a' + note);
+        used[note] = true;
+    }
+    pb__sb_printf(b, "</td>");
+}
+
 static void results_table(struct pb_sbuf *b, const struct pb_rp_set *set, const struct pb_rp_file *f)
 {
     const struct pb_rp_row *rows = &set->rows[f->first_row];
@@ -110,7 +145,7 @@ static void results_table(struct pb_sbuf *b, const struct pb_rp_set *set, const 
     bool gflops = any_finite(rows, n, offsetof(struct pb_rp_row, gflops)),
          gbps = any_finite(rows, n, offsetof(struct pb_rp_row, gbps)),
          speedup = any_finite(rows, n, offsetof(struct pb_rp_row, speedup));
-    bool frac = any_finite(rows, n, offsetof(struct pb_rp_row, fraction));
+    bool frac = any_finite(rows, n, offsetof(struct pb_rp_row, fraction)), used[N_NOTES] = {false};
     /* Without a fraction column, the report's ceilings give one. */
     for (size_t i = 0; i < n && !frac; i++)
         frac = pb__ceilings_find(&set->ceilings, rows[i].backend, rows[i].device) != NULL;
@@ -166,14 +201,8 @@ static void results_table(struct pb_sbuf *b, const struct pb_rp_set *set, const 
             cell_num(b, r->gflops, "%.4g");
         if (gbps)
             cell_num(b, r->gbps, "%.4g");
-        if (frac) {
-            double fr = r->fraction;
-            if (!isfinite(fr) && pb__rp_ok(r))
-                fr = pb__ceiling_fraction(pb__ceilings_find(&set->ceilings, r->backend, r->device),
-                                          !r->precision[0], strcmp(r->precision, "double") == 0, r->gflops,
-                                          r->gbps);
-            cell_num(b, fr * 100, "%.1f%%");
-        }
+        if (frac)
+            fraction_cell(b, set, r, used);
         if (speedup)
             cell_num(b, r->speedup, "%.3g");
         cell_num(b, r->err_max, "%.2g");
@@ -189,6 +218,18 @@ static void results_table(struct pb_sbuf *b, const struct pb_rp_set *set, const 
         pb__sb_printf(b, "</tr>\n");
     }
     pb__sb_printf(b, "</tbody></table></div>\n");
+    if (!frac)
+        return;
+    pb__sb_printf(b, "<p class=\"note\">of ceiling: each rate against the ceiling that bounds it (parbench ceilings): "
+                     "GFLOP/s against the FMA peak of its precision; GB/s of memory-bound kernels against device "
+                     "memory (the larger of copy and read); transfers against the link of their direction, data "
+                     "that goes to the device and back against both directions together; where a benchmark has "
+                     "both, the closer (the roofline). Rates with no measured ceiling (peer links, networks) "
+                     "have none.");
+    for (int k = 0; k < N_NOTES; k++)
+        if (used[k])
+            pb__sb_printf(b, "<br/><sup>%c</sup> %s", 'a' + k, fraction_notes[k]);
+    pb__sb_printf(b, "</p>\n");
 }
 
 static void status_counts(struct pb_sbuf *b, const struct pb_rp_set *set, const struct pb_rp_file *f)

@@ -81,6 +81,26 @@ const struct pb_rp_kv *pb__rp_find(const struct pb_rp_row *r, const char *key)
 
 bool pb__rp_ok(const struct pb_rp_row *r) { return strcmp(r->status, "OK") == 0; }
 
+struct pb_roof pb__rp_roof(const struct pb_rp_row *r)
+{
+    return pb__bench_roof(pb__bench_find(r->bench), r->variant, r->backend, r->device,
+                          strcmp(r->precision, "double") == 0);
+}
+
+double pb__rp_fraction(const struct pb_rp_set *set, const struct pb_rp_row *r)
+{
+    struct pb_roof roof = pb__rp_roof(r);
+    if (!pb__rp_ok(r) || pb__roof_unmeasured(roof.flops) || pb__roof_unmeasured(roof.bytes))
+        return NAN;
+    bool same_rule = (roof.flops == PB_ROOF_FMA || roof.bytes == PB_ROOF_MEMORY) &&
+                     (roof.flops == PB_ROOF_FMA || roof.flops == PB_ROOF_NONE) &&
+                     (roof.bytes == PB_ROOF_MEMORY || roof.bytes == PB_ROOF_NONE);
+    if (same_rule && isfinite(r->fraction))
+        return r->fraction;
+    return pb__ceiling_fraction(pb__ceilings_find(&set->ceilings, r->backend, r->device), roof,
+                                strcmp(r->precision, "double") == 0, r->gflops, r->gbps);
+}
+
 static pb_status add_kv(struct pb_rp_kv **kv, size_t *n, const char *key, const char *text, double num)
 {
     struct pb_rp_kv *bigger = realloc(*kv, (*n + 1) * sizeof *bigger);

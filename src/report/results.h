@@ -57,5 +57,14 @@ void pb__rp_free(struct pb_rp_set *set);
 const struct pb_rp_kv *pb__rp_find(const struct pb_rp_row *r, const char *key);
 bool pb__rp_ok(const struct pb_rp_row *r);
 
+/* The ceilings a row is held against: its benchmark's roof (bench.h). */
+struct pb_roof pb__rp_roof(const struct pb_rp_row *r);
+/* An OK row's fraction of its ceiling: the file's own where it was computed
+ * against the same ceilings (FMA peak, device memory: older files held
+ * transfers and on-chip rates against memory too), else from the set's
+ * ceilings of its device; NAN when none, and always for unmeasured roofs
+ * (pb__roof_unmeasured). */
+double pb__rp_fraction(const struct pb_rp_set *set, const struct pb_rp_row *r);
+
 
 #endif

@@ -64,7 +64,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const struct pb_ceiling *e = &c.dev[i];
         CHECK(memchr(e->backend, '\0', sizeof e->backend) && memchr(e->device, '\0', sizeof e->device));
         CHECK(pb__ceilings_find(&c, e->backend, e->device) == e);
-        (void)pb__ceiling_fraction(e, false, true, 1.0, 1.0);
+        for (int k = PB_ROOF_NONE; k <= PB_ROOF_ONCHIP; k++) { /* any value read: a fraction or NAN, never a crash */
+            double f = pb__ceiling_fraction(e, (struct pb_roof){PB_ROOF_FMA, (enum pb_roof_kind)k}, true, 1.0, 1.0);
+            CHECK(isnan(f) || f >= 0);
+        }
+        (void)pb__fp64_tensor_device(e->device); /* any name: words split without overreading */
     }
 
     /* Written and read back. */

@@ -105,7 +105,7 @@ pb_status pb__cl_status(cl_int e, const char *what, const char *file, int line)
     return pb__fail(st, "%s failed at %s:%d: %s (%d)", what, file, line, pb__cl_error_name(e), (int)e);
 }
 
-/* ---- discovery: every device of every platform, in one flat list ---------- */
+/* ---- discovery: every device of every platform, in one flat list, GPUs first */
 
 #define MAX_DEVICES 64
 
@@ -116,6 +116,41 @@ static struct {
     cl_device_id device[MAX_DEVICES];
     char why[256];
 } found;
+
+static int type_rank(cl_device_type t)
+{
+    return t & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR) ? 0 : t & CL_DEVICE_TYPE_CPU ? 1 : 2;
+}
+
+void pb__cl_order_devices(const cl_device_type *types, int n, int *order)
+{
+    int k = 0;
+    for (int rank = 0; rank < 3; rank++)
+        for (int i = 0; i < n; i++)
+            if (type_rank(types[i]) == rank)
+                order[k++] = i;
+}
+
+/* GPUs first (pb__cl_order_devices): `parbench run` on a machine with
+ * NVIDIA's platform beside PoCL then runs on the GPU by default. A device
+ * whose type cannot be read goes with "anything else". */
+static void order_found(void)
+{
+    cl_device_type types[MAX_DEVICES];
+    int order[MAX_DEVICES];
+    cl_platform_id platform[MAX_DEVICES];
+    cl_device_id device[MAX_DEVICES];
+    for (int i = 0; i < found.count; i++)
+        if (clGetDeviceInfo(found.device[i], CL_DEVICE_TYPE, sizeof types[i], &types[i], NULL) != CL_SUCCESS)
+            types[i] = 0;
+    pb__cl_order_devices(types, found.count, order);
+    for (int k = 0; k < found.count; k++) {
+        platform[k] = found.platform[order[k]];
+        device[k] = found.device[order[k]];
+    }
+    memcpy(found.platform, platform, (size_t)found.count * sizeof platform[0]);
+    memcpy(found.device, device, (size_t)found.count * sizeof device[0]);
+}
 
 static void discover(void)
 {
@@ -152,6 +187,8 @@ static void discover(void)
         found.count += (int)n;
     }
     free(platforms);
+    if (found.count > 1)
+        order_found();
     if (e != CL_SUCCESS)
         snprintf(found.why, sizeof found.why, "clGetPlatformIDs failed: %s (%d)", pb__cl_error_name(e), (int)e);
     else if (found.count == 0)
@@ -319,6 +356,10 @@ static pb_status cl_open(pb_device *dev, int index)
     device_str(impl->device, CL_DEVICE_NAME, name, sizeof name);
     platform_str(impl->platform, CL_PLATFORM_NAME, platform, sizeof platform);
     snprintf(dev->name, sizeof dev->name, "%s (%s)", name, platform);
+    /* The vendor names PoCL ("The pocl project"), which its device and
+     * platform names do not: --device pocl then finds it. */
+    if (platform_str(impl->platform, CL_PLATFORM_VENDOR, dev->aka, sizeof dev->aka) != CL_SUCCESS)
+        dev->aka[0] = '\0'; /* matched by its name alone */
     dev->impl = impl;
     dev->threads = 0;
     return PB_OK;

@@ -16,6 +16,12 @@
 /* "CL_INVALID_VALUE" etc.; "unknown OpenCL error" for other codes. */
 const char *pb__cl_error_name(cl_int e);
 
+/* The default order of the devices found (discovery order = platform by
+ * platform): order[k] = discovery index of the k-th device. GPUs and
+ * accelerators come first, then CPUs, then anything else, each group in
+ * discovery order, so device 0 is a GPU wherever there is one. */
+void pb__cl_order_devices(const cl_device_type *types, int n, int *order);
+
 /* Records "what failed at file:line: CL_NAME (code)" and returns the status
  * (PB_ERR_NOMEM for allocation failures, PB_ERR_DEVICE otherwise). */
 pb_status pb__cl_status(cl_int e, const char *what, const char *file, int line);

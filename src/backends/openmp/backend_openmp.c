@@ -1,5 +1,6 @@
 /* The OpenMP backend: threaded kernels on the host CPU. Buffers are host
- * memory (the core's default); dev->threads picks the thread count. */
+ * memory (the core's default), filled by all threads (first touch where the
+ * kernels use them); dev->threads picks the thread count. */
 #include <omp.h>
 
 #include "anchors/anchors.h"
@@ -90,6 +91,7 @@ static const struct pb_variant omp_variants[] = {
     {.desc = {"reduce", "pairwise", "a pairwise sum per thread, added in thread order", 0}, .supports = NULL, .run = pb__omp_reduce_pairwise},
     {.desc = {"peak", "fma", "blocks of independent FMA chains in vector registers, threaded", 0}, .supports = NULL, .run = pb__omp_peak_fma},
     {.desc = {"peak", "read", "read-only sum, one slice per group, threaded", 0}, .supports = NULL, .run = pb__omp_peak_read},
+    {.desc = {"peak", "copy", "STREAM Copy: a share per thread, pages first touched by their thread, streaming stores", 0}, .supports = NULL, .run = pb__omp_peak_copy},
     {.desc = {"conv", "ring", "row bands per thread, 2R+1 filtered rows in a cache-resident ring, SIMD loops", 0}, .supports = NULL, .run = pb__omp_conv_ring},
 #ifdef PB_HAVE_OPENBLAS
     {.desc = {"gemm", "openblas", "OpenBLAS cblas_sgemm/dgemm", PB_VARIANT_ANCHOR}, .supports = pb__openblas_gemm_supports, .run = pb__openblas_gemm},
@@ -118,6 +120,7 @@ const struct pb_backend pb__backend_openmp = {
     .device_count = omp_device_count,
     .open = omp_open,
     .info = omp_info,
+    .fill = pb__omp_fill,
     .variants = omp_variants,
     .n_variants = sizeof omp_variants / sizeof omp_variants[0],
 };
