@@ -7,21 +7,20 @@
 #include "core/core.h"
 #include "sparse/balance.h"
 
+/* The largest power of two <= v, in [1, 32]. */
 static int32_t pow2_floor(int64_t v)
 {
-    int32_t p = 1;
-    while (p < 32 && 2 * (int64_t)p <= v)
-        p *= 2;
-    return p;
+    return v >= 32 ? 32 : v <= 1 ? 1 : (int32_t)1 << (31 - __builtin_clz((unsigned)v));
 }
 
-/* Threads per row for rows of `nnz` entries in all, the longest `max_len`. */
+/* Threads per row for rows of `nnz` entries in all, the longest `max_len`:
+ * about the mean, and enough that the longest takes at most 8 steps. */
 static int32_t group_for(int64_t nnz, int64_t rows, int64_t max_len)
 {
     int32_t g = pow2_floor(rows ? nnz / rows : 1);
-    while (g < 32 && (int64_t)g * 8 < max_len)
-        g *= 2;
-    return g;
+    int64_t need = (max_len + 7) / 8; /* threads for 8 steps */
+    int32_t n = need <= 1 ? 1 : need >= 32 ? 32 : (int32_t)1 << (32 - __builtin_clz((unsigned)(need - 1)));
+    return g > n ? g : n;
 }
 
 static int64_t passes(int64_t rows, int32_t group) { return (rows + PB_BAL_THREADS / group - 1) / (PB_BAL_THREADS / group); }
@@ -62,7 +61,9 @@ pb_status pb__bal_plan(const int32_t *ptr, int32_t rows, int32_t block_nnz, stru
         bool close = i == rows || is_long;
         if (!close) {
             int64_t m = len > max_len ? len : max_len, r = i - row0 + 1;
-            close = nnz + len > block_nnz || r > PB_BAL_ROWS || passes(r, group_for(nnz + len, r, m)) > PB_BAL_PASSES;
+            /* up to PB_BAL_PASSES * PB_BAL_THREADS / 32 rows, even 32 threads a row fit the passes */
+            close = nnz + len > block_nnz || r > PB_BAL_ROWS ||
+                    (r > PB_BAL_PASSES * PB_BAL_THREADS / 32 && passes(r, group_for(nnz + len, r, m)) > PB_BAL_PASSES);
         }
         if (close && i > row0) {
             if (n_blocks == cap) { /* the bound above is wrong: say so rather than write past it */
