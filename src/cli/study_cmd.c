@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bench/bench.h"
 #include "cli/study_cmd.h"
 #include "comm/comm.h"
 #include "report/cli_util.h"
@@ -124,6 +125,46 @@ static char *expand_matrices(const struct study_run *r, const char *list, char *
     return out;
 }
 
+/* Whether this build has backend `name` (variant: a variant `name` or
+ * BACKEND/NAME of bench on a backend compiled in). */
+static bool in_build(const struct pb_bench *bench, bool variant, const char *name)
+{
+    if (!variant)
+        return pb_backend_find(name) != NULL;
+    for (size_t i = 0; bench && i < pb_backend_count(); i++) {
+        const struct pb_backend *b = pb_backend_at(i);
+        const struct pb_variant *v;
+        for (size_t k = 0; (v = pb__bench_variant(bench, b, k)) != NULL; k++) {
+            size_t bl = strlen(b->name);
+            if (strcmp(name, v->desc.name) == 0 ||
+                (strncmp(name, b->name, bl) == 0 && name[bl] == '/' && strcmp(name + bl + 1, v->desc.name) == 0))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* The items of a --backend or --variant list this build has (into out,
+ * comma-separated); the others appended to left_out. */
+static void keep_in_build(const struct pb_bench *bench, bool variant, const char *list, char *out, size_t len,
+                          char *left_out, size_t left_len)
+{
+    out[0] = '\0';
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        char item[128];
+        snprintf(item, sizeof item, "%.*s", (int)(n < sizeof item ? n : sizeof item - 1), p);
+        p += n + (p[n] == ',');
+        if (in_build(bench, variant, item)) {
+            size_t used = strlen(out);
+            snprintf(out + used, len - used, "%s%s", used ? "," : "", item);
+        } else {
+            size_t used = strlen(left_out);
+            snprintf(left_out + used, left_len - used, "%s%s%s", used ? ", " : "", variant ? "" : "backend ", item);
+        }
+    }
+}
+
 /* argv of experiment e: its arguments, --out DIR/NAME.csv and --device.
  * false with r->missing[e] set when it cannot run here (no matrix found);
  * *rc set on a usage or memory error. */
@@ -133,14 +174,34 @@ static bool build_args(struct study_run *r, size_t e, struct args *a, int *rc)
     const char *spec = r->quick ? x->quick : x->full;
     a->n = 0;
     bool ok = args_add(a, "parbench", 8) && args_add(a, "run", 3);
-    bool matrix_next = false;
+    bool matrix_next = false, backend_next = false, variant_next = false;
+    const struct pb_bench *bench = NULL;
     for (const char *p = spec; ok && *p;) {
         while (*p == ' ')
             p++;
         size_t len = strcspn(p, " ");
         if (!len)
             break;
-        if (matrix_next) {
+        if (!bench) {
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), p);
+            bench = pb__bench_find(name);
+        }
+        if (backend_next || variant_next) {
+            char item[1024], kept[1024], left[1024] = "";
+            snprintf(item, sizeof item, "%.*s", (int)(len < sizeof item ? len : sizeof item - 1), p);
+            keep_in_build(bench, variant_next, item, kept, sizeof kept, left, sizeof left);
+            if (left[0])
+                printf("study %s: %s: not in this build, left out: %s\n", r->st->id, x->name, left);
+            if (!kept[0]) {
+                snprintf(r->missing_buf[e], sizeof r->missing_buf[e], "this build has none of its %s (%.200s)",
+                         backend_next ? "backends" : "variants", item);
+                r->missing[e] = r->missing_buf[e];
+                args_free(a);
+                return false;
+            }
+            ok = args_add(a, kept, strlen(kept));
+        } else if (matrix_next) {
             char item[8192], left[2048];
             snprintf(item, sizeof item, "%.*s", (int)len, p);
             char *list = expand_matrices(r, item, left, sizeof left);
@@ -165,7 +226,9 @@ static bool build_args(struct study_run *r, size_t e, struct args *a, int *rc)
         } else {
             ok = args_add(a, p, len);
         }
-        matrix_next = strncmp(p, "--matrix", len) == 0 && len == 8;
+        matrix_next = len == 8 && strncmp(p, "--matrix", len) == 0;
+        backend_next = len == 9 && strncmp(p, "--backend", len) == 0;
+        variant_next = len == 9 && strncmp(p, "--variant", len) == 0;
         p += len;
     }
     ok = ok && args_add(a, "--out", 5) && args_add(a, r->path[e], strlen(r->path[e]));
@@ -246,6 +309,10 @@ static int compare_and_report(struct study_run *r)
     for (size_t e = 0; e < st->n_exps; e++) {
         if (r->missing[e])
             continue;
+        if (!r->path[e]) {
+            r->missing[e] = "not run: the study stopped before it";
+            continue;
+        }
         if (!regular_file(r->path[e])) {
             r->missing[e] = "it wrote no result file";
             continue;
@@ -326,6 +393,10 @@ static int run_study(struct study_run *r)
             if (brc != PB_EXIT_OK)
                 return brc;
             printf("%s: not run: %s\n", st->exps[e].name, r->missing[e]);
+            const char *spec = r->quick ? st->exps[e].quick : st->exps[e].full;
+            size_t clen = strlen(spec) + 16;
+            if ((r->command[e] = malloc(clen)) != NULL) /* for the report; else it shows none */
+                snprintf(r->command[e], clen, "parbench run %s", spec);
             continue;
         }
         printf("%s%s\n", r->dry_run ? "" : "\n== ", r->command[e]);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/parse.h"
+#include "parbench/pb_backend.h"
 #include "report/study.h"
 
 /* ---- matching ------------------------------------------------------------------- */
@@ -142,6 +143,7 @@ static struct found find(const struct pb_rp_set *set, const char *const *file_ex
             snprintf(why, why_len, "%s", missing[e]);
             return best;
         }
+    bool built = false;
     for (const char *b = list; b && *b;) {
         size_t len = strcspn(b, ",");
         char name[32];
@@ -152,11 +154,14 @@ static struct found find(const struct pb_rp_set *set, const char *const *file_ex
         if (f.other && !first_other.other)
             first_other = f;
         best.any |= f.any;
+        built |= pb_backend_find(name) != NULL;
         b += len + (b[len] == ',');
     }
     if (first_other.other)
         snprintf(why, why_len, "%s/%s %s: %s", first_other.other->backend, first_other.other->variant,
                  first_other.other->status, first_other.other->reason[0] ? first_other.other->reason : "no reason given");
+    else if (!built)
+        snprintf(why, why_len, "this build has no %s backend", list);
     else if (best.any)
         snprintf(why, why_len, "no %s row with %s%s", sel->exp, params, quick ? " in this quick run" : "");
     else
