@@ -134,6 +134,9 @@ for id in 000 001 002 003 004; do
     done
     contains "$tmp/s$id/report.html" "<h2 id=\"study\">Study $id"
     contains "$tmp/s$id/report.html" "Their figures beside ours"
+    if command -v xmllint >/dev/null; then
+        if xmllint --noout "$tmp/s$id/report.html" 2>"$tmp/xml"; then ok; else bad "study $id: report is not well-formed"; head -3 "$tmp/xml"; fi
+    fi
     contains "$tmp/out" "their figures (shared/seeds/${seed[$id]}) beside ours"
     check_comparison "$id" "${seed[$id]}"
     measured=$(cat "$tmp/with_ratio")
@@ -175,6 +178,7 @@ else
     contains "$tmp/s002/comparison.csv" "not measured here: none of its matrices found"
     skip matrices "no shared matrices at '${matrices:-}' (set PB_MATRICES_DIR): study 002's Table 1 and 4 not compared"
 fi
+command -v xmllint >/dev/null || skip xmllint "no xmllint (libxml2-utils): the reports' well-formedness is not checked"
 [ "$opencl" = 1 ] || skip opencl "no usable opencl backend: the quick studies measured nothing GPU-like"
 
 echo "$passed passed, $failed failed, $skipped skipped${skip_topics:+ ($skip_topics)}"

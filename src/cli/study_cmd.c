@@ -165,9 +165,11 @@ static void keep_in_build(const struct pb_bench *bench, bool variant, const char
     }
 }
 
-/* argv of experiment e: its arguments, --out DIR/NAME.csv and --device.
- * false with r->missing[e] set when it cannot run here (no matrix found);
- * *rc set on a usage or memory error. */
+/* argv of experiment e: its arguments, --out DIR/NAME.csv and --device; its
+ * backends and variants are those of this build (a list naming one it lacks
+ * would be a usage error). false with r->missing[e] set when it cannot run
+ * here (no matrix found, none of its backends or variants built); *rc set on
+ * a memory error. */
 static bool build_args(struct study_run *r, size_t e, struct args *a, int *rc)
 {
     const struct pb_study_exp *x = &r->st->exps[e];
