@@ -80,7 +80,7 @@ expect 2 "$pb" run gemm --n
 expect 0 "$pb" run gemm --n 17 --m 33 --k 5 --reps 2 --quiet --backend ref,openmp --out "$tmp/r.csv"
 contains "$tmp/out" "ref      ikj"
 lines "$tmp/r.csv" 6 # header + 5 variants
-contains "$tmp/r.csv" ",33,17,5,33x17x5,OK,"
+contains "$tmp/r.csv" ",33,17,5,,0,33x17x5,OK," # m, n, k, wg (none), groups
 expect 0 "$pb" run gemm --n 8 --reps 1 --backend ref --format json --out "$tmp/r.json"
 contains "$tmp/out" '"results"'
 contains "$tmp/r.json" '"samples"'
@@ -89,6 +89,14 @@ lines "$tmp/out" 3
 # --append adds rows under the existing header.
 expect 0 "$pb" run gemm --n 8 --reps 1 --variant ref/ikj --quiet --out "$tmp/r.csv" --append
 lines "$tmp/r.csv" 7
+# Launch shapes of the naive GPU kernels: other variants decline them, bad ones are usage errors.
+expect 0 "$pb" run gemm --n 16 --reps 1 --backend ref --variant ikj --wg 8x4 --groups 2 --format csv
+contains "$tmp/out" "UNSUPPORTED"
+contains "$tmp/out" "naive GPU kernels only"
+expect 2 "$pb" run gemm --n 16 --wg 8
+contains "$tmp/err" "WIDTHxHEIGHT"
+expect 2 "$pb" run gemm --n 16 --wg 0x8
+expect 2 "$pb" run gemm --n 16 --groups -3
 # Thread sweep on the threaded backend only.
 expect 0 "$pb" run gemm --n 16 --reps 1 --backend openmp --variant blocked --threads 1,2 --format csv
 lines "$tmp/out" 3

@@ -42,14 +42,22 @@ struct mode {
     size_t pad_a, pad_b, pad_c; /* lda = k + pad_a, ldb = n + pad_b, ldc = n + pad_c */
     double alpha, beta;
     bool c_finite; /* C starts with random values; otherwise poisoned with NaN */
+    unsigned block_x, block_y; /* launch shape (PB_VARIANT_SHAPED variants), 0 = theirs */
+    size_t groups;
 };
 
-static const struct mode plain = {"plain", 0, 0, 0, 1.0, 0.0, false}; /* beta 0: C not read */
-static const struct mode padded = {"padded", 3, 5, 7, 1.0, 0.0, false};
-static const struct mode alpha_beta = {"alpha=0.5,beta=2", 0, 0, 0, 0.5, 2.0, true};
+static const struct mode plain = {"plain", 0, 0, 0, 1.0, 0.0, false, 0, 0, 0}; /* beta 0: C not read */
+static const struct mode padded = {"padded", 3, 5, 7, 1.0, 0.0, false, 0, 0, 0};
+static const struct mode alpha_beta = {"alpha=0.5,beta=2", 0, 0, 0, 0.5, 2.0, true, 0, 0, 0};
 static const struct mode padded_alpha_beta = {"padded,alpha=-1.5,beta=0.25", 3, 5, 7, -1.5, 0.25,
-                                              true};
-static const struct mode alpha_zero = {"alpha=0,beta=0.5", 0, 0, 0, 0.0, 0.5, true};
+                                              true, 0, 0, 0};
+static const struct mode alpha_zero = {"alpha=0,beta=0.5", 0, 0, 0, 0.0, 0.5, true, 0, 0, 0};
+/* Launch shapes of study 001: odd work-groups, capped grids (work-items loop). */
+static const struct mode shape_odd = {"wg 7x3, 5 groups, padded, alpha=-1.5, beta=0.25", 3, 5, 7, -1.5, 0.25, true,
+                                      7, 3, 5};
+static const struct mode shape_one = {"wg 32x8, 1 group", 0, 0, 0, 1.0, 0.0, false, 32, 8, 1};
+static const struct mode shape_column = {"wg 1x64", 0, 0, 0, 1.0, 0.0, false, 1, 64, 0};
+static const struct mode shape_groups = {"default wg, 3 groups, padded", 3, 5, 7, 1.0, 0.0, false, 0, 0, 3};
 
 /* One (backend, variant, thread count) under test. */
 struct target {
@@ -211,7 +219,8 @@ static int run_case(struct target *t, const struct gemm_case *gc)
     } else {
         struct pb_gemm_args args = {.prec = gc->prec, .m = m, .n = n, .k = k, .alpha = md->alpha,
                                     .beta = md->beta, .a = buf[0], .lda = lda, .b = buf[1],
-                                    .ldb = ldb, .c = buf[2], .ldc = ldc};
+                                    .ldb = ldb, .c = buf[2], .ldc = ldc, .block_x = md->block_x,
+                                    .block_y = md->block_y, .groups = md->groups};
         st = pb_gemm(t->dev, t->variant.name, &args);
         if (st == PB_ERR_UNSUPPORTED) {
             /* A variant may decline what it does not handle (a vendor library's int
@@ -364,12 +373,56 @@ static void test_empty(void **state)
     RUN_EVERYWHERE(empty_shapes, &plain, &padded, &alpha_beta, &padded_alpha_beta);
 }
 
+/* Launch shapes: variants flagged PB_VARIANT_SHAPED compute the same product
+ * in any work-group and capped grid; every other variant refuses a shape. */
+static void test_launch_shapes(void **state)
+{
+    (void)state;
+    static const struct mode *const modes[] = {&shape_odd, &shape_one, &shape_column, &shape_groups};
+    int failed = 0;
+    size_t shaped = 0;
+    for (size_t bi = 0; bi < pb_backend_count(); bi++) {
+        const pb_backend *b = pb_backend_at(bi);
+        if (!pb_test_backend_usable(b))
+            continue;
+        pb_device *dev = NULL;
+        assert_int_equal(pb_device_open(b, 0, &dev), PB_OK);
+        struct pb_variant_desc variants[32];
+        size_t nv = pb_kernel_variants(b, "gemm", variants, PB_ARRAY_LEN(variants));
+        for (size_t v = 0; v < nv; v++) {
+            struct target t = {.dev = dev, .backend = pb_backend_name(b), .variant = variants[v]};
+            if (variants[v].flags & PB_VARIANT_SHAPED) {
+                /* The first shapes: capped grids run slowly on CPU devices. */
+                failed += run_on_targets(&t, shapes, 9, modes, PB_ARRAY_LEN(modes));
+                failed += pb_test_declined_all("gemm", t.backend, variants[v].name, t.ran, t.declined);
+                shaped++;
+                continue;
+            }
+            pb_buf *buf = NULL;
+            assert_int_equal(pb_buf_alloc(dev, PB_MEM_DEVICE, 16 * sizeof(double), &buf), PB_OK);
+            struct pb_gemm_args g = {.prec = PB_DOUBLE, .m = 4, .n = 4, .k = 1, .alpha = 1, .a = buf, .lda = 1,
+                                     .b = buf, .ldb = 4, .c = buf, .ldc = 4, .block_x = 4, .block_y = 4};
+            pb_status st = pb_gemm(dev, variants[v].name, &g);
+            if (st != PB_ERR_UNSUPPORTED) {
+                print_message("FAIL %s/%s took a launch shape: %s\n", t.backend, variants[v].name,
+                              pb_status_name(st));
+                failed++;
+            }
+            pb_buf_free(buf);
+        }
+        pb_device_close(dev);
+    }
+    if (pb_test_backend_usable(pb_backend_find("opencl")))
+        assert_true(shaped >= 1);
+    assert_int_equal(failed, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shapes),     cmocka_unit_test(test_leading_dimensions),
         cmocka_unit_test(test_alpha_beta), cmocka_unit_test(test_k_zero),
-        cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_empty),      cmocka_unit_test(test_launch_shapes),
     };
     return pb_test_run(tests, NULL, NULL);
 }

@@ -404,6 +404,73 @@ static void test_onerow_chunks(void **state)
     pb_device_close(dev);
 }
 
+/* The naive kernel in launch shapes of study 001: any work-group, and a capped
+ * number of work-groups that makes each work-item loop over several elements
+ * of C (rows and columns not multiples of the shape, C with a padded leading
+ * dimension whose padding must stay untouched). Shapes the device cannot take
+ * and shapes given to other variants are refused with the reason. */
+static void test_naive_shapes(void **state)
+{
+    (void)state;
+    pb_device *dev = open_device();
+    enum { SM = 37, SN = 29, SK = 11, LDC = SN + 3 };
+    float a[SM * SK], b[SK * SN], c[SM * LDC];
+    double ref[SM * SN];
+    for (size_t i = 0; i < SM * SK; i++)
+        a[i] = (float)((i * 7919u) % 17) / 16.0f - 0.5f; /* products and sums exact in float */
+    for (size_t i = 0; i < SK * SN; i++)
+        b[i] = (float)((i * 104729u) % 13) / 8.0f - 0.75f;
+    for (size_t i = 0; i < SM; i++)
+        for (size_t j = 0; j < SN; j++) {
+            ref[i * SN + j] = 0;
+            for (size_t p = 0; p < SK; p++)
+                ref[i * SN + j] += (double)a[i * SK + p] * b[p * SN + j];
+        }
+    pb_buf *ba = NULL, *bb = NULL, *bc = NULL;
+    assert_int_equal(pb_buf_alloc(dev, PB_MEM_DEVICE, sizeof a, &ba), PB_OK);
+    assert_int_equal(pb_buf_alloc(dev, PB_MEM_DEVICE, sizeof b, &bb), PB_OK);
+    assert_int_equal(pb_buf_alloc(dev, PB_MEM_DEVICE, sizeof c, &bc), PB_OK);
+    assert_int_equal(pb_buf_write(ba, 0, a, sizeof a), PB_OK);
+    assert_int_equal(pb_buf_write(bb, 0, b, sizeof b), PB_OK);
+    static const struct {
+        unsigned x, y;
+        size_t groups;
+    } shapes[] = {{0, 0, 0}, {1, 1, 0}, {7, 3, 5}, {32, 8, 1}, {64, 1, 0}, {5, 13, 1000}, {0, 0, 2}, {2, 64, 3}};
+    for (size_t si = 0; si < PB_ARRAY_LEN(shapes); si++) {
+        struct pb_gemm_args g = {.prec = PB_FLOAT, .m = SM, .n = SN, .k = SK, .alpha = 1, .beta = 0,
+                                 .a = ba, .lda = SK, .b = bb, .ldb = SN, .c = bc, .ldc = LDC,
+                                 .block_x = shapes[si].x, .block_y = shapes[si].y, .groups = shapes[si].groups};
+        assert_int_equal(pb_buf_fill_bytes(bc, 0xFF), PB_OK);
+        pb_status st = pb_gemm(dev, "naive", &g);
+        if (st != PB_OK)
+            print_message("%ux%u groups %zu: %s\n", shapes[si].x, shapes[si].y, shapes[si].groups, pb_last_error());
+        assert_int_equal(st, PB_OK);
+        assert_int_equal(pb_buf_read(bc, 0, c, sizeof c), PB_OK);
+        for (size_t i = 0; i < SM; i++) {
+            for (size_t j = 0; j < SN; j++)
+                assert_true(c[i * LDC + j] == (float)ref[i * SN + j]);
+            for (size_t j = SN; j < LDC; j++)
+                assert_true(isnan(c[i * LDC + j])); /* the padding, never written */
+        }
+    }
+    struct pb_gemm_args g = {.prec = PB_FLOAT, .m = SM, .n = SN, .k = SK, .alpha = 1, .beta = 0,
+                             .a = ba, .lda = SK, .b = bb, .ldb = SN, .c = bc, .ldc = LDC,
+                             .block_x = (unsigned)pb__cl(dev)->max_group + 1, .block_y = 1};
+    assert_int_equal(pb_gemm(dev, "naive", &g), PB_ERR_UNSUPPORTED);
+    assert_contains(pb_last_error(), "exceeds the device's maximum");
+    g.block_x = 8;
+    g.block_y = 8;
+    assert_int_equal(pb_gemm(dev, "tiled16", &g), PB_ERR_UNSUPPORTED);
+    assert_contains(pb_last_error(), "launch shape");
+    g.block_y = 0;
+    assert_int_equal(pb_gemm(dev, "naive", &g), PB_ERR_INVALID);
+    assert_contains(pb_last_error(), "both");
+    pb_buf_free(ba);
+    pb_buf_free(bb);
+    pb_buf_free(bc);
+    pb_device_close(dev);
+}
+
 /* Limits are reported by supports() as UNSUPPORTED with the reason: operand
  * memory kinds, a work-group larger than the device allows, local memory. */
 static void test_limits(void **state)
@@ -505,6 +572,7 @@ int main(void)
         cmocka_unit_test(test_write_read_fill), cmocka_unit_test(test_too_large),
         cmocka_unit_test(test_stream_ordering), cmocka_unit_test(test_timers),
         cmocka_unit_test(test_onerow_chunks),   cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_naive_shapes),
         cmocka_unit_test(test_cl_dir),
     };
     return pb_test_run(tests, NULL, NULL);

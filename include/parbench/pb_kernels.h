@@ -32,6 +32,14 @@ struct pb_gemm_args {
     size_t ldb;
     pb_buf *c;
     size_t ldc;
+    /* Launch shape, 0 = the variant's choice; only variants flagged
+     * PB_VARIANT_SHAPED (the naive GPU kernels) take one, the others report
+     * PB_ERR_UNSUPPORTED. A work-group (thread block) of block_x x block_y
+     * work-items, x along the columns of C (both set or both 0), and at most
+     * `groups` work-groups: fewer than C needs make each work-item loop over
+     * several elements of C. */
+    unsigned block_x, block_y;
+    size_t groups;
 };
 
 /* Storage formats of a sparse matrix on a device (32-bit indices):
@@ -112,6 +120,7 @@ struct pb_conv_args {
                                 it as BACKEND/NAME */
 #define PB_VARIANT_VARIES 16u /* the result may differ from run to run (atomic additions in an order
                                  that varies): parbench checks every repetition */
+#define PB_VARIANT_SHAPED 32u /* gemm: takes the launch shape of pb_gemm_args (block_x, block_y, groups) */
 
 /* out = in^T: in is rows x cols (ld_in >= cols), out is cols x rows (ld_out >=
  * rows), both row-major, prec-sized elements. Variants flagged

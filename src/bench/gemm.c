@@ -17,16 +17,23 @@
 #include "bench/bench.h"
 #include "bench/gemm_host.h"
 #include "core/core.h"
+#include "core/parse.h"
 #include "core/rng.h"
 #include "parbench/pb_kernels.h"
 
-enum { P_M, P_N, P_K };
+enum { P_M, P_N, P_K, P_WG, P_GROUPS };
 
 static const struct pb_param_def gemm_params[] = {
     [P_M] = {"m", "rows of A and C (default: n)", NULL},
     [P_N] = {"n", "columns of B and C; with only --n given the product is square", "512"},
     [P_K] = {"k", "columns of A, rows of B (default: n)", NULL},
+    [P_WG] = {"wg", "naive GPU kernels: work-group shapes WIDTHxHEIGHT, e.g. 16x16,32x8,256x1 (width along "
+                    "the columns of C; default 16x16)", NULL, true},
+    [P_GROUPS] = {"groups", "naive GPU kernels: at most this many work-groups, each work-item then looping over "
+                            "several elements of C (0 = as many as C needs)", "0"},
 };
+
+#define WG_MAX 65536 /* per dimension; what a device takes is its variant's check */
 
 #define EXACT_ROWS 8 /* rows of C compared element by element */
 #define N_VECTORS 2  /* Freivalds vectors */
@@ -61,41 +68,83 @@ static bool matrix_bytes(size_t rows, size_t cols, size_t elt, size_t *out)
     return pb__mul_size(rows, cols, out) && pb__mul_size(*out, elt, out);
 }
 
+/* "WIDTHxHEIGHT" into *w, *h. */
+static pb_status parse_wg(const char *text, int64_t *w, int64_t *h)
+{
+    char *x = strchr(text, 'x');
+    char head[32];
+    size_t len = x ? (size_t)(x - text) : 0;
+    if (!x || len == 0 || len >= sizeof head || !x[1])
+        return pb__fail(PB_ERR_INVALID, "--wg: '%s' is not WIDTHxHEIGHT (e.g. 16x16)", text);
+    memcpy(head, text, len);
+    head[len] = '\0';
+    if (pb__parse_int(head, "--wg width", w) != PB_OK || pb__parse_int(x + 1, "--wg height", h) != PB_OK)
+        return pb__fail(PB_ERR_INVALID, "--wg: '%s' is not WIDTHxHEIGHT (e.g. 16x16)", text);
+    if (*w < 1 || *h < 1 || *w > WG_MAX || *h > WG_MAX)
+        return pb__fail(PB_ERR_INVALID, "--wg: %s: width and height must be between 1 and %d", text, WG_MAX);
+    return PB_OK;
+}
+
 static pb_status gemm_plan(const struct pb_param_lists *l, enum pb_precision prec,
                            struct pb_problem *out, size_t max, size_t *n_out)
 {
-    /* m and k follow n unless given: then every combination is run. */
+    /* m and k follow n unless given: then every combination is run, each
+     * with every launch shape. */
     const struct pb_param_lists *L = l;
     size_t nn = L->count[P_N];
     size_t nm = L->count[P_M] ? L->count[P_M] : 1, nk = L->count[P_K] ? L->count[P_K] : 1;
+    size_t nw = L->count[P_WG] ? L->count[P_WG] : 1, ng = L->count[P_GROUPS] ? L->count[P_GROUPS] : 1;
     size_t count = 0;
     for (size_t in = 0; in < nn; in++)
         for (size_t im = 0; im < nm; im++)
-            for (size_t ik = 0; ik < nk; ik++) {
-                int64_t n = L->values[P_N][in];
-                int64_t m = L->count[P_M] ? L->values[P_M][im] : n;
-                int64_t k = L->count[P_K] ? L->values[P_K][ik] : n;
-                if (m < 1 || n < 1 || k < 1)
-                    return pb__fail(PB_ERR_INVALID, "gemm sizes must be at least 1 (got m=%lld n=%lld k=%lld)",
-                                    (long long)m, (long long)n, (long long)k);
-                size_t bytes, elt = pb_precision_size(prec);
-                if (!matrix_bytes((size_t)m, (size_t)k, elt, &bytes) ||
-                    !matrix_bytes((size_t)k, (size_t)n, elt, &bytes) ||
-                    !matrix_bytes((size_t)m, (size_t)n, sizeof(double), &bytes))
-                    return pb__fail(PB_ERR_OVERFLOW, "gemm %lldx%lldx%lld: matrix size overflows",
-                                    (long long)m, (long long)n, (long long)k);
-                if (count >= max)
-                    return pb__fail(PB_ERR_INVALID, "gemm: more than %zu problems", max);
-                out[count++] = pb__gemm_problem(prec, m, n, k);
-            }
+            for (size_t ik = 0; ik < nk; ik++)
+                for (size_t iw = 0; iw < nw; iw++)
+                    for (size_t ig = 0; ig < ng; ig++) {
+                        int64_t n = L->values[P_N][in];
+                        int64_t m = L->count[P_M] ? L->values[P_M][im] : n;
+                        int64_t k = L->count[P_K] ? L->values[P_K][ik] : n;
+                        int64_t groups = L->count[P_GROUPS] ? L->values[P_GROUPS][ig] : 0, w = 0, h = 0;
+                        if (m < 1 || n < 1 || k < 1)
+                            return pb__fail(PB_ERR_INVALID,
+                                            "gemm sizes must be at least 1 (got m=%lld n=%lld k=%lld)",
+                                            (long long)m, (long long)n, (long long)k);
+                        if (groups < 0 || groups > ((int64_t)1 << 40))
+                            return pb__fail(PB_ERR_INVALID, "--groups must be between 0 and 2^40 (got %lld)",
+                                            (long long)groups);
+                        pb_status st;
+                        if (L->count[P_WG] && (st = parse_wg(L->text[P_WG][iw], &w, &h)) != PB_OK)
+                            return st;
+                        size_t bytes, elt = pb_precision_size(prec);
+                        if (!matrix_bytes((size_t)m, (size_t)k, elt, &bytes) ||
+                            !matrix_bytes((size_t)k, (size_t)n, elt, &bytes) ||
+                            !matrix_bytes((size_t)m, (size_t)n, sizeof(double), &bytes))
+                            return pb__fail(PB_ERR_OVERFLOW, "gemm %lldx%lldx%lld: matrix size overflows",
+                                            (long long)m, (long long)n, (long long)k);
+                        if (count >= max)
+                            return pb__fail(PB_ERR_INVALID, "gemm: more than %zu problems", max);
+                        struct pb_problem p = pb__gemm_problem(prec, m, n, k);
+                        if (L->count[P_WG]) {
+                            p.s[P_WG] = L->text[P_WG][iw];
+                            p.v[P_WG] = w << 32 | h;
+                        }
+                        p.v[P_GROUPS] = groups;
+                        out[count++] = p;
+                    }
     *n_out = count;
     return PB_OK;
 }
 
+static unsigned wg_width(const struct pb_problem *p) { return (unsigned)(p->v[P_WG] >> 32); }
+static unsigned wg_height(const struct pb_problem *p) { return (unsigned)(p->v[P_WG] & 0xffffffff); }
+
 static void gemm_describe(const struct pb_problem *p, char *buf, size_t len)
 {
-    snprintf(buf, len, "%lldx%lldx%lld", (long long)p->v[P_M], (long long)p->v[P_N],
-             (long long)p->v[P_K]);
+    int used = snprintf(buf, len, "%lldx%lldx%lld", (long long)p->v[P_M], (long long)p->v[P_N],
+                        (long long)p->v[P_K]);
+    if (p->v[P_WG] && used >= 0 && (size_t)used < len)
+        used += snprintf(buf + used, len - (size_t)used, " wg %ux%u", wg_width(p), wg_height(p));
+    if (p->v[P_GROUPS] && used >= 0 && (size_t)used < len)
+        snprintf(buf + used, len - (size_t)used, " groups %lld", (long long)p->v[P_GROUPS]);
 }
 
 static double gemm_flops(const struct pb_problem *p, const struct pb_variant *v, const void *host)
@@ -332,8 +381,9 @@ static void gemm_unbind(void *state)
 static pb_status gemm_bind(pb_device *dev, const struct pb_problem *p, const struct pb_variant *v,
                            void *host, void **state, const void **args)
 {
-    (void)v;
     const struct gemm_host *h = host;
+    if ((p->v[P_WG] || p->v[P_GROUPS]) && !(v->desc.flags & PB_VARIANT_SHAPED))
+        return pb__fail(PB_ERR_UNSUPPORTED, "--wg and --groups apply to the naive GPU kernels only");
     size_t m, n, k, elt = pb_precision_size(p->prec);
     dims(p, &m, &n, &k);
     *state = NULL;
@@ -357,7 +407,8 @@ static pb_status gemm_bind(pb_device *dev, const struct pb_problem *p, const str
     }
     s->args = (struct pb_gemm_args){.prec = p->prec, .m = m, .n = n, .k = k, .alpha = 1.0,
                                     .beta = 0.0, .a = s->a, .lda = k, .b = s->b, .ldb = n,
-                                    .c = s->c, .ldc = n};
+                                    .c = s->c, .ldc = n, .block_x = wg_width(p), .block_y = wg_height(p),
+                                    .groups = (size_t)p->v[P_GROUPS]};
     *state = s;
     *args = &s->args;
     return PB_OK;

@@ -12,6 +12,7 @@
 #include "bench/bench.h"
 #include "bench/runner.h"
 #include "cli/conv_cmd.h"
+#include "cli/study_cmd.h"
 #include "comm/comm.h"
 #include "core/backend_impl.h"
 #include "core/core.h"
@@ -791,6 +792,8 @@ static int cmd_run(int argc, char **argv)
     return size > 1 ? agree_exit(comm, rc) : rc;
 }
 
+int pb__cli_run(int argc, char **argv) { return cmd_run(argc, argv); }
+
 /* `run` is the one command that spans ranks: MPI starts for it alone. */
 static int cmd_run_ranks(int argc, char **argv)
 {
@@ -828,6 +831,7 @@ static const struct command {
     {"report", "one HTML report with charts and tables from result files", pb__cmd_report},
     {"plot", "one chart of result files as SVG or PNG", pb__cmd_plot},
     {"compare", "compare two result files row by row; exit 1 on a regression", pb__cmd_compare},
+    {"study", "run one of the source studies 000-004 and set its published figures beside ours", pb__cmd_study},
     {"scaling", "strong and weak scaling tables from runs at several rank counts", pb__cmd_scaling},
     {"project", "project spmv-dist to thousands of ranks from its partition and measured rates", pb__cmd_project},
     {"version", "print the version", cmd_version},

@@ -46,7 +46,16 @@ pb_status pb__gemm_args_check(const void *p)
         (st = check_matrix("B", g->b, g->k, g->n, g->ldb, elt)) != PB_OK ||
         (st = check_matrix("C", g->c, g->m, g->n, g->ldc, elt)) != PB_OK)
         return st;
+    if ((g->block_x == 0) != (g->block_y == 0))
+        return pb__fail(PB_ERR_INVALID, "gemm: block_x and block_y are both set or both 0 (got %u x %u)",
+                        g->block_x, g->block_y);
     return PB_OK;
+}
+
+bool pb__gemm_shaped(const void *args)
+{
+    const struct pb_gemm_args *g = args;
+    return g->block_x || g->block_y || g->groups;
 }
 
 static pb_status check_array(const char *name, const pb_buf *buf, size_t count, size_t elt)

@@ -2,6 +2,8 @@
 #ifndef PARBENCH_ARGS_H
 #define PARBENCH_ARGS_H
 
+#include <stdbool.h>
+
 #include "parbench/pb.h"
 
 /* Checks the family's argument struct (dimensions, leading dimensions, that
@@ -9,6 +11,9 @@
 pb_status pb__kernel_args_check(const char *bench, const void *args);
 pb_status pb__gemm_args_check(const void *args);
 pb_status pb__spmv_args_check(const void *args);
+/* Whether gemm arguments ask for a launch shape (block_x, block_y, groups),
+ * which only PB_VARIANT_SHAPED variants take. */
+bool pb__gemm_shaped(const void *args);
 /* The memory families' checks (kernel_data.c). */
 pb_status pb__transpose_args_check(const void *args);
 pb_status pb__reduce_args_check(const void *args);

@@ -379,6 +379,8 @@ static bool default_takes(const pb_device *dev, const struct pb_variant *v, cons
         return true;
     if (strcmp(bench, "spmv") == 0 && ((const struct pb_spmv_args *)args)->format != pb__spmv_variant_format(v))
         return false;
+    if (strcmp(bench, "gemm") == 0 && pb__gemm_shaped(args) && !(v->desc.flags & PB_VARIANT_SHAPED))
+        return false;
     const char *why = NULL;
     return !v->supports || v->supports(dev, args, &why);
 }
@@ -428,6 +430,9 @@ pb_status pb_kernel_launch(pb_device *dev, const char *bench, const char *varian
         return st;
     if (strcmp(bench, "spmv") == 0 && ((const struct pb_spmv_args *)args)->format != pb__spmv_variant_format(v))
         return pb__fail(PB_ERR_UNSUPPORTED, "%s/%s: reads another sparse format", dev->backend->name, variant);
+    if (strcmp(bench, "gemm") == 0 && pb__gemm_shaped(args) && !(v->desc.flags & PB_VARIANT_SHAPED))
+        return pb__fail(PB_ERR_UNSUPPORTED, "%s/%s: takes no launch shape (block_x, block_y, groups)",
+                        dev->backend->name, variant);
     const char *why = NULL;
     if (v->supports && !v->supports(dev, args, &why))
         return pb__fail(PB_ERR_UNSUPPORTED, "%s/%s: %s", dev->backend->name, variant,

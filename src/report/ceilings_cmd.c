@@ -369,8 +369,11 @@ pb_status pb__ceilings_for_run(const char *path, struct pb_ceilings *out)
     if (st == PB_ERR_NOT_FOUND && path)
         return pb__fail(PB_ERR_IO, "cannot read %s: no such file", path);
     if (st == PB_ERR_NOT_FOUND) {
-        fprintf(stderr, "parbench: no ceilings file (%s): rows carry no fraction of ceiling; "
-                        "parbench ceilings measures them\n", default_path);
+        static bool told; /* once per process: a study makes several runs */
+        if (!told)
+            fprintf(stderr, "parbench: no ceilings file (%s): rows carry no fraction of ceiling; "
+                            "parbench ceilings measures them\n", default_path);
+        told = true;
         return PB_OK;
     }
     return st;

@@ -40,7 +40,9 @@ static pb_status derive_ceilings(struct pb_rp_set *set)
     return PB_OK;
 }
 
-int pb__rp_load_all(struct pb_rp_set *set, char **paths, int n, const char *ceilings)
+/* Loads every path into set (and a ceilings file when given); an exit code.
+ * allow_empty: no rows is not an error (a study whose runs all failed). */
+static int load_inputs(struct pb_rp_set *set, char **paths, int n, const char *ceilings, bool allow_empty)
 {
     memset(set, 0, sizeof *set);
     for (int i = 0; i < n; i++) {
@@ -60,10 +62,15 @@ int pb__rp_load_all(struct pb_rp_set *set, char **paths, int n, const char *ceil
         if (st != PB_OK)
             return pb__cli_fail(st);
     }
-    if (set->n_rows == 0)
+    if (set->n_rows == 0 && !allow_empty)
         return pb__cli_die(PB_EXIT_ERROR, "%s", "no result rows in the given files");
     pb_status st = derive_ceilings(set);
     return st == PB_OK ? PB_EXIT_OK : pb__cli_fail(st);
+}
+
+int pb__rp_load_all(struct pb_rp_set *set, char **paths, int n, const char *ceilings)
+{
+    return load_inputs(set, paths, n, ceilings, false);
 }
 
 /* ---- HTML ----------------------------------------------------------------------- */
@@ -78,7 +85,7 @@ static const char css[] =
     "th{background:#f2f2f2;position:sticky;top:0}td.t{text-align:left}"
     "tr.FAILED td,tr.ERROR td{background:#fde2e2}tr.SKIP td,tr.UNSUPPORTED td{color:#888;background:#f7f7f7}"
     ".scroll{max-height:520px;overflow:auto;border:1px solid #eee}"
-    "nav li{font-size:14px}.note{font-size:13px;color:#555}";
+    "nav li{font-size:14px}.note{font-size:13px;color:#555}h3{font-size:16px}";
 
 static void cell_text(struct pb_sbuf *b, const char *s, bool left)
 {
@@ -271,7 +278,7 @@ static void ceilings_table(struct pb_sbuf *b, const struct pb_rp_set *set)
 }
 
 static void render_html(struct pb_sbuf *b, const struct pb_rp_set *set, const struct pb_rp_charts *ch,
-                        const char *title)
+                        const char *title, const char *preamble)
 {
     pb__sb_printf(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>");
     pb__sb_escape(b, title);
@@ -286,6 +293,8 @@ static void render_html(struct pb_sbuf *b, const struct pb_rp_set *set, const st
         pb__sb_escape(b, set->files[i].name);
         pb__sb_printf(b, "</a></li>\n");
     }
+    if (preamble)
+        pb__sb_printf(b, "<li><a href=\"#study\">the study's figures beside ours</a></li>\n");
     pb__sb_printf(b, "<li><a href=\"#roofline\">roofline</a></li>\n");
     for (size_t c = 0; c < ch->n; c++)
         if (ch->file[c] == PB_RP_SCALING) {
@@ -295,6 +304,8 @@ static void render_html(struct pb_sbuf *b, const struct pb_rp_set *set, const st
     if (set->ceilings.n)
         pb__sb_printf(b, "<li><a href=\"#ceilings\">ceilings</a></li>\n");
     pb__sb_printf(b, "</ul></nav>\n");
+    if (preamble)
+        pb__sb_printf(b, "%s", preamble);
     for (size_t i = 0; i < set->n_files; i++) {
         const struct pb_rp_file *f = &set->files[i];
         pb__sb_printf(b, "<section>\n<h2 id=\"f%zu\">", i);
@@ -365,6 +376,28 @@ static int write_text(const char *path, const struct pb_sbuf *b)
     return PB_EXIT_OK;
 }
 
+static int report_write(char **inputs, int n, const char *ceilings, const char *title, const char *preamble,
+                        const char *out)
+{
+    struct pb_rp_set set = {0};
+    struct pb_rp_charts ch = {0};
+    int rc = load_inputs(&set, inputs, n, ceilings, preamble != NULL);
+    if (rc == PB_EXIT_OK) {
+        pb_status st = pb__rp_charts_build(&set, &ch);
+        if (st != PB_OK)
+            rc = pb__cli_fail(st);
+    }
+    if (rc == PB_EXIT_OK) {
+        struct pb_sbuf b = {0};
+        render_html(&b, &set, &ch, title, preamble);
+        rc = write_text(out, &b);
+        pb__sb_free(&b);
+    }
+    pb__rp_charts_free(&ch);
+    pb__rp_free(&set);
+    return rc;
+}
+
 static void report_help(FILE *f)
 {
     fprintf(f, "usage: parbench report RESULTS... -o report.html [options]\n\n"
@@ -409,25 +442,15 @@ int pb__cmd_report(int argc, char **argv)
         report_help(stderr);
         rc = PB_EXIT_USAGE;
     }
-    struct pb_rp_set set = {0};
-    struct pb_rp_charts ch = {0};
     if (rc == PB_EXIT_OK)
-        rc = pb__rp_load_all(&set, inputs, n_inputs, ceilings);
-    if (rc == PB_EXIT_OK) {
-        pb_status st = pb__rp_charts_build(&set, &ch);
-        if (st != PB_OK)
-            rc = pb__cli_fail(st);
-    }
-    if (rc == PB_EXIT_OK) {
-        struct pb_sbuf b = {0};
-        render_html(&b, &set, &ch, title);
-        rc = write_text(out, &b);
-        pb__sb_free(&b);
-    }
-    pb__rp_charts_free(&ch);
-    pb__rp_free(&set);
+        rc = report_write(inputs, n_inputs, ceilings, title, NULL, out);
     free(inputs);
     return rc;
+}
+
+int pb__report_write(char **inputs, int n, const char *title, const char *preamble, const char *out)
+{
+    return report_write(inputs, n, NULL, title, preamble, out);
 }
 
 /* ---- plot ------------------------------------------------------------------------ */

@@ -11,6 +11,10 @@
 #include "report/results.h"
 
 int pb__cmd_report(int argc, char **argv);
+/* The report of the result files `inputs` with the HTML `preamble` (a
+ * section) at the top, written to out; no rows is not an error when there is
+ * a preamble. An exit code, the message printed. */
+int pb__report_write(char **inputs, int n, const char *title, const char *preamble, const char *out);
 int pb__cmd_plot(int argc, char **argv);
 int pb__cmd_compare(int argc, char **argv);
 int pb__cmd_scaling(int argc, char **argv);

@@ -352,7 +352,7 @@ static pb_status cuda_timer_elapsed(pb_timer *t, double *seconds)
 // ---- registration -------------------------------------------------------------
 
 static const struct pb_variant cuda_variants[] = {
-    {.desc = {"gemm", "naive", "one thread per element of C, operands from global memory", 0}, .supports = pb__cuda_gemm_supports, .run = pb__cuda_gemm_naive},
+    {.desc = {"gemm", "naive", "one thread per element of C, operands from global memory", PB_VARIANT_SHAPED}, .supports = pb__cuda_gemm_naive_supports, .run = pb__cuda_gemm_naive},
     {.desc = {"gemm", "tiled8", "8x8 shared-memory tiles (the overlap study's kernel)", 0}, .supports = pb__cuda_gemm_supports, .run = pb__cuda_gemm_tiled8},
     {.desc = {"gemm", "tiled16", "16x16 shared-memory tiles", 0}, .supports = pb__cuda_gemm_supports, .run = pb__cuda_gemm_tiled16},
     {.desc = {"gemm", "tiled32", "32x32 shared-memory tiles", 0}, .supports = pb__cuda_gemm_supports, .run = pb__cuda_gemm_tiled32},

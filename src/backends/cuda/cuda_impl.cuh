@@ -38,6 +38,7 @@ pb_status pb__cuda_blas(pb_device *dev, pb_stream *s, cublasHandle_t *out);
 
 // GEMM variants (gemm.cu).
 pb_status pb__cuda_gemm_naive(pb_device *dev, const void *args, pb_stream *s);
+bool pb__cuda_gemm_naive_supports(const pb_device *dev, const void *args, const char **why);
 pb_status pb__cuda_gemm_tiled8(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__cuda_gemm_tiled16(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__cuda_gemm_tiled32(pb_device *dev, const void *args, pb_stream *s);

@@ -2,6 +2,7 @@
 // tiles of 8, 16, 32), the register-blocked fast kernel (gemm_regblock.cu) and
 // cuBLAS as the anchor. Row-major throughout; beta == 0 never reads C.
 #include <limits.h>
+#include <stdio.h>
 
 #include "backends/cuda/check.cuh"
 #include "backends/cuda/cuda_impl.cuh"
@@ -14,19 +15,34 @@ template <typename T> __device__ __forceinline__ void store_c(T *c, T acc, T alp
 }
 
 // One thread per element of C; threadIdx.x runs along a row so reads of B and
-// writes of C are coalesced.
+// writes of C are coalesced. STRIDED (a capped grid, study 001's number of
+// work-groups): each thread loops over the elements a whole grid apart.
 template <typename T>
+__device__ __forceinline__ void naive_element(size_t row, size_t col, size_t k, T alpha, const T *__restrict__ a,
+                                              size_t lda, const T *__restrict__ b, size_t ldb, T beta,
+                                              T *__restrict__ c, size_t ldc)
+{
+    T acc = 0;
+    for (size_t p = 0; p < k; p++)
+        acc += a[row * lda + p] * b[p * ldb + col];
+    store_c(&c[row * ldc + col], acc, alpha, beta);
+}
+
+template <typename T, bool STRIDED>
 __global__ void gemm_naive(size_t m, size_t n, size_t k, T alpha, const T *__restrict__ a, size_t lda,
                            const T *__restrict__ b, size_t ldb, T beta, T *__restrict__ c, size_t ldc)
 {
     size_t col = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     size_t row = blockIdx.y * (size_t)blockDim.y + threadIdx.y;
-    if (row >= m || col >= n)
+    if (!STRIDED) {
+        if (row < m && col < n)
+            naive_element(row, col, k, alpha, a, lda, b, ldb, beta, c, ldc);
         return;
-    T acc = 0;
-    for (size_t p = 0; p < k; p++)
-        acc += a[row * lda + p] * b[p * ldb + col];
-    store_c(&c[row * ldc + col], acc, alpha, beta);
+    }
+    const size_t step_x = gridDim.x * (size_t)blockDim.x, step_y = gridDim.y * (size_t)blockDim.y;
+    for (size_t i = row; i < m; i += step_y)
+        for (size_t j = col; j < n; j += step_x)
+            naive_element(i, j, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 // The classic tiled kernel: a BS x BS block computes a BS x BS tile of C,
@@ -74,12 +90,68 @@ bool pb__cuda_gemm_supports(const pb_device *dev, const void *args, const char *
     return grid_fits(gemm_args(args), 8, 8, why);
 }
 
-template <typename T> static pb_status launch_naive(const pb_gemm_args *g, cudaStream_t s)
+// The naive kernel's launch: the arguments' shape or 16 x 16 blocks, and a
+// grid covering C, or capped at g->groups blocks (then strided).
+struct naive_launch {
+    dim3 block, grid;
+    bool strided;
+};
+
+static thread_local char naive_why[192];
+
+static bool naive_shape(const pb_gemm_args *g, const cudaDeviceProp &prop, naive_launch *out, const char **why)
 {
-    dim3 block(16, 16), grid((unsigned)((g->n + 15) / 16), (unsigned)((g->m + 15) / 16));
-    gemm_naive<T><<<grid, block, 0, s>>>(g->m, g->n, g->k, (T)g->alpha, pb__cuda_ptr<const T>(g->a), g->lda,
-                                         pb__cuda_ptr<const T>(g->b), g->ldb, (T)g->beta, pb__cuda_ptr<T>(g->c),
-                                         g->ldc);
+    unsigned bx = g->block_x ? g->block_x : 16, by = g->block_y ? g->block_y : 16;
+    if ((size_t)bx * by > (size_t)prop.maxThreadsPerBlock || bx > (unsigned)prop.maxThreadsDim[0] ||
+        by > (unsigned)prop.maxThreadsDim[1]) {
+        snprintf(naive_why, sizeof naive_why,
+                 "block of %u x %u exceeds the device's maximum (%d threads, %d x %d)", bx, by,
+                 prop.maxThreadsPerBlock, prop.maxThreadsDim[0], prop.maxThreadsDim[1]);
+        *why = naive_why;
+        return false;
+    }
+    size_t gx = (g->n + bx - 1) / bx, gy = (g->m + by - 1) / by;
+    bool strided = g->groups && gy && gx > g->groups / gy; // gx * gy > groups, without overflow
+    if (strided) {
+        gx = gx < g->groups ? gx : g->groups;
+        size_t rows = g->groups / gx;
+        gy = gy < rows ? gy : rows;
+    }
+    size_t max_x = (size_t)prop.maxGridSize[0], max_y = (size_t)prop.maxGridSize[1];
+    if (!strided && (gx > max_x || gy > max_y)) {
+        snprintf(naive_why, sizeof naive_why,
+                 "a grid of %zu x %zu blocks exceeds the device's %zu x %zu (cap it with groups)", gx, gy, max_x,
+                 max_y);
+        *why = naive_why;
+        return false;
+    }
+    // A strided grid may shrink to the device's limits: the threads loop.
+    out->block = dim3(bx, by);
+    out->grid = dim3((unsigned)(gx < max_x ? gx : max_x), (unsigned)(gy < max_y ? gy : max_y));
+    out->strided = strided;
+    return true;
+}
+
+bool pb__cuda_gemm_naive_supports(const pb_device *dev, const void *args, const char **why)
+{
+    naive_launch l;
+    return naive_shape(gemm_args(args), pb__cuda(const_cast<pb_device *>(dev))->prop, &l, why);
+}
+
+template <typename T> static pb_status launch_naive(const pb_gemm_args *g, const cudaDeviceProp &prop, cudaStream_t s)
+{
+    naive_launch l;
+    const char *why = NULL;
+    if (!naive_shape(g, prop, &l, &why))
+        return pb__fail(PB_ERR_UNSUPPORTED, "gemm naive: %s", why);
+    if (l.strided)
+        gemm_naive<T, true><<<l.grid, l.block, 0, s>>>(g->m, g->n, g->k, (T)g->alpha, pb__cuda_ptr<const T>(g->a),
+                                                        g->lda, pb__cuda_ptr<const T>(g->b), g->ldb, (T)g->beta,
+                                                        pb__cuda_ptr<T>(g->c), g->ldc);
+    else
+        gemm_naive<T, false><<<l.grid, l.block, 0, s>>>(g->m, g->n, g->k, (T)g->alpha, pb__cuda_ptr<const T>(g->a),
+                                                         g->lda, pb__cuda_ptr<const T>(g->b), g->ldb, (T)g->beta,
+                                                         pb__cuda_ptr<T>(g->c), g->ldc);
     PB_CUDA_CHECK_LAUNCH();
     return PB_OK;
 }
@@ -104,7 +176,12 @@ template <typename T, int BS> static pb_status launch_tiled(const pb_gemm_args *
 
 pb_status pb__cuda_gemm_naive(pb_device *dev, const void *args, pb_stream *s)
 {
-    PB_GEMM_DISPATCH(launch_naive<float>, launch_naive<double>);
+    const pb_gemm_args *g = gemm_args(args);
+    if (g->m == 0 || g->n == 0)
+        return PB_OK;
+    const cudaDeviceProp &prop = pb__cuda(dev)->prop;
+    return g->prec == PB_DOUBLE ? launch_naive<double>(g, prop, pb__cuda_stream(s))
+                                : launch_naive<float>(g, prop, pb__cuda_stream(s));
 }
 
 pb_status pb__cuda_gemm_tiled8(pb_device *dev, const void *args, pb_stream *s)

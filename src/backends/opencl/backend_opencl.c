@@ -1134,16 +1134,17 @@ pb_status pb__cl_set_arg(cl_kernel k, cl_uint i, size_t size, const void *value)
 
 /* ---- registration ------------------------------------------------------------------- */
 
-#define CL_GEMM(NAME, SUMMARY)                                                                  \
-    {.desc = {"gemm", #NAME, SUMMARY, 0}, .supports = pb__cl_gemm_##NAME##_supports,            \
+#define CL_GEMM_FLAGS(NAME, SUMMARY, FLAGS)                                                      \
+    {.desc = {"gemm", #NAME, SUMMARY, FLAGS}, .supports = pb__cl_gemm_##NAME##_supports,        \
      .run = pb__cl_gemm_##NAME}
+#define CL_GEMM(NAME, SUMMARY) CL_GEMM_FLAGS(NAME, SUMMARY, 0)
 
 #define CL_REDUCE(NAME, FN, SUMMARY)                                                            \
     {.desc = {"reduce", #NAME, SUMMARY, PB_VARIANT_WORKSPACE}, .supports = pb__cl_reduce_supports,   \
      .run = pb__cl_reduce_##FN, .data = &pb__cl_reduce_##FN##_work}
 
 static const struct pb_variant cl_variants[] = {
-    CL_GEMM(naive, "one work-item per element of C, operands from global memory"),
+    CL_GEMM_FLAGS(naive, "one work-item per element of C, operands from global memory", PB_VARIANT_SHAPED),
     CL_GEMM(tiled8, "8x8 local-memory tiles"),
     CL_GEMM(tiled16, "16x16 local-memory tiles"),
     CL_GEMM(tiled32, "32x32 local-memory tiles"),

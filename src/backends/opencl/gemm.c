@@ -21,20 +21,43 @@ struct gemm_kind {
     unsigned local_elems;    /* static __local elements (checked before building) */
     bool regblock;           /* kernel picked by alignment (gemm_regblock_*), takes c_vec */
     const char *defines;     /* build options of its program, or NULL */
+    bool shaped;             /* takes the arguments' launch shape (block_x, block_y, groups) */
+    size_t groups_x, groups_y; /* a capped grid of work-groups (0: cover C); the kernel loops */
 };
 
-static const struct gemm_kind k_naive = {"gemm_naive", 16, 16, 16, 16, 0, false, NULL};
-static const struct gemm_kind k_tiled8 = {"gemm_tiled8", 8, 8, 8, 8, 2 * 8 * 8, false, NULL};
-static const struct gemm_kind k_tiled16 = {"gemm_tiled16", 16, 16, 16, 16, 2 * 16 * 16, false, NULL};
-static const struct gemm_kind k_tiled32 = {"gemm_tiled32", 32, 32, 32, 32, 2 * 32 * 32, false, NULL};
-static const struct gemm_kind k_onerow = {"gemm_onerow", 0, 1, 0, 1, 0, false, NULL};
+static const struct gemm_kind k_naive = {"gemm_naive", 16, 16, 16, 16, 0, false, NULL, true, 0, 0};
+static const struct gemm_kind k_tiled8 = {"gemm_tiled8", 8, 8, 8, 8, 2 * 8 * 8, false, NULL, false, 0, 0};
+static const struct gemm_kind k_tiled16 = {"gemm_tiled16", 16, 16, 16, 16, 2 * 16 * 16, false, NULL, false, 0, 0};
+static const struct gemm_kind k_tiled32 = {"gemm_tiled32", 32, 32, 32, 32, 2 * 32 * 32, false, NULL, false, 0, 0};
+static const struct gemm_kind k_onerow = {"gemm_onerow", 0, 1, 0, 1, 0, false, NULL, false, 0, 0};
 /* Must match RB_* in gemm.cl: 128x128 tiles of C, a 1-D work-group of 256
  * (dimension 1 counts tile rows), two stages of k slices of 8 with A's rows
  * padded by 4; the small tile 64x64 with 128 work-items. */
 static const struct gemm_kind k_regblock = {"gemm_regblock_ss", 256, 1, 128, 128, 2 * (8 * 132 + 8 * 128), true,
-                                            NULL};
+                                            NULL, false, 0, 0};
 static const struct gemm_kind k_regblock_small = {"gemm_regblock_ss", 128, 1, 64, 64, 2 * (8 * 68 + 8 * 64), true,
-                                                  "-DRB_SMALL"};
+                                                  "-DRB_SMALL", false, 0, 0};
+
+/* The naive kernel in the arguments' shape: their work-group, and at most
+ * g->groups work-groups, the capped grid as square as C allows, run by the
+ * strided kernel. */
+static const struct gemm_kind *shaped_kind(const struct gemm_kind *kind, const struct pb_gemm_args *g,
+                                           struct gemm_kind *out)
+{
+    *out = *kind;
+    if (g->block_x) {
+        out->lx = out->tile_x = g->block_x;
+        out->ly = out->tile_y = g->block_y;
+    }
+    size_t gx = (g->n + out->lx - 1) / out->lx, gy = (g->m + out->ly - 1) / out->ly;
+    if (g->groups && g->n && g->m && gx > g->groups / gy) {
+        out->groups_x = gx < g->groups ? gx : g->groups;
+        size_t rows = g->groups / out->groups_x;
+        out->groups_y = gy < rows ? gy : rows;
+        out->kernel = "gemm_naive_strided";
+    }
+    return out;
+}
 
 /* The regblock tile for this product, as the CUDA twin picks it
  * (pb__pick_tile in src/backends/cuda/gemm_tiles.cuh): the work-groups spread
@@ -119,8 +142,11 @@ static bool gemm_supports(const struct gemm_kind *kind, const pb_device *dev, co
 {
     const struct pb_gemm_args *g = args;
     struct pb_cl_device *impl = pb__cl(dev);
+    struct gemm_kind shaped;
     if (kind->regblock)
         kind = regblock_tile(dev, g);
+    if (kind->shaped)
+        kind = shaped_kind(kind, g, &shaped);
     size_t elt = pb_precision_size(g->prec);
     if ((g->a && g->a->kind != PB_MEM_DEVICE) || (g->b && g->b->kind != PB_MEM_DEVICE) ||
         (g->c && g->c->kind != PB_MEM_DEVICE)) {
@@ -152,8 +178,10 @@ static bool gemm_supports(const struct gemm_kind *kind, const pb_device *dev, co
     /* Global sizes: each dimension rounded up to whole work-groups. */
     size_t gx = ONEROW_GROUP, gy = g->m;
     size_t limit = impl->address_bits >= 64 ? SIZE_MAX : ((size_t)1 << impl->address_bits) - 1;
-    if (kind->lx && (!pb__mul_size((g->n + kind->tile_x - 1) / kind->tile_x, kind->lx, &gx) ||
-                     !pb__mul_size((g->m + kind->tile_y - 1) / kind->tile_y, kind->ly, &gy))) {
+    if (kind->lx && (!pb__mul_size(kind->groups_x ? kind->groups_x : (g->n + kind->tile_x - 1) / kind->tile_x,
+                                   kind->lx, &gx) ||
+                     !pb__mul_size(kind->groups_y ? kind->groups_y : (g->m + kind->tile_y - 1) / kind->tile_y,
+                                   kind->ly, &gy))) {
         gx = SIZE_MAX;
         limit = 0;
     }
@@ -226,8 +254,11 @@ static pb_status gemm_run(const struct gemm_kind *kind, pb_device *dev, const vo
     if (!product_needed(g))
         return gemm_scale(dev, g, s);
     struct pb_cl_device *impl = pb__cl(dev);
+    struct gemm_kind shaped;
     if (kind->regblock)
         kind = regblock_tile(dev, g);
+    if (kind->shaped)
+        kind = shaped_kind(kind, g, &shaped);
     const struct pb_cl_kernel *k;
     pb_status st = pb__cl_kernel_with(dev, GEMM_CL, kind->defines, g->prec, kernel_name(kind, g), &k);
     if (st != PB_OK)
@@ -255,8 +286,8 @@ static pb_status gemm_run(const struct gemm_kind *kind, pb_device *dev, const vo
     if (kind->lx) {
         local[0] = kind->lx;
         local[1] = kind->ly;
-        global[0] = (g->n + kind->tile_x - 1) / kind->tile_x * kind->lx;
-        global[1] = (g->m + kind->tile_y - 1) / kind->tile_y * kind->ly;
+        global[0] = (kind->groups_x ? kind->groups_x : (g->n + kind->tile_x - 1) / kind->tile_x) * kind->lx;
+        global[1] = (kind->groups_y ? kind->groups_y : (g->m + kind->tile_y - 1) / kind->tile_y) * kind->ly;
     } else { /* one row per work-group */
         size_t elt = pb_precision_size(g->prec);
         cl_ulong chunk = onerow_chunk(impl, k, elt, g->k);

@@ -45,6 +45,24 @@ __kernel void gemm_naive(ulong m, ulong n, ulong k, T alpha, __global const T *r
     store_c(&c[row * ldc + col], acc, alpha, beta);
 }
 
+// gemm_naive on a capped NDRange (study 001's number of work-groups): each
+// work-item loops over the elements of C a whole NDRange apart.
+__kernel void gemm_naive_strided(ulong m, ulong n, ulong k, T alpha, __global const T *restrict a, ulong lda,
+                                 __global const T *restrict b, ulong ldb, T beta, __global T *restrict c,
+                                 ulong ldc)
+{
+    const ulong step_x = get_global_size(0), step_y = get_global_size(1);
+    for (ulong row = get_global_id(1); row < m; row += step_y) {
+        __global const T *ar = a + row * lda;
+        for (ulong col = get_global_id(0); col < n; col += step_x) {
+            T acc = 0;
+            for (ulong p = 0; p < k; p++)
+                acc += ar[p] * b[p * ldb + col];
+            store_c(&c[row * ldc + col], acc, alpha, beta);
+        }
+    }
+}
+
 // The classic tiled kernel: a TS x TS work-group computes a TS x TS tile of
 // C, walking k in TS-wide steps through local copies of one tile of A and
 // one of B. Out-of-range elements load as 0 so any m, n, k works. TS is a
