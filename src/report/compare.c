@@ -8,16 +8,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/bench.h"
 #include "report/charts.h"
 #include "report/cli_util.h"
 #include "report/report.h"
+
+/* Whether a parameter is empty or at the benchmark's default: left out of
+ * the key, so files written before a parameter existed still match. */
+static bool at_default(const char *bench, const char *key, const char *text)
+{
+    if (!text[0])
+        return true;
+    const struct pb_bench *b = pb__bench_find(bench);
+    for (size_t i = 0; b && i < b->n_params; i++)
+        if (strcmp(b->params[i].name, key) == 0)
+            return b->params[i].default_value && strcmp(b->params[i].default_value, text) == 0;
+    return false;
+}
 
 static void row_key(const struct pb_rp_row *r, char *buf, size_t len)
 {
     size_t used = (size_t)snprintf(buf, len, "%s|%s|%s|%s|%s|%d|%d@%s", r->bench, r->backend, r->device, r->variant,
                                    r->precision, r->threads, r->ranks, r->rank);
     for (size_t i = 0; i < r->n_params && used < len; i++)
-        used += (size_t)snprintf(buf + used, len - used, "|%s=%s", r->params[i].key, r->params[i].text);
+        if (!at_default(r->bench, r->params[i].key, r->params[i].text))
+            used += (size_t)snprintf(buf + used, len - used, "|%s=%s", r->params[i].key, r->params[i].text);
 }
 
 /* Lowest and highest sample, else median -+ one standard deviation. */
