@@ -228,9 +228,13 @@ static void results_table(struct pb_sbuf *b, const struct pb_rp_set *set, const 
         if (gbps_w)
             cell_num(b, r->gbps_per_w, "%.4g");
         if (clocks) {
+            char sm[24] = "-", mem[24] = "-";
             if (isfinite(r->sm_mhz))
-                snprintf(buf, sizeof buf, "%.0f / %.0f", r->sm_mhz, r->mem_mhz);
-            cell_text(b, isfinite(r->sm_mhz) ? buf : "-", false);
+                snprintf(sm, sizeof sm, "%.0f", r->sm_mhz);
+            if (isfinite(r->mem_mhz))
+                snprintf(mem, sizeof mem, "%.0f", r->mem_mhz);
+            snprintf(buf, sizeof buf, "%s / %s", sm, mem);
+            cell_text(b, buf, false);
         }
         if (throttle)
             cell_text(b, r->throttle[0] ? r->throttle : "-", true);
