@@ -305,11 +305,12 @@ pb_status pb__energy_open(pb_device *dev, pb_energy **out)
         return pb__fail(PB_ERR_NOMEM, "out of memory");
     pthread_condattr_t attr;
     int e = pthread_condattr_init(&attr);
-    if (!e && !(e = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)) && !(e = pthread_cond_init(&m->wake, &attr))) {
-        if ((e = pthread_mutex_init(&m->lock, NULL)) != 0)
+    if (!e) {
+        if (!(e = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)) && !(e = pthread_cond_init(&m->wake, &attr)) &&
+            (e = pthread_mutex_init(&m->lock, NULL)) != 0)
             pthread_cond_destroy(&m->wake);
+        pthread_condattr_destroy(&attr);
     }
-    pthread_condattr_destroy(&attr);
     if (e) {
         free(m);
         return pb__fail(PB_ERR_NOMEM, "cannot make an energy meter: %s", strerror(e));
