@@ -5,7 +5,7 @@
 # bench/results/<date>-<gpu>/).
 #
 # usage: scripts/gpu-check.sh [quick|full|spmv|zoo|zoo_cpu|memlab|conv|ceilings|opencl|opencl_copies|opencl_kernels|mpi|trust]
-#   quick: tests and sanitizers only; spmv, memlab, conv, ceilings, opencl: build, then only
+#   quick: tests, sanitizers and a GEMM whose rows must carry NVML's energy columns; spmv, memlab, conv, ceilings, opencl: build, then only
 #   that section (ceilings also renders the report of everything in $OUT; opencl, the OpenCL
 #   twins, runs as its two halves opencl_copies and opencl_kernels within 10 minutes each). spmv
 #   (matrices from $PB_MATRICES, default ../shared/data/matrices or .data/matrices); mpi: the
@@ -18,7 +18,9 @@
 # tree is a copy whose .git may be stale or absent).
 # Missing cJSON/cmocka development files are taken from .deps/*.deb when present
 # (apt-get download libcjson1 libcjson-dev libcmocka0 libcmocka-dev, and for the
-# librsb anchor librsb0 librsb-dev libhwloc15).
+# librsb anchor librsb0 librsb-dev libhwloc15). Where the CUDA toolkit lacks nvml.h (energy and
+# clocks of CUDA rows), PyPI's wheel in .deps is unpacked for the build
+# (python3 -m pip download nvidia-nvml-dev --no-deps -d .deps).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-full}
@@ -35,6 +37,10 @@ run() { # run CMD...: log it, remember a failure, go on
 if ! pkg-config --exists libcjson cmocka 2>/dev/null && ls .deps/*.deb >/dev/null 2>&1; then
     for f in .deps/*.deb; do dpkg -x "$f" /; done
     ldconfig
+fi
+
+if ls .deps/nvidia_nvml_dev-*.whl >/dev/null 2>&1 && [ ! -d .deps/nvml ]; then
+    python3 -m zipfile -e "$(ls .deps/nvidia_nvml_dev-*.whl | tail -1)" .deps/nvml
 fi
 
 arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
@@ -310,6 +316,18 @@ run compute-sanitizer --tool memcheck --error-exitcode 9 \
     $pb run bandwidth --backend cuda --size 4K,1M --buffers 1,4 --reps 1 --warmup 0 --quiet
 run compute-sanitizer --tool memcheck --error-exitcode 9 \
     $pb run overlap --backend cuda --n 67 --lm 3 --bs 8,0 --reps 1 --warmup 0 --quiet
+step "energy: GEMM rows with NVML's energy, power, clocks and throttling filled"
+run $pb run gemm --backend cuda --variant regblock,cublas --n 8192 --reps 40 --quiet --out "$out/energy-gemm.csv"
+run python3 -c '
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["backend"] == "cuda" and r["status"] == "OK"]
+cols = ("energy_source", "power_w", "energy_j", "gflops_per_w", "sm_mhz", "mem_mhz", "throttle")
+for r in rows:
+    print(r["variant"], " ".join(c + "=" + r[c] for c in cols))
+empty = [r["variant"] + ":" + c for r in rows for c in cols if not r[c]]
+print("empty:", empty or "none")
+sys.exit(1 if empty or not rows else 0)' "$out/energy-gemm.csv"
+tail -n 4 "$log"
 [ "$mode" = quick ] && { echo "status $status"; exit $status; }
 
 step "benchmarks (CUDA and its OpenCL twins on the NVIDIA platform)"

@@ -30,7 +30,9 @@ static struct pb_result make_row(const struct fixture *f, const char *backend, c
     struct pb_result r = {.bench = f->gemm, .problem = {PB_DOUBLE, {48, 64, 80}},
                           .backend = backend, .variant = variant, .threads = 2, .ranks = 1,
                           .status = status, .gflops = NAN, .gbps = NAN, .speedup = NAN,
-                          .rank_rate_min = NAN, .rank_rate_median = NAN, .rank_rate_max = NAN};
+                          .rank_rate_min = NAN, .rank_rate_median = NAN, .rank_rate_max = NAN,
+                          .energy_j = NAN, .power_w = NAN, .gflops_per_w = NAN, .gbps_per_w = NAN,
+                          .sm_mhz = NAN, .mem_mhz = NAN};
     f->gemm->describe(&r.problem, r.label, sizeof r.label);
     snprintf(r.device, sizeof r.device, "Test \"Turbo\" CPU"); /* a quote, no comma */
     snprintf(r.reason, sizeof r.reason, "%s", reason);

@@ -13,6 +13,7 @@
 #include "comm/comm.h"
 #include "core/backend_impl.h"
 #include "core/core.h"
+#include "core/energy.h"
 #include "output/ceilings.h"
 
 /* ---- signals: Ctrl-C (or SIGTERM) finishes the current repetition; a crash
@@ -149,6 +150,7 @@ struct run_state {
     bool peer_failed; /* at the last start, some rank was not running the job */
     pb_status comm_status;
     pb_device **devices;            /* opened lazily, per backend index */
+    pb_energy **meters;             /* with the devices, when cfg->energy */
     double *baseline;               /* per backend index: baseline median of this problem */
     pb_status *device_status;
     char (*device_error)[256];
@@ -156,12 +158,17 @@ struct run_state {
     double start, last_progress;
     bool progress_shown;
     pb_status writer_status;
+    char said[8][320]; /* energy notes already on stderr */
+    size_t n_said;
 };
 
 static void free_run_state(struct run_state *rs)
 {
+    for (size_t i = 0; rs->meters && i < pb_backend_count(); i++)
+        pb__energy_free(rs->meters[i]);
     for (size_t i = 0; rs->devices && i < pb_backend_count(); i++)
         pb_device_close(rs->devices[i]);
+    free(rs->meters);
     free(rs->devices);
     free(rs->baseline);
     free(rs->device_status);
@@ -192,6 +199,21 @@ static void progress(struct run_state *rs, size_t done, size_t total, const stru
         fprintf(stderr, " %d/%d", rep + 1, phase[0] == 'w' ? rs->cfg->warmup : rs->cfg->reps);
     fflush(stderr);
     rs->progress_shown = true;
+}
+
+/* Why energy was not measured, once per reason (rank 0 speaks for all). */
+static void say_once(struct run_state *rs, const char *note)
+{
+    if (!note || !note[0] || rs->rank != 0)
+        return;
+    for (size_t i = 0; i < rs->n_said; i++)
+        if (strcmp(rs->said[i], note) == 0)
+            return;
+    if (rs->n_said == sizeof rs->said / sizeof rs->said[0])
+        return;
+    snprintf(rs->said[rs->n_said++], sizeof rs->said[0], "%s", note);
+    progress_clear(rs);
+    fprintf(stderr, "parbench: %s\n", note);
 }
 
 static void emit(struct run_state *rs, const struct pb_result *r)
@@ -268,6 +290,8 @@ static pb_device *device_for(struct run_state *rs, size_t bi, struct pb_result *
         if (rs->device_status[bi] != PB_OK)
             snprintf(rs->device_error[bi], sizeof rs->device_error[bi], "%s",
                      pb_last_error()[0] ? pb_last_error() : pb_status_message(rs->device_status[bi]));
+        else if (rs->meters)
+            pb__energy_open(rs->devices[bi], &rs->meters[bi]); /* none when out of memory: no energy */
     }
     if (!rs->devices[bi]) {
         r->status = rs->device_status[bi] == PB_ERR_UNAVAILABLE ? PB_RESULT_SKIP : PB_RESULT_ERROR;
@@ -335,8 +359,25 @@ static bool all_have_devices(struct run_state *rs, bool mine, struct pb_result *
     return false;
 }
 
-/* Time one job; fills r. Returns false when the ranks agreed to stop. */
-static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
+/* The energy columns of an OK row from its meter's reading (result.h). */
+static void set_energy(struct pb_result *r, const struct pb_energy_reading *e)
+{
+    r->sm_mhz = e->sm_mhz;
+    r->mem_mhz = e->mem_mhz;
+    snprintf(r->throttle, sizeof r->throttle, "%s", e->throttle);
+    if (!e->source || !(e->watts > 0) || !(r->stats.median > 0))
+        return;
+    r->energy_source = e->source;
+    r->power_w = e->watts;
+    r->energy_j = e->watts * r->stats.median;
+    r->gflops_per_w = r->gflops / e->watts;
+    r->gbps_per_w = isnan(r->gflops) ? r->gbps / e->watts : NAN;
+}
+
+/* Time one job; fills r. Meter (NULL = none) measures the timed repetitions,
+ * paused while a repetition is checked. Returns false when the ranks agreed
+ * to stop. */
+static bool measure(struct run_state *rs, pb_device *dev, pb_energy *meter, const struct job *j,
                     const struct pb_problem *p, void *host, struct pb_result *r, size_t done,
                     size_t total)
 {
@@ -385,6 +426,8 @@ static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
         return true;
     }
     int total_runs = cfg->warmup + cfg->reps;
+    struct pb_energy_reading energy = {.joules = NAN};
+    bool metering = false;
     for (int i = 0; i < total_runs && st == PB_OK && !rs->stop; i++) {
         bool warm = i < cfg->warmup;
         progress(rs, done, total, j, r->label, warm ? "warm-up" : "rep", warm ? i : i - cfg->warmup);
@@ -397,6 +440,10 @@ static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
         if (b->distributed && rs->peer_failed) {
             st = pb__fail(PB_ERR_DEVICE, "another rank failed; this one stopped with it");
             break;
+        }
+        if (meter && i == cfg->warmup) { /* counters read here, outside the timed region */
+            pb__energy_start(meter, false);
+            metering = true;
         }
         double t0 = pb__now(), elapsed = 0;
         if ((st = pb_timer_start(timer, NULL)) != PB_OK)
@@ -421,9 +468,17 @@ static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
         bool varies = (j->variant->desc.flags & PB_VARIANT_VARIES) != 0;
         if (st == PB_OK && cfg->verify && !warm && i + 1 < total_runs && (rep == 0 || varies)) {
             progress(rs, done, total, j, r->label, "verify", rep);
+            if (metering) /* checking is the host's work, not the kernel's */
+                pb__energy_stop(meter, &energy);
             if ((st = b->check(state, host, false, &r->check)) == PB_OK && !r->check.pass)
                 st = pb__fail(PB_ERR_VERIFY, "repetition %d of %d: %s", rep + 1, cfg->reps, r->check.detail);
+            if (metering)
+                pb__energy_start(meter, true);
         }
+    }
+    if (metering) {
+        pb__energy_stop(meter, &energy);
+        say_once(rs, energy.note);
     }
     pb_timer_destroy(timer);
     /* The last start: whether every rank finished its repetitions. */
@@ -476,6 +531,8 @@ static bool measure(struct run_state *rs, pb_device *dev, const struct job *j,
                                        dbl, r->gflops, r->gbps);
     if (b->extras)
         b->extras(state, &r->stats, r->extras);
+    if (metering)
+        set_energy(r, &energy);
     if (b->note)
         b->note(state, r->reason, sizeof r->reason);
     b->unbind(state);
@@ -491,6 +548,8 @@ struct row_wire {
     struct pb_stats stats, host_stats;
     double gflops, gbps, speedup, fraction, err_norm, err_max, tol;
     double extras[PB_MAX_EXTRAS];
+    double energy_j, power_w, gflops_per_w, gbps_per_w, sm_mhz, mem_mhz;
+    char throttle[64], energy_source[16];
 };
 
 static void pack_row(const struct pb_result *r, int reps, struct row_wire *w)
@@ -513,6 +572,14 @@ static void pack_row(const struct pb_result *r, int reps, struct row_wire *w)
     w->err_max = r->check.err_max;
     w->tol = r->check.tol;
     memcpy(w->extras, r->extras, sizeof w->extras);
+    w->energy_j = r->energy_j;
+    w->power_w = r->power_w;
+    w->gflops_per_w = r->gflops_per_w;
+    w->gbps_per_w = r->gbps_per_w;
+    w->sm_mhz = r->sm_mhz;
+    w->mem_mhz = r->mem_mhz;
+    snprintf(w->throttle, sizeof w->throttle, "%s", r->throttle);
+    snprintf(w->energy_source, sizeof w->energy_source, "%s", r->energy_source ? r->energy_source : "");
     double *samples = (double *)(w + 1);
     if (r->status == PB_RESULT_OK) {
         memcpy(samples, r->samples, (size_t)reps * sizeof(double));
@@ -547,6 +614,19 @@ static void unpack_row(struct row_wire *w, int reps, int rank, struct pb_result 
         if (strcmp(w->mode, modes[m]) == 0)
             r->check.mode = modes[m];
     memcpy(r->extras, w->extras, sizeof r->extras);
+    r->energy_j = w->energy_j;
+    r->power_w = w->power_w;
+    r->gflops_per_w = w->gflops_per_w;
+    r->gbps_per_w = w->gbps_per_w;
+    r->sm_mhz = w->sm_mhz;
+    r->mem_mhz = w->mem_mhz;
+    snprintf(r->throttle, sizeof r->throttle, "%s", w->throttle);
+    /* the meters' source names are static strings too */
+    static const char *const sources[] = {"nvml-energy", "nvml-power", "rapl"};
+    r->energy_source = NULL;
+    for (size_t m = 0; m < sizeof sources / sizeof sources[0]; m++)
+        if (strcmp(w->energy_source, sources[m]) == 0)
+            r->energy_source = sources[m];
     r->samples = (const double *)(w + 1);
     r->host_samples = r->samples + reps;
 }
@@ -578,6 +658,10 @@ static void aggregate_rows(const struct pb_result *rows, int n, int reps, bool d
     agg->rank_rate_min = agg->rank_rate_median = agg->rank_rate_max = NAN;
     for (size_t e = 0; e < PB_MAX_EXTRAS; e++)
         agg->extras[e] = NAN;
+    /* Energy stays with the ranks' own rows: ranks may share a package or a GPU. */
+    agg->energy_source = NULL;
+    agg->energy_j = agg->power_w = agg->gflops_per_w = agg->gbps_per_w = agg->sm_mhz = agg->mem_mhz = NAN;
+    agg->throttle[0] = '\0';
     for (size_t o = 0; o < sizeof order / sizeof order[0] && agg->status == PB_RESULT_OK; o++) {
         int pick = -1;
         for (int r = n - 1; r >= 0; r--)
@@ -779,7 +863,9 @@ pb_status pb__run(const struct pb_run_config *cfg, struct pb_run_summary *sum)
     rs.baseline = calloc(pb_backend_count(), sizeof *rs.baseline);
     rs.device_status = calloc(pb_backend_count(), sizeof *rs.device_status);
     rs.device_error = calloc(pb_backend_count(), sizeof *rs.device_error);
-    if (!jobs || !rs.samples || !rs.host_samples || !rs.scratch || !rs.baseline || !rs.devices || !rs.device_status || !rs.device_error) {
+    rs.meters = cfg->energy ? calloc(pb_backend_count(), sizeof *rs.meters) : NULL;
+    if (!jobs || !rs.samples || !rs.host_samples || !rs.scratch || !rs.baseline || !rs.devices || !rs.device_status || !rs.device_error ||
+        (cfg->energy && !rs.meters)) {
         free_run_state(&rs);
         free(jobs);
         return pb__fail(PB_ERR_NOMEM, "out of memory");
@@ -805,7 +891,9 @@ pb_status pb__run(const struct pb_run_config *cfg, struct pb_run_summary *sum)
                                   .anchor = (j->variant->desc.flags & PB_VARIANT_ANCHOR) != 0,
                                   .threads = j->threads, .ranks = rs.size, .rank = rs.rank,
                                   .gflops = NAN, .gbps = NAN, .speedup = NAN, .fraction = NAN,
-                                  .rank_rate_min = NAN, .rank_rate_median = NAN, .rank_rate_max = NAN};
+                                  .rank_rate_min = NAN, .rank_rate_median = NAN, .rank_rate_max = NAN,
+                                  .energy_j = NAN, .power_w = NAN, .gflops_per_w = NAN, .gbps_per_w = NAN,
+                                  .sm_mhz = NAN, .mem_mhz = NAN};
             rs.syncs = 0;
             for (size_t e = 0; e < PB_MAX_EXTRAS; e++)
                 r.extras[e] = NAN;
@@ -842,7 +930,7 @@ pb_status pb__run(const struct pb_run_config *cfg, struct pb_run_summary *sum)
                 if (host_status != PB_OK) {
                     r.status = PB_RESULT_ERROR;
                     snprintf(r.reason, sizeof r.reason, "%s", host_error);
-                } else if (!measure(&rs, dev, j, p, host, &r, done, total)) {
+                } else if (!measure(&rs, dev, rs.meters ? rs.meters[bi] : NULL, j, p, host, &r, done, total)) {
                     break; /* interrupted: the unfinished row is not written */
                 }
             }

@@ -30,6 +30,7 @@ struct pb_run_config {
     bool verify;        /* false: rows say check "none" */
     bool inject_fault;  /* corrupt one output element before checking */
     bool progress;      /* progress line on stderr for long runs */
+    bool energy;        /* energy, power and clocks of every OK row (core/energy.h) */
     struct pb_writer **writers;
     size_t n_writers;
     const struct pb_context *ctx;

@@ -358,7 +358,7 @@ static int cmd_matinfo(int argc, char **argv)
 
 enum {
     O_BACKEND, O_VARIANT, O_PRECISION, O_REPS, O_WARMUP, O_SEED, O_THREADS, O_DEVICE, O_FORMAT,
-    O_OUT, O_APPEND, O_NO_VERIFY, O_INJECT, O_QUIET, O_PROGRESS, O_CEILINGS, O_RANK_DEVICE, N_COMMON
+    O_OUT, O_APPEND, O_NO_VERIFY, O_NO_ENERGY, O_INJECT, O_QUIET, O_PROGRESS, O_CEILINGS, O_RANK_DEVICE, N_COMMON
 };
 
 static const struct opt run_opts[N_COMMON] = {
@@ -376,6 +376,7 @@ static const struct opt run_opts[N_COMMON] = {
     [O_OUT] = {"out", "FILE", "also write results to FILE (.csv, .json or .txt)"},
     [O_APPEND] = {"append", NULL, "append rows to an existing CSV file given by --out"},
     [O_NO_VERIFY] = {"no-verify", NULL, "skip verification (rows say check=none)"},
+    [O_NO_ENERGY] = {"no-energy", NULL, "measure no energy, power or clocks (their columns stay empty)"},
     [O_INJECT] = {"inject-fault", NULL, "corrupt one output element before checking (tests the checker)"},
     [O_QUIET] = {"quiet", NULL, "no progress line on stderr"},
     [O_PROGRESS] = {"progress", NULL, "progress line even when stderr is not a terminal"},
@@ -642,7 +643,7 @@ static int run_setup(int argc, char **argv, int rank, struct run_cmd *rc_out)
         .threads = plan->threads, .n_threads = plan->n_threads, .device = device, .device_match = device_match,
         .device_per_rank = device_per_rank,
         .reps = ctx->reps, .warmup = ctx->warmup, .seed = ctx->seed,
-        .verify = !a.flags[O_NO_VERIFY], .inject_fault = a.flags[O_INJECT],
+        .verify = !a.flags[O_NO_VERIFY], .inject_fault = a.flags[O_INJECT], .energy = !a.flags[O_NO_ENERGY],
         .progress = !a.flags[O_QUIET] && (a.flags[O_PROGRESS] || isatty(STDERR_FILENO)),
         .ctx = ctx,
     };

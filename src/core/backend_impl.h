@@ -31,6 +31,18 @@ struct pb_variant {
     pb_status (*prepare)(pb_device *dev, const void *args, char *note, size_t len);
 };
 
+/* What the energy of a device's work is read from (core/energy.h). */
+enum pb_energy_kind {
+    PB_ENERGY_NONE,     /* nothing measured */
+    PB_ENERGY_HOST_CPU, /* the host's CPU packages and their DRAM (RAPL) */
+    PB_ENERGY_PCI_GPU,  /* an NVIDIA GPU, by PCI bus id (NVML) */
+};
+
+struct pb_energy_domain {
+    enum pb_energy_kind kind;
+    char pci_bus_id[32]; /* PB_ENERGY_PCI_GPU: "0000:65:00.0" */
+};
+
 struct pb_backend {
     const char *name;
     const char *summary;
@@ -62,6 +74,8 @@ struct pb_backend {
     void (*timer_destroy)(pb_timer *t);
     pb_status (*timer_record)(pb_timer *t, bool stop, pb_stream *s);
     pb_status (*timer_elapsed)(pb_timer *t, double *seconds);
+    /* Where the device's energy is read; NULL = nowhere (rows carry none). */
+    pb_status (*energy_domain)(pb_device *dev, struct pb_energy_domain *out);
     const struct pb_variant *variants;
     size_t n_variants;
 };

@@ -38,7 +38,9 @@ static const char *const fixed_tail[] = {"problem", "status", "reason", "reps", 
                                          "mean_s", "trimmed_mean_s", "stddev_s", "cv", "timer",
                                          "host_median_s", "gflops",
                                          "gbps", "speedup", "ceiling_fraction", "err_norm", "err_max", "tolerance",
-                                         "check", "rank_rate_min", "rank_rate_median", "rank_rate_max"};
+                                         "check", "rank_rate_min", "rank_rate_median", "rank_rate_max",
+                                         "energy_j", "power_w", "gflops_per_w", "gbps_per_w", "sm_mhz",
+                                         "mem_mhz", "throttle", "energy_source"};
 
 /* The header line into buf (without newline). */
 static void header(const struct pb_bench *b, char *buf, size_t len)
@@ -59,7 +61,7 @@ static void header(const struct pb_bench *b, char *buf, size_t len)
 
 static pb_status csv_begin(struct pb_writer *w)
 {
-    char head[1024], existing[1024] = "";
+    char head[2048], existing[2048] = "";
     header(w->bench, head, sizeof head);
     if (w->append) {
         rewind(w->f);
@@ -127,9 +129,15 @@ static pb_status csv_row(struct pb_writer *w, const struct pb_result *r)
     field(f, buf, false);
     num(f, ok ? r->rank_rate_min : NAN);
     num(f, ok ? r->rank_rate_median : NAN);
-    if (ok && !isnan(r->rank_rate_max))
-        fprintf(f, "%.9g", r->rank_rate_max);
-    fputc(r->bench->n_extras == 0 ? '\n' : ',', f);
+    num(f, ok ? r->rank_rate_max : NAN);
+    num(f, ok ? r->energy_j : NAN);
+    num(f, ok ? r->power_w : NAN);
+    num(f, ok ? r->gflops_per_w : NAN);
+    num(f, ok ? r->gbps_per_w : NAN);
+    num(f, ok ? r->sm_mhz : NAN);
+    num(f, ok ? r->mem_mhz : NAN);
+    field(f, ok ? r->throttle : "", false);
+    field(f, ok && r->energy_source ? r->energy_source : "", r->bench->n_extras == 0);
     for (size_t i = 0; i < r->bench->n_extras; i++) {
         if (ok && !isnan(r->extras[i]))
             fprintf(f, "%.9g", r->extras[i]);

@@ -157,6 +157,23 @@ static pb_status json_row(struct pb_writer *w, const struct pb_result *r)
         }
         for (size_t i = 0; i < r->bench->n_extras; i++)
             add_num(o, r->bench->extra_names[i], r->extras[i]);
+        if (r->energy_source || !isnan(r->sm_mhz) || r->throttle[0]) {
+            cJSON *e = cJSON_AddObjectToObject(o, "energy");
+            if (r->energy_source)
+                cJSON_AddStringToObject(e, "source", r->energy_source);
+            else
+                cJSON_AddNullToObject(e, "source");
+            add_num(e, "energy_j", r->energy_j);
+            add_num(e, "power_w", r->power_w);
+            add_num(e, "gflops_per_w", r->gflops_per_w);
+            add_num(e, "gbps_per_w", r->gbps_per_w);
+            add_num(e, "sm_mhz", r->sm_mhz);
+            add_num(e, "mem_mhz", r->mem_mhz);
+            if (r->throttle[0])
+                cJSON_AddStringToObject(e, "throttle", r->throttle);
+            else
+                cJSON_AddNullToObject(e, "throttle");
+        }
     }
     if (r->status == PB_RESULT_OK || r->status == PB_RESULT_FAILED) {
         cJSON *v = cJSON_AddObjectToObject(o, "verification");

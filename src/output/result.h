@@ -70,6 +70,16 @@ struct pb_result {
     double fraction;       /* of the device's ceiling (output/ceilings.h); NAN = no ceilings */
     struct pb_check check;
     double extras[PB_MAX_EXTRAS]; /* bench->extra_names; NAN = none */
+    /* Energy of OK rows over their timed repetitions (core/energy.h), NAN
+     * when not measured: power_w the mean power, energy_j = power_w x the
+     * median time (one repetition at that power), gflops_per_w = gflops /
+     * power_w (GFLOP per joule), gbps_per_w the same for GB/s where a row has
+     * no GFLOP/s; the mean SM and memory clocks sampled. energy_source:
+     * "nvml-energy", "nvml-power", "rapl"; NULL = no energy. throttle: "" =
+     * unknown, "none", or the reasons clocks were held back ("power-cap"). */
+    const char *energy_source;
+    double energy_j, power_w, gflops_per_w, gbps_per_w, sm_mhz, mem_mhz;
+    char throttle[64];
 };
 
 void pb__context_init(struct pb_context *ctx, int argc, char **argv);

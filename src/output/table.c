@@ -50,6 +50,11 @@ static pb_status table_row(struct pb_writer *w, const struct pb_result *r)
             snprintf(gbps, sizeof gbps, "%.2f", r->gbps);
         fprintf(w->f, "%10.4g %6.1f %9s %9s %8s %9s  OK", r->stats.median * 1e3, r->stats.cv * 100,
                 gflops, gbps, speedup, err);
+        /* Energy stays short here: the power and a warning; CSV/JSON have the rest. */
+        if (!isnan(r->power_w))
+            fprintf(w->f, "  %.4g W", r->power_w);
+        if (r->throttle[0] && strcmp(r->throttle, "none") != 0)
+            fprintf(w->f, "  throttled: %s", r->throttle);
         for (size_t i = 0; i < r->bench->n_extras; i++)
             if (!isnan(r->extras[i]))
                 fprintf(w->f, "  %s=%.4g", r->bench->extra_names[i], r->extras[i]);

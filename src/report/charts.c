@@ -12,16 +12,43 @@
 
 #define MAX_FACETS 6
 
-enum metric { M_GFLOPS, M_GBPS, M_TIME };
+/* The rates, the time, and the rates per watt (energy efficiency). */
+enum metric { M_GFLOPS, M_GBPS, M_TIME, M_GFLOPS_PER_W, M_GBPS_PER_W };
 
 static double metric_of(const struct pb_rp_row *r, enum metric m)
 {
-    return m == M_GFLOPS ? r->gflops : m == M_GBPS ? r->gbps : r->median;
+    switch (m) {
+    case M_GFLOPS: return r->gflops;
+    case M_GBPS: return r->gbps;
+    case M_GFLOPS_PER_W: return r->gflops_per_w;
+    case M_GBPS_PER_W: return r->gbps_per_w;
+    case M_TIME: break;
+    }
+    return r->median;
 }
 
 static const char *metric_label(enum metric m)
 {
-    return m == M_GFLOPS ? "GFLOP/s" : m == M_GBPS ? "GB/s (1e9 bytes/s)" : "median time (s)";
+    switch (m) {
+    case M_GFLOPS: return "GFLOP/s";
+    case M_GBPS: return "GB/s (1e9 bytes/s)";
+    case M_GFLOPS_PER_W: return "GFLOP/s per watt (GFLOP per joule)";
+    case M_GBPS_PER_W: return "GB/s per watt";
+    case M_TIME: break;
+    }
+    return "median time (s)";
+}
+
+static const char *metric_short(enum metric m)
+{
+    switch (m) {
+    case M_GFLOPS: return "GFLOP/s";
+    case M_GBPS: return "GB/s";
+    case M_GFLOPS_PER_W: return "GFLOP/s per watt";
+    case M_GBPS_PER_W: return "GB/s per watt";
+    case M_TIME: break;
+    }
+    return "time";
 }
 
 static bool any_rate(const struct pb_rp_row *rows, size_t n, enum metric m)
@@ -401,7 +428,7 @@ static void roof_hline(struct pb_chart *c, const char *label, double y)
 static bool add_ceiling_lines(const struct pb_rp_set *set, const struct file_plan *fp, const char *facet,
                               struct pb_chart *c)
 {
-    if (fp->metric == M_TIME)
+    if (fp->metric != M_GFLOPS && fp->metric != M_GBPS)
         return true;
     char key[256], label[128];
     for (size_t i = 0; i < fp->n; i++) {
@@ -450,6 +477,73 @@ static bool add_ceiling_lines(const struct pb_rp_set *set, const struct file_pla
     return true;
 }
 
+/* One chart per facet of fp's rows, in fp->metric. */
+static pb_status facet_charts(const struct pb_rp_set *set, size_t fi, const struct file_plan *fp,
+                              char (*facets)[256], size_t n_facets, struct pb_rp_charts *out)
+{
+    const char *bench = fp->rows[0].bench;
+    bool per_watt = fp->metric == M_GFLOPS_PER_W || fp->metric == M_GBPS_PER_W;
+    pb_status st = PB_OK;
+    for (size_t fa = 0; fa < n_facets && st == PB_OK; fa++) {
+        struct pb_chart *c = add_chart(out, fi);
+        if (!c)
+            return pb__fail(PB_ERR_NOMEM, "out of memory");
+        c->kind = fp->x ? PB_CHART_LINES : PB_CHART_BARS;
+        c->vline_at = -1;
+        const char *what = metric_short(fp->metric);
+        snprintf(c->title, sizeof c->title, "%s: %s%s%s%s%s", bench, what, fp->x ? " vs " : " per variant",
+                 fp->x ? fp->x : "", facets[fa][0] ? " — " : "", facets[fa]);
+        snprintf(c->ylabel, sizeof c->ylabel, "%s", metric_label(fp->metric));
+        snprintf(c->xlabel, sizeof c->xlabel, "%s", fp->x ? fp->x : "variant");
+        if (fp->x && strcmp(fp->x, "size") == 0) {
+            c->bytes_x = true;
+            snprintf(c->xlabel, sizeof c->xlabel, "size (bytes)");
+        }
+        if (fp->x_by_nnz) {
+            snprintf(c->title, sizeof c->title, "%s: %s per matrix, sorted by non-zeros%s%s", bench, what,
+                     facets[fa][0] ? " — " : "", facets[fa]);
+            snprintf(c->xlabel, sizeof c->xlabel, "matrix (sorted by non-zeros)");
+            if (!nnz_categories(fp, c))
+                st = pb__fail(PB_ERR_NOMEM, "out of memory");
+        }
+        for (size_t i = 0; i < fp->n && st == PB_OK; i++) {
+            const struct pb_rp_row *r = &fp->rows[i];
+            char key[256], name[256];
+            facet_key(fp, r, key, sizeof key);
+            double y = metric_of(r, fp->metric);
+            if (strcmp(key, facets[fa]) != 0 || !pb__rp_ok(r) || !isfinite(y))
+                continue;
+            series_key(fp, r, name, sizeof name);
+            double x;
+            struct pb_series *s;
+            if (!fp->x) { /* bars: one category per series name, one series */
+                int ci = pb__chart_category(c, name);
+                s = pb__chart_series_named(c, what);
+                x = ci;
+            } else {
+                s = pb__chart_series_named(c, name);
+                x = point_x(fp, c, r);
+            }
+            if (!s || x < 0 || !pb__series_add(s, x, y))
+                st = pb__fail(PB_ERR_NOMEM, "out of memory");
+        }
+        if (st == PB_OK && !pb__chart_points(c)) { /* nothing measured: the table says why */
+            pb__chart_free(c);
+            out->n--;
+            continue;
+        }
+        if (fp->x_by_nnz && !per_watt)
+            mark_crossover(fp, facets[fa], c);
+        if (st == PB_OK && !add_ceiling_lines(set, fp, facets[fa], c))
+            st = pb__fail(PB_ERR_NOMEM, "out of memory");
+        pb__chart_auto_log(c);
+        if (c->categories && c->kind == PB_CHART_LINES)
+            c->logx = false;
+        sort_series(c);
+    }
+    return st;
+}
+
 static pb_status file_charts(const struct pb_rp_set *set, size_t fi, struct pb_rp_charts *out)
 {
     const struct pb_rp_file *f = &set->files[fi];
@@ -472,68 +566,16 @@ static pb_status file_charts(const struct pb_rp_set *set, size_t fi, struct pb_r
         if (!seen)
             snprintf(facets[n_facets++], sizeof facets[0], "%s", key);
     }
-    pb_status st = PB_OK;
-    for (size_t fa = 0; fa < n_facets && st == PB_OK; fa++) {
-        struct pb_chart *c = add_chart(out, fi);
-        if (!c) {
-            st = pb__fail(PB_ERR_NOMEM, "out of memory");
-            break;
-        }
-        c->kind = fp.x ? PB_CHART_LINES : PB_CHART_BARS;
-        c->vline_at = -1;
-        const char *what = fp.metric == M_GFLOPS ? "GFLOP/s" : fp.metric == M_GBPS ? "GB/s" : "time";
-        snprintf(c->title, sizeof c->title, "%s: %s%s%s%s%s", bench, what, fp.x ? " vs " : " per variant",
-                 fp.x ? fp.x : "", facets[fa][0] ? " — " : "", facets[fa]);
-        snprintf(c->ylabel, sizeof c->ylabel, "%s", metric_label(fp.metric));
-        snprintf(c->xlabel, sizeof c->xlabel, "%s", fp.x ? fp.x : "variant");
-        if (fp.x && strcmp(fp.x, "size") == 0) {
-            c->bytes_x = true;
-            snprintf(c->xlabel, sizeof c->xlabel, "size (bytes)");
-        }
-        if (fp.x_by_nnz) {
-            snprintf(c->title, sizeof c->title, "%s: %s per matrix, sorted by non-zeros%s%s", bench, what,
-                     facets[fa][0] ? " — " : "", facets[fa]);
-            snprintf(c->xlabel, sizeof c->xlabel, "matrix (sorted by non-zeros)");
-            if (!nnz_categories(&fp, c))
-                st = pb__fail(PB_ERR_NOMEM, "out of memory");
-        }
-        for (size_t i = 0; i < fp.n && st == PB_OK; i++) {
-            const struct pb_rp_row *r = &fp.rows[i];
-            char key[256], name[256];
-            facet_key(&fp, r, key, sizeof key);
-            double y = metric_of(r, fp.metric);
-            if (strcmp(key, facets[fa]) != 0 || !pb__rp_ok(r) || !isfinite(y))
-                continue;
-            series_key(&fp, r, name, sizeof name);
-            double x;
-            struct pb_series *s;
-            if (!fp.x) { /* bars: one category per series name, one series */
-                int ci = pb__chart_category(c, name);
-                s = pb__chart_series_named(c, what);
-                x = ci;
-            } else {
-                s = pb__chart_series_named(c, name);
-                x = point_x(&fp, c, r);
-            }
-            if (!s || x < 0 || !pb__series_add(s, x, y))
-                st = pb__fail(PB_ERR_NOMEM, "out of memory");
-        }
-        if (st == PB_OK && !pb__chart_points(c)) { /* nothing measured: the table says why */
-            pb__chart_free(c);
-            out->n--;
-            continue;
-        }
-        if (fp.x_by_nnz)
-            mark_crossover(&fp, facets[fa], c);
-        if (!add_ceiling_lines(set, &fp, facets[fa], c)) {
-            st = pb__fail(PB_ERR_NOMEM, "out of memory");
-            break;
-        }
-        pb__chart_auto_log(c);
-        if (c->categories && c->kind == PB_CHART_LINES)
-            c->logx = false;
-        sort_series(c);
-    }
+    pb_status st = facet_charts(set, fi, &fp, facets, n_facets, out);
+    /* Energy efficiency where rows measured their energy: the same charts,
+     * each rate over its row's mean power. */
+    enum metric rate = fp.metric;
+    fp.metric = any_rate(fp.rows, fp.n, M_GFLOPS_PER_W) ? M_GFLOPS_PER_W
+                : any_rate(fp.rows, fp.n, M_GBPS_PER_W) ? M_GBPS_PER_W
+                                                        : rate;
+    if (st == PB_OK && fp.metric != rate)
+        st = facet_charts(set, fi, &fp, facets, n_facets, out);
+    fp.metric = rate;
     free(facets);
 
     /* Parts of the time where the benchmark measures them (columns ending

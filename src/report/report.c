@@ -153,6 +153,12 @@ static void results_table(struct pb_sbuf *b, const struct pb_rp_set *set, const 
          gbps = any_finite(rows, n, offsetof(struct pb_rp_row, gbps)),
          speedup = any_finite(rows, n, offsetof(struct pb_rp_row, speedup));
     bool frac = any_finite(rows, n, offsetof(struct pb_rp_row, fraction)), used[N_NOTES] = {false};
+    bool power = any_finite(rows, n, offsetof(struct pb_rp_row, power_w)),
+         gflops_w = any_finite(rows, n, offsetof(struct pb_rp_row, gflops_per_w)),
+         gbps_w = any_finite(rows, n, offsetof(struct pb_rp_row, gbps_per_w)),
+         clocks = any_finite(rows, n, offsetof(struct pb_rp_row, sm_mhz)), throttle = false;
+    for (size_t i = 0; i < n; i++)
+        throttle |= rows[i].throttle[0] != '\0';
     /* Without a fraction column, the report's ceilings give one. */
     for (size_t i = 0; i < n && !frac; i++)
         frac = pb__ceilings_find(&set->ceilings, rows[i].backend, rows[i].device) != NULL;
@@ -172,6 +178,16 @@ static void results_table(struct pb_sbuf *b, const struct pb_rp_set *set, const 
         pb__sb_printf(b, "<th>of ceiling</th>");
     if (speedup)
         pb__sb_printf(b, "<th>speed-up</th>");
+    if (power)
+        pb__sb_printf(b, "<th>power (W)</th>");
+    if (gflops_w)
+        pb__sb_printf(b, "<th>GFLOP/s per W</th>");
+    if (gbps_w)
+        pb__sb_printf(b, "<th>GB/s per W</th>");
+    if (clocks)
+        pb__sb_printf(b, "<th>SM / mem MHz</th>");
+    if (throttle)
+        pb__sb_printf(b, "<th>throttle</th>");
     pb__sb_printf(b, "<th>max error</th><th>check</th>");
     for (size_t e = 0; e < rows[0].n_extras; e++) {
         pb__sb_printf(b, "<th>");
@@ -212,6 +228,23 @@ static void results_table(struct pb_sbuf *b, const struct pb_rp_set *set, const 
             fraction_cell(b, set, r, used);
         if (speedup)
             cell_num(b, r->speedup, "%.3g");
+        if (power)
+            cell_num(b, r->power_w, "%.4g");
+        if (gflops_w)
+            cell_num(b, r->gflops_per_w, "%.4g");
+        if (gbps_w)
+            cell_num(b, r->gbps_per_w, "%.4g");
+        if (clocks) {
+            char sm[24] = "-", mem[24] = "-";
+            if (isfinite(r->sm_mhz))
+                snprintf(sm, sizeof sm, "%.0f", r->sm_mhz);
+            if (isfinite(r->mem_mhz))
+                snprintf(mem, sizeof mem, "%.0f", r->mem_mhz);
+            snprintf(buf, sizeof buf, "%s / %s", sm, mem);
+            cell_text(b, buf, false);
+        }
+        if (throttle)
+            cell_text(b, r->throttle[0] ? r->throttle : "-", true);
         cell_num(b, r->err_max, "%.2g");
         cell_text(b, r->check[0] ? r->check : "-", true);
         for (size_t e = 0; e < rows[0].n_extras; e++) {
@@ -225,6 +258,12 @@ static void results_table(struct pb_sbuf *b, const struct pb_rp_set *set, const 
         pb__sb_printf(b, "</tr>\n");
     }
     pb__sb_printf(b, "</tbody></table></div>\n");
+    if (power || clocks)
+        pb__sb_printf(b, "<p class=\"note\">power: the mean over the timed repetitions (checking left out), from the "
+                         "GPU's energy counter or sampled power (NVML) or the CPU packages' and DRAM's RAPL "
+                         "counters; per W: the rate over that power, i.e. the work per joule. Clocks are the "
+                         "mean of samples taken every 15 ms; throttle names what held the clocks back while "
+                         "measuring (power cap, thermal, sync boost), none when nothing did.</p>\n");
     if (!frac)
         return;
     pb__sb_printf(b, "<p class=\"note\">of ceiling: each rate against the ceiling that bounds it (parbench ceilings): "

@@ -43,8 +43,8 @@ static void free_kvs(struct pb_rp_kv *kv, size_t n)
 
 static void free_row(struct pb_rp_row *r)
 {
-    char **strs[] = {&r->bench, &r->backend, &r->variant, &r->device, &r->precision,
-                     &r->problem, &r->status, &r->reason, &r->timer, &r->check, &r->rank};
+    char **strs[] = {&r->bench, &r->backend, &r->variant, &r->device, &r->precision, &r->problem,
+                     &r->status, &r->reason, &r->timer, &r->check, &r->rank, &r->throttle, &r->energy_source};
     for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
         free(*strs[i]);
     free_kvs(r->params, r->n_params);
@@ -128,7 +128,8 @@ static struct pb_rp_row *new_row(struct pb_rp_set *set)
     memset(r, 0, sizeof *r);
     r->file = set->n_files - 1;
     double *nums[] = {&r->reps, &r->min, &r->max, &r->median, &r->mean, &r->stddev, &r->cv,
-                      &r->gflops, &r->gbps, &r->speedup, &r->err_max, &r->fraction};
+                      &r->gflops, &r->gbps, &r->speedup, &r->err_max, &r->fraction, &r->energy_j,
+                      &r->power_w, &r->gflops_per_w, &r->gbps_per_w, &r->sm_mhz, &r->mem_mhz};
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
         *nums[i] = NAN;
     return r;
@@ -137,8 +138,8 @@ static struct pb_rp_row *new_row(struct pb_rp_set *set)
 /* Strings never NULL once a row is complete. */
 static bool fill_strings(struct pb_rp_row *r)
 {
-    char **strs[] = {&r->bench, &r->backend, &r->variant, &r->device, &r->precision,
-                     &r->problem, &r->status, &r->reason, &r->timer, &r->check, &r->rank};
+    char **strs[] = {&r->bench, &r->backend, &r->variant, &r->device, &r->precision, &r->problem,
+                     &r->status, &r->reason, &r->timer, &r->check, &r->rank, &r->throttle, &r->energy_source};
     for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
         if (!*strs[i] && !(*strs[i] = strdup("")))
             return false;
@@ -181,7 +182,7 @@ static bool json_known(const char *key)
                                         "ranks", "rank",
                                         "params", "problem", "status", "reason", "time_s", "timer",
                                         "host_time_s", "gflops", "gbps", "speedup", "verification",
-                                        "ceiling_fraction"};
+                                        "ceiling_fraction", "energy"};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strcmp(key, known[i]) == 0)
             return true;
@@ -225,6 +226,15 @@ static pb_status json_row(struct pb_rp_set *set, const char *bench, const cJSON 
     r->gbps = jnum(o, "gbps");
     r->speedup = jnum(o, "speedup");
     r->fraction = jnum(o, "ceiling_fraction");
+    const cJSON *en = cJSON_GetObjectItemCaseSensitive(o, "energy");
+    r->energy_j = jnum(en, "energy_j");
+    r->power_w = jnum(en, "power_w");
+    r->gflops_per_w = jnum(en, "gflops_per_w");
+    r->gbps_per_w = jnum(en, "gbps_per_w");
+    r->sm_mhz = jnum(en, "sm_mhz");
+    r->mem_mhz = jnum(en, "mem_mhz");
+    r->throttle = dup_or_empty(jstr(en, "throttle"));
+    r->energy_source = dup_or_empty(jstr(en, "source"));
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "verification");
     r->err_max = jnum(v, "err_max");
     r->check = dup_or_empty(jstr(v, "mode"));
@@ -428,7 +438,8 @@ static pb_status load_csv(struct pb_rp_set *set, const char *path, const char *t
                                         "reason", "reps", "min_s", "median_s", "mean_s", "trimmed_mean_s",
                                         "stddev_s", "cv", "timer", "host_median_s", "gflops", "gbps",
                                         "speedup", "err_norm", "err_max", "tolerance", "check",
-                                        "ceiling_fraction"};
+                                        "ceiling_fraction", "energy_j", "power_w", "gflops_per_w", "gbps_per_w",
+                                        "sm_mhz", "mem_mhz", "throttle", "energy_source"};
     pb_status st = PB_OK;
     int line = 1;
     while (*p && st == PB_OK) {
@@ -487,6 +498,14 @@ static pb_status load_csv(struct pb_rp_set *set, const char *path, const char *t
         r->speedup = parse_num(COL("speedup"));
         r->err_max = parse_num(COL("err_max"));
         r->fraction = parse_num(COL("ceiling_fraction"));
+        r->energy_j = parse_num(COL("energy_j"));
+        r->power_w = parse_num(COL("power_w"));
+        r->gflops_per_w = parse_num(COL("gflops_per_w"));
+        r->gbps_per_w = parse_num(COL("gbps_per_w"));
+        r->sm_mhz = parse_num(COL("sm_mhz"));
+        r->mem_mhz = parse_num(COL("mem_mhz"));
+        r->throttle = dup_or_empty(COL("throttle"));
+        r->energy_source = dup_or_empty(COL("energy_source"));
 #undef COL
         /* the benchmark's parameters: between "threads" and "problem", but "ranks" and "rank" */
         bool param[nh > 0 ? nh : 1];

@@ -26,6 +26,9 @@ struct pb_rp_row {
     size_t n_params, n_extras;
     /* Seconds and rates; NAN when absent. */
     double reps, min, max, median, mean, stddev, cv, gflops, gbps, speedup, err_max, fraction;
+    /* Energy over the timed repetitions (output/result.h); NAN when absent. */
+    double energy_j, power_w, gflops_per_w, gbps_per_w, sm_mhz, mem_mhz;
+    char *throttle, *energy_source; /* "" when absent */
     double *samples;
     size_t n_samples;
 };

@@ -349,6 +349,17 @@ static pb_status cuda_timer_elapsed(pb_timer *t, double *seconds)
     return PB_OK;
 }
 
+// ---- energy -------------------------------------------------------------------
+
+// NVML finds the GPU by its PCI bus id (core/energy.h), never by index.
+static pb_status cuda_energy_domain(pb_device *dev, struct pb_energy_domain *out)
+{
+    memset(out, 0, sizeof *out);
+    PB_CUDA_CHECK(cudaDeviceGetPCIBusId(out->pci_bus_id, sizeof out->pci_bus_id, dev->index));
+    out->kind = PB_ENERGY_PCI_GPU;
+    return PB_OK;
+}
+
 // ---- registration -------------------------------------------------------------
 
 static const struct pb_variant cuda_variants[] = {
@@ -435,6 +446,7 @@ extern "C" const struct pb_backend pb__backend_cuda = {
     .timer_destroy = cuda_timer_destroy,
     .timer_record = cuda_timer_record,
     .timer_elapsed = cuda_timer_elapsed,
+    .energy_domain = cuda_energy_domain,
     .variants = cuda_variants,
     .n_variants = sizeof cuda_variants / sizeof cuda_variants[0],
 };

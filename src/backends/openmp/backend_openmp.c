@@ -11,6 +11,7 @@
 #include "backends/openmp/peak.h"
 #include "core/backend_impl.h"
 #include "core/cpuinfo.h"
+#include "core/energy.h"
 
 static int omp_device_count(void) { return 1; }
 
@@ -120,6 +121,7 @@ const struct pb_backend pb__backend_openmp = {
     .device_count = omp_device_count,
     .open = omp_open,
     .info = omp_info,
+    .energy_domain = pb__energy_domain_host,
     .fill = pb__omp_fill,
     .variants = omp_variants,
     .n_variants = sizeof omp_variants / sizeof omp_variants[0],

@@ -4,6 +4,7 @@
 #include "backends/ref/ref.h"
 #include "core/backend_impl.h"
 #include "core/cpuinfo.h"
+#include "core/energy.h"
 #include "core/kernel_data.h"
 
 static int ref_device_count(void) { return 1; }
@@ -46,6 +47,7 @@ const struct pb_backend pb__backend_ref = {
     .device_count = ref_device_count,
     .open = ref_open,
     .info = ref_info,
+    .energy_domain = pb__energy_domain_host,
     .variants = ref_variants,
     .n_variants = sizeof ref_variants / sizeof ref_variants[0],
 };
