@@ -112,7 +112,8 @@ static void test_loop(void **state)
         usable++;
         bool host = strcmp(pb_backend_name(b), "ref") == 0 || strcmp(pb_backend_name(b), "openmp") == 0;
         /* an OpenCL device is a context and a program build each turn */
-        int turns = env && atoi(env) > 0 ? atoi(env) : host ? 10000 : strcmp(pb_backend_name(b), "opencl") == 0 ? 1000 : 2000;
+        bool opencl = strcmp(pb_backend_name(b), "opencl") == 0;
+        int turns = env && atoi(env) > 0 ? atoi(env) : host ? 10000 : opencl ? 1000 : 2000;
         int warm = turns / 10 > 0 ? turns / 10 : 1;
         double rss0 = NAN, dev0 = NAN, dev1 = NAN;
         for (int t = 0; t < turns; t++) {

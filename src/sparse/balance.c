@@ -23,7 +23,11 @@ static int32_t group_for(int64_t nnz, int64_t rows, int64_t max_len)
     return g > n ? g : n;
 }
 
-static int64_t passes(int64_t rows, int32_t group) { return (rows + PB_BAL_THREADS / group - 1) / (PB_BAL_THREADS / group); }
+static int64_t passes(int64_t rows, int32_t group)
+{
+    int64_t per_pass = PB_BAL_THREADS / group;
+    return (rows + per_pass - 1) / per_pass;
+}
 
 pb_status pb__bal_plan(const int32_t *ptr, int32_t rows, int32_t block_nnz, struct pb_bal_plan *out)
 {
@@ -70,7 +74,8 @@ pb_status pb__bal_plan(const int32_t *ptr, int32_t rows, int32_t block_nnz, stru
                 pb__bal_free(out);
                 return pb__fail(PB_ERR_INVALID, "spmv balance: more than %lld blocks", (long long)cap);
             }
-            out->blocks[n_blocks++] = (struct pb_bal_block){row0, i, ptr[row0], ptr[i], group_for(nnz, i - row0, max_len)};
+            out->blocks[n_blocks++] =
+                (struct pb_bal_block){row0, i, ptr[row0], ptr[i], group_for(nnz, i - row0, max_len)};
             row0 = i, nnz = 0, max_len = 0;
         }
         if (i == rows)
@@ -131,8 +136,8 @@ enum pb_spmv_pick pb__spmv_auto_pick(const struct pb_spmv_row_stats *s)
 
 void pb__spmv_pick_note(const char *kernel, const struct pb_spmv_row_stats *s, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s: ELL fill %.2f, rows %.1f +- %.0f%%, longest %d, %.0f%% empty", kernel, ell_fill(s), s->mean, 100 * s->cv, s->max_len,
-             100 * s->empty);
+    snprintf(buf, len, "%s: ELL fill %.2f, rows %.1f +- %.0f%%, longest %d, %.0f%% empty", kernel, ell_fill(s),
+             s->mean, 100 * s->cv, s->max_len, 100 * s->empty);
 }
 
 void pb__bal_free(struct pb_bal_plan *p)

@@ -215,7 +215,8 @@ static pb_status launch_balanced(pb_device *dev, pb_stream *s, const struct pb_s
         return st;
     size_t local = balanced_group(dev, k), elt = pb_precision_size(a->prec);
     if (local < 32 || balanced_local_bytes(a->prec, local) > pb__cl(dev)->local_mem)
-        return pb__fail(PB_ERR_UNSUPPORTED, "opencl/csr-balanced: needs work-groups of 32 and %zu bytes of local memory",
+        return pb__fail(PB_ERR_UNSUPPORTED,
+                        "opencl/csr-balanced: needs work-groups of 32 and %zu bytes of local memory",
                         balanced_local_bytes(a->prec, 32));
     cl_int n_pieces = c->n_pieces;
     cl_mem ptr = pb__cl_mem(a->ptr), idx = pb__cl_mem(a->idx), val = pb__cl_mem(a->val), x = pb__cl_mem(a->x),
