@@ -113,6 +113,7 @@ struct pb_cl_spmv_cache {
     pb_buf *blocks, *pieces, *partial, *counter;
     int32_t n_blocks, n_pieces, long_rows;
     enum pb_spmv_pick pick;
+    bool cpu; /* the device is a CPU (auto runs csr-scalar there), read with the plan */
     pb_buf *ell_idx, *ell_val;
     uint64_t ell_stamp[3];
     enum pb_precision ell_prec;
@@ -147,6 +148,13 @@ static pb_status upload_new(pb_device *dev, const void *src, size_t bytes, pb_bu
 {
     pb_status st = pb_buf_alloc(dev, PB_MEM_DEVICE, bytes ? bytes : 1, out);
     return st == PB_OK && bytes ? pb_buf_write(*out, 0, src, bytes) : st;
+}
+
+static bool on_cpu(const pb_device *dev)
+{
+    cl_device_type type = 0;
+    return clGetDeviceInfo(pb__cl(dev)->device, CL_DEVICE_TYPE, sizeof type, &type, NULL) == CL_SUCCESS &&
+           (type & CL_DEVICE_TYPE_CPU);
 }
 
 /* The plan and statistics of a's matrix, made from its row offsets (read
@@ -190,6 +198,7 @@ static pb_status plan_ready(pb_device *dev, const struct pb_spmv_args *a, struct
         return st;
     }
     c->ptr_stamp = a->ptr->stamp, c->rows = a->rows, c->nnz = a->nnz;
+    c->cpu = on_cpu(dev);
     return PB_OK;
 }
 
@@ -277,14 +286,10 @@ static pb_status ell_ready(pb_device *dev, const struct pb_spmv_args *a, struct 
     cl_int rows = a->rows, width = c->stats.max_len;
     cl_mem ptr = pb__cl_mem(a->ptr), idx = pb__cl_mem(a->idx), val = pb__cl_mem(a->val),
            eidx = pb__cl_mem(c->ell_idx), eval = pb__cl_mem(c->ell_val);
-    if (st == PB_OK && ((st = pb__cl_set_arg(k->kernel, 0, sizeof rows, &rows)) != PB_OK ||
-                        (st = pb__cl_set_arg(k->kernel, 1, sizeof width, &width)) != PB_OK ||
-                        (st = pb__cl_set_arg(k->kernel, 2, sizeof ptr, &ptr)) != PB_OK ||
-                        (st = pb__cl_set_arg(k->kernel, 3, sizeof idx, &idx)) != PB_OK ||
-                        (st = pb__cl_set_arg(k->kernel, 4, sizeof val, &val)) != PB_OK ||
-                        (st = pb__cl_set_arg(k->kernel, 5, sizeof eidx, &eidx)) != PB_OK ||
-                        (st = pb__cl_set_arg(k->kernel, 6, sizeof eval, &eval)) != PB_OK)) {
-    }
+    const void *arg[] = {&rows, &width, &ptr, &idx, &val, &eidx, &eval};
+    const size_t size[] = {sizeof rows, sizeof width, sizeof ptr, sizeof idx, sizeof val, sizeof eidx, sizeof eval};
+    for (cl_uint i = 0; st == PB_OK && i < sizeof arg / sizeof arg[0]; i++)
+        st = pb__cl_set_arg(k->kernel, i, size[i], arg[i]);
     if (st == PB_OK) {
         size_t local = group_size(dev, k, ROWS_GROUP), global = round_up((size_t)a->rows, local);
         st = pb__cl_launch(dev, NULL, k->kernel, 1, &global, &local);
@@ -298,13 +303,6 @@ static pb_status ell_ready(pb_device *dev, const struct pb_spmv_args *a, struct 
     c->ell_stamp[0] = a->ptr->stamp, c->ell_stamp[1] = a->idx->stamp, c->ell_stamp[2] = a->val->stamp;
     c->ell_prec = a->prec;
     return PB_OK;
-}
-
-static bool on_cpu(const pb_device *dev)
-{
-    cl_device_type type = 0;
-    return clGetDeviceInfo(pb__cl(dev)->device, CL_DEVICE_TYPE, sizeof type, &type, NULL) == CL_SUCCESS &&
-           (type & CL_DEVICE_TYPE_CPU);
 }
 
 /* auto: as on CUDA (sparse/balance.h): the ELLT copy for rows of even
@@ -334,7 +332,7 @@ pb_status pb__cl_spmv_auto(pb_device *dev, const void *args, pb_stream *s)
     if (st != PB_OK || !a->rows)
         return st;
     if (c->pick == PB_PICK_BALANCED)
-        return on_cpu(dev) ? launch_rows(dev, s, a, "spmv_csr_scalar", false) : launch_balanced(dev, s, a, c);
+        return c->cpu ? launch_rows(dev, s, a, "spmv_csr_scalar", false) : launch_balanced(dev, s, a, c);
     struct pb_spmv_args ell = *a;
     ell.idx = c->ell_idx, ell.val = c->ell_val, ell.width = c->stats.max_len;
     return launch_rows(dev, s, &ell, "spmv_ellt", true);
@@ -346,7 +344,7 @@ pb_status pb__cl_spmv_auto_prepare(pb_device *dev, const void *args, char *note,
     struct pb_cl_spmv_cache *c;
     pb_status st = a->rows ? auto_ready(dev, a, &c) : PB_OK;
     if (st == PB_OK && a->rows)
-        pb__spmv_pick_note(c->pick == PB_PICK_ELLT ? "ellt" : on_cpu(dev) ? "csr-scalar" : "csr-balanced", &c->stats,
+        pb__spmv_pick_note(c->pick == PB_PICK_ELLT ? "ellt" : c->cpu ? "csr-scalar" : "csr-balanced", &c->stats,
                            note, len);
     return st;
 }
