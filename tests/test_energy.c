@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <ftw.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -360,20 +359,25 @@ static void test_nvml(void **state)
 
 /* ---- runs --------------------------------------------------------------------- */
 
-struct bumper {
-    pthread_t thread;
-    volatile bool stop;
-};
+/* RAPL over the test's tree, whose package counter is bumped 0.5 J before
+ * every read: the timed repetitions see energy, with no thread to race. */
+static const struct pb_energy_ops *rapl_ops;
+static struct pb_energy_ops bumping_ops;
 
-/* A CPU drawing 0.5 J every millisecond, as far as the tree tells. */
-static void *bump_along(void *arg)
+static bool bumping_counter(void *state, double *joules, char *why, size_t len)
 {
-    struct bumper *b = arg;
-    while (!b->stop) {
-        bump("intel-rapl:0", 500000, RANGE);
-        nanosleep(&(struct timespec){0, 1000000}, NULL);
-    }
-    return NULL;
+    bump("intel-rapl:0", 500000, RANGE);
+    return rapl_ops->counter(state, joules, why, len);
+}
+
+static bool open_bumping_rapl(const char *dir, const struct pb_energy_ops **ops, void **state, char *why, size_t len)
+{
+    if (!pb__rapl_open(dir, &rapl_ops, state, why, len))
+        return false;
+    bumping_ops = *rapl_ops;
+    bumping_ops.counter = bumping_counter;
+    *ops = &bumping_ops;
+    return true;
 }
 
 /* gemm ref/ikj at n over cfg.energy, one CSV row read back. */
@@ -427,11 +431,9 @@ static void test_run_with_energy(void **state)
     char path[512];
     pb_test_tmpfile(path, sizeof path, "energy-run");
     zone("intel-rapl:0", "package-0\n", 1000);
-    struct bumper b = {.stop = false};
-    assert_int_equal(pthread_create(&b.thread, NULL, bump_along, &b), 0);
-    struct csv *csv = run_gemm("320", true, path);
-    b.stop = true;
-    pthread_join(b.thread, NULL);
+    pb__energy_host_open = open_bumping_rapl;
+    struct csv *csv = run_gemm("64", true, path);
+    pb__energy_host_open = pb__rapl_open;
     assert_string_equal(csv_get(csv, 1, "energy_source"), "rapl");
     double power = atof(csv_get(csv, 1, "power_w")), median = atof(csv_get(csv, 1, "median_s"));
     double gflops = atof(csv_get(csv, 1, "gflops"));

@@ -208,6 +208,8 @@ bool pb__rapl_open(const char *root, const struct pb_energy_ops **ops, void **st
     return true;
 }
 
+bool (*pb__energy_host_open)(const char *, const struct pb_energy_ops **, void **, char *, size_t) = pb__rapl_open;
+
 #ifndef PB_HAVE_NVML
 bool pb__nvml_open(const char *pci_bus_id, const struct pb_energy_ops **ops, void **state, char *why, size_t len)
 {
@@ -323,7 +325,7 @@ pb_status pb__energy_open(pb_device *dev, pb_energy **out)
     if (st != PB_OK)
         snprintf(why, sizeof why, "%s", pb_last_error()[0] ? pb_last_error() : pb_status_message(st));
     else if (d.kind == PB_ENERGY_HOST_CPU)
-        ok = pb__rapl_open(NULL, &m->ops, &m->state, why, sizeof why);
+        ok = pb__energy_host_open(NULL, &m->ops, &m->state, why, sizeof why);
     else if (d.kind == PB_ENERGY_PCI_GPU)
         ok = pb__nvml_open(d.pci_bus_id, &m->ops, &m->state, why, sizeof why);
     else

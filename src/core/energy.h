@@ -110,6 +110,11 @@ struct pb_energy_ops {
 /* RAPL under root (NULL: PB_TEST_POWERCAP_DIR, else /sys/class/powercap).
  * False with why when no zone can be read. */
 bool pb__rapl_open(const char *root, const struct pb_energy_ops **ops, void **state, char *why, size_t len);
+/* Opens the host CPU's reading in pb__energy_open: pb__rapl_open by default;
+ * tests put a stand-in here (one whose counter moves on every read, so a run
+ * sees energy however its threads are scheduled). */
+extern bool (*pb__energy_host_open)(const char *root, const struct pb_energy_ops **ops, void **state, char *why,
+                                    size_t len);
 /* NVML for the GPU at pci_bus_id (PB_TEST_NVML_LIB names another library to
  * load, for tests). False with why when it cannot be measured. */
 bool pb__nvml_open(const char *pci_bus_id, const struct pb_energy_ops **ops, void **state, char *why,
