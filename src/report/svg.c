@@ -397,7 +397,7 @@ void pb__chart_svg(const struct pb_chart *c, struct pb_sbuf *b)
                     continue;
                 double px = cat ? X0 + slot * (x + 0.5) : axis_pos(&xa, x, X0, X1), py = axis_pos(&ya, y, Y1, Y0);
                 if (!started)
-                    pb__sb_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\"%s points=\"", color,
+                    pb__sb_printf(b, "<polyline class=\"pb-data\" fill=\"none\" stroke=\"%s\" stroke-width=\"%s\"%s points=\"", color,
                                   s->style == PB_SERIES_DASHED ? "1.5" : "2",
                                   s->style == PB_SERIES_DASHED ? " stroke-dasharray=\"5,3\"" : "");
                 pb__sb_printf(b, "%s%.1f,%.1f", started ? " " : "", px, py);
@@ -424,11 +424,11 @@ void pb__chart_svg(const struct pb_chart *c, struct pb_sbuf *b)
             double py = axis_pos(&ya, y, Y1, Y0);
             if (bars) {
                 double px = X0 + slot * x + slot * 0.1 + bar_w * (double)si;
-                pb__sb_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>", px,
+                pb__sb_printf(b, "<rect class=\"pb-data\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>", px,
                               py, bar_w > 1 ? bar_w - 0.5 : bar_w, Y1 - py > 0 ? Y1 - py : 0, color);
             } else {
                 double px = cat ? X0 + slot * (x + 0.5) : axis_pos(&xa, x, X0, X1);
-                pb__sb_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>", px, py, color);
+                pb__sb_printf(b, "<circle class=\"pb-data\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>", px, py, color);
             }
             pb__sb_escape(b, tip);
             pb__sb_printf(b, "</title></%s>\n", bars ? "rect" : "circle");

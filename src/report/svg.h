@@ -1,6 +1,7 @@
 /* Charts written as SVG text, no dependencies: line charts (numeric or
  * categorical x, linear or log axes), grouped bar charts and reference lines
- * (ceilings). Non-finite values are left out, never written. */
+ * (ceilings). Non-finite values are left out, never written. Every mark that
+ * draws a measured value has class "pb-data" (the layout check counts them). */
 #ifndef PARBENCH_REPORT_SVG_H
 #define PARBENCH_REPORT_SVG_H
 
