@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <math.h>
 #include <spawn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,8 @@
 #include "report/charts.h"
 #include "report/cli_util.h"
 #include "report/report.h"
+#include "report/study.h"
+#include "report/summary.h"
 
 /* Where no ceilings file gave a device's copy ceiling, the best measured
  * device-to-device copy of the bandwidth benchmark stands in. */
@@ -85,7 +88,9 @@ static const char css[] =
     "th{background:#f2f2f2;position:sticky;top:0}td.t{text-align:left}"
     "tr.FAILED td,tr.ERROR td{background:#fde2e2}tr.SKIP td,tr.UNSUPPORTED td{color:#888;background:#f7f7f7}"
     ".scroll{max-height:520px;overflow:auto;border:1px solid #eee}"
-    "nav li{font-size:14px}.note{font-size:13px;color:#555}h3{font-size:16px}";
+    "nav li{font-size:14px}.note{font-size:13px;color:#555}h3{font-size:16px}"
+    "td.noisy{background:#fff3c4}td.behind{color:#a40000}td.wrap{white-space:normal;max-width:760px}"
+    ".superseded{background:#fff3c4;padding:4px 8px;font-size:13px}";
 
 static void cell_text(struct pb_sbuf *b, const char *s, bool left)
 {
@@ -94,12 +99,15 @@ static void cell_text(struct pb_sbuf *b, const char *s, bool left)
     pb__sb_printf(b, "</td>");
 }
 
+/* fmt with %g keeps large numbers whole: 60000, not 6e+04. */
 static void cell_num(struct pb_sbuf *b, double x, const char *fmt)
 {
-    if (isfinite(x))
-        pb__sb_printf(b, "<td>"), pb__sb_printf(b, fmt, x), pb__sb_printf(b, "</td>");
-    else
+    if (!isfinite(x))
         pb__sb_printf(b, "<td>-</td>");
+    else if (strchr(fmt, 'g') && fabs(x) >= 1e4 && fabs(x) < 1e15)
+        pb__sb_printf(b, "<td>%.0f</td>", x);
+    else
+        pb__sb_printf(b, "<td>"), pb__sb_printf(b, fmt, x), pb__sb_printf(b, "</td>");
 }
 
 static bool any_finite(const struct pb_rp_row *rows, size_t n, size_t offset)
@@ -152,7 +160,7 @@ static void results_table(struct pb_sbuf *b, const struct pb_rp_set *set, const 
     bool gflops = any_finite(rows, n, offsetof(struct pb_rp_row, gflops)),
          gbps = any_finite(rows, n, offsetof(struct pb_rp_row, gbps)),
          speedup = any_finite(rows, n, offsetof(struct pb_rp_row, speedup));
-    bool frac = any_finite(rows, n, offsetof(struct pb_rp_row, fraction)), used[N_NOTES] = {false};
+    bool frac = any_finite(rows, n, offsetof(struct pb_rp_row, fraction)), used[N_NOTES] = {false}, noisy = false;
     bool power = any_finite(rows, n, offsetof(struct pb_rp_row, power_w)),
          gflops_w = any_finite(rows, n, offsetof(struct pb_rp_row, gflops_per_w)),
          gbps_w = any_finite(rows, n, offsetof(struct pb_rp_row, gbps_per_w)),
@@ -219,7 +227,12 @@ static void results_table(struct pb_sbuf *b, const struct pb_rp_set *set, const 
         cell_text(b, buf, false);
         pb__rp_fmt_time(r->min, buf, sizeof buf);
         cell_text(b, buf, false);
-        cell_num(b, r->cv * 100, "%.1f%%");
+        if (pb__rp_noisy(r)) {
+            pb__sb_printf(b, "<td class=\"noisy\">%.1f%%<sup>n</sup></td>", r->cv * 100);
+            noisy = true;
+        } else {
+            cell_num(b, r->cv * 100, "%.1f%%");
+        }
         if (gflops)
             cell_num(b, r->gflops, "%.4g");
         if (gbps)
@@ -258,6 +271,10 @@ static void results_table(struct pb_sbuf *b, const struct pb_rp_set *set, const 
         pb__sb_printf(b, "</tr>\n");
     }
     pb__sb_printf(b, "</tbody></table></div>\n");
+    if (noisy)
+        pb__sb_printf(b, "<p class=\"note\"><sup>n</sup> noisy: the repetitions vary by more than %.0f%% (cv), so "
+                         "the median is uncertain; more --reps, a longer problem or a quieter machine narrow "
+                         "it.</p>\n", PB_RP_NOISY_CV * 100);
     if (power || clocks)
         pb__sb_printf(b, "<p class=\"note\">power: the mean over the timed repetitions (checking left out), from the "
                          "GPU's energy counter or sampled power (NVML) or the CPU packages' and DRAM's RAPL "
@@ -281,7 +298,7 @@ static void results_table(struct pb_sbuf *b, const struct pb_rp_set *set, const 
 static void status_counts(struct pb_sbuf *b, const struct pb_rp_set *set, const struct pb_rp_file *f)
 {
     static const char *const names[] = {"OK", "FAILED", "SKIP", "UNSUPPORTED", "ERROR"};
-    pb__sb_printf(b, "<p class=\"note\">%zu rows:", f->n_rows);
+    pb__sb_printf(b, "<p class=\"note\">%zu row%s:", f->n_rows, f->n_rows == 1 ? "" : "s");
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         size_t c = 0;
         for (size_t i = 0; i < f->n_rows; i++)
@@ -316,65 +333,230 @@ static void ceilings_table(struct pb_sbuf *b, const struct pb_rp_set *set)
                      "results.</p>\n");
 }
 
-static void render_html(struct pb_sbuf *b, const struct pb_rp_set *set, const struct pb_rp_charts *ch,
-                        const char *title, const char *preamble)
+/* What the page is made of, besides the rows. */
+struct page {
+    const struct pb_rp_set *set;
+    const struct pb_rp_charts *ch;
+    size_t *superseded; /* per row: the file of a newer measurement, or SIZE_MAX */
+    struct pb_rp_summary_line *lines;
+    size_t n_lines;
+    size_t *order; /* the files, those of the studies first, in the studies' order */
+};
+
+static size_t file_study(const struct pb_rp_file *f)
 {
-    pb__sb_printf(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>");
-    pb__sb_escape(b, title);
-    pb__sb_printf(b, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>", css);
-    pb__sb_escape(b, title);
-    pb__sb_printf(b, "</h1>\n<p class=\"ctx\">parbench %s (%s); %zu result files, %zu rows.</p>\n<nav><ul>\n",
-                  pb_version(), pb_git_commit(), set->n_files, set->n_rows);
-    for (size_t i = 0; i < set->n_files; i++) {
-        pb__sb_printf(b, "<li><a href=\"#f%zu\">", i);
-        pb__sb_escape(b, set->files[i].bench[0] ? set->files[i].bench : "results");
-        pb__sb_printf(b, " — ");
-        pb__sb_escape(b, set->files[i].name);
-        pb__sb_printf(b, "</a></li>\n");
+    const char *id = f->bench[0] ? pb__rp_study_of(f->bench, 0) : NULL;
+    return id ? (size_t)atoi(id) : SIZE_MAX;
+}
+
+static const struct pb_rp_set *sort_set; /* for by_study: qsort has no context argument */
+
+static int by_study(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    size_t sx = file_study(&sort_set->files[x]), sy = file_study(&sort_set->files[y]);
+    if (sx != sy)
+        return sx < sy ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+/* Properties worth a line of context, per kind of device. */
+static const char *const device_facts[] = {
+    "compute_capability", "multiprocessors", "global_memory", "gpu_clock", "memory_clock", "pcie_link", "ecc",
+    "copy_engines", "driver_version", "runtime_version", "platform", "platform_version", "device_version",
+    "compute_units", "max_clock", "cores", "threads", "simd", "memory", "cache_l3"};
+
+static void devices_section(struct pb_sbuf *b, const struct pb_rp_set *set)
+{
+    pb__sb_printf(b, "<section>\n<h2 id=\"devices\">Devices</h2>\n");
+    if (!set->n_devices) {
+        pb__sb_printf(b, "<p class=\"note\">No devices file among the inputs: <code>parbench devices --format json "
+                         "&gt; devices.json</code> on the machine that ran them, beside the results, puts the "
+                         "driver, runtime, clocks and unit counts here.</p>\n</section>\n");
+        return;
     }
-    if (preamble)
+    pb__sb_printf(b, "<table><thead><tr><th>backend</th><th>device</th><th>kind</th><th>properties</th></tr></thead>"
+                     "<tbody>\n");
+    for (size_t i = 0; i < set->n_devices; i++) {
+        const struct pb_rp_device *d = &set->devices[i];
+        pb__sb_printf(b, "<tr>");
+        cell_text(b, d->backend, true);
+        cell_text(b, d->name, true);
+        cell_text(b, d->kind, true);
+        pb__sb_printf(b, "<td class=\"t wrap\">");
+        bool first = true;
+        for (size_t k = 0; k < sizeof device_facts / sizeof device_facts[0]; k++)
+            for (size_t p = 0; p < d->n_props; p++)
+                if (strcmp(d->props[p].key, device_facts[k]) == 0) {
+                    pb__sb_printf(b, "%s", first ? "" : "; ");
+                    pb__sb_escape(b, d->props[p].key);
+                    pb__sb_printf(b, ": ");
+                    pb__sb_escape(b, d->props[p].text);
+                    first = false;
+                }
+        pb__sb_printf(b, "</td></tr>\n");
+    }
+    pb__sb_printf(b, "</tbody></table>\n</section>\n");
+}
+
+static void nav_file(struct pb_sbuf *b, const struct page *pg, size_t i)
+{
+    const struct pb_rp_file *f = &pg->set->files[i];
+    pb__sb_printf(b, "<li><a href=\"#f%zu\">", i);
+    pb__sb_escape(b, f->bench[0] ? f->bench : "results");
+    pb__sb_printf(b, " — ");
+    pb__sb_escape(b, f->name);
+    pb__sb_printf(b, "</a></li>");
+}
+
+/* The table of contents: the studies with their files, then the rest. */
+static void nav(struct pb_sbuf *b, const struct page *pg, bool study_preamble)
+{
+    const struct pb_rp_set *set = pg->set;
+    pb__sb_printf(b, "<nav><ul>\n<li><a href=\"#summary\">summary</a></li>\n");
+    if (study_preamble)
         pb__sb_printf(b, "<li><a href=\"#study\">the study's figures beside ours</a></li>\n");
+    pb__sb_printf(b, "<li><a href=\"#devices\">devices</a></li>\n");
+    for (size_t s = 0; s < pb__study_count(); s++) {
+        const struct pb_study *st = pb__study_at(s);
+        bool any = false;
+        for (size_t i = 0; i < set->n_files; i++) {
+            const char *bench = set->files[i].bench;
+            bool in = false;
+            for (size_t k = 0; !in && bench[0]; k++) {
+                const char *id = pb__rp_study_of(bench, k);
+                if (!id)
+                    break;
+                in = strcmp(id, st->id) == 0;
+            }
+            if (!in)
+                continue;
+            if (!any) {
+                pb__sb_printf(b, "<li>study %s: ", st->id);
+                pb__sb_escape(b, st->title);
+                pb__sb_printf(b, "<ul>");
+            }
+            any = true;
+            nav_file(b, pg, i);
+        }
+        if (any)
+            pb__sb_printf(b, "</ul></li>\n");
+    }
+    bool other = false;
+    for (size_t i = 0; i < set->n_files; i++)
+        if (file_study(&set->files[i]) == SIZE_MAX) {
+            if (!other)
+                pb__sb_printf(b, "<li>beyond the studies<ul>");
+            other = true;
+            nav_file(b, pg, i);
+        }
+    if (other)
+        pb__sb_printf(b, "</ul></li>\n");
     pb__sb_printf(b, "<li><a href=\"#roofline\">roofline</a></li>\n");
-    for (size_t c = 0; c < ch->n; c++)
-        if (ch->file[c] == PB_RP_SCALING) {
+    for (size_t c = 0; c < pg->ch->n; c++)
+        if (pg->ch->file[c] == PB_RP_SCALING) {
             pb__sb_printf(b, "<li><a href=\"#scaling\">scaling</a></li>\n");
             break;
         }
     if (set->ceilings.n)
         pb__sb_printf(b, "<li><a href=\"#ceilings\">ceilings</a></li>\n");
     pb__sb_printf(b, "</ul></nav>\n");
+}
+
+/* Rows of file fi measured again in a newer file: how many, and where. */
+static void superseded_note(struct pb_sbuf *b, const struct page *pg, size_t fi)
+{
+    const struct pb_rp_file *f = &pg->set->files[fi];
+    size_t count = 0, newer = SIZE_MAX;
+    for (size_t i = 0; pg->superseded && i < f->n_rows; i++)
+        if (pg->superseded[f->first_row + i] != SIZE_MAX) {
+            count++;
+            newer = pg->superseded[f->first_row + i];
+        }
+    if (!count)
+        return;
+    const struct pb_rp_file *nf = &pg->set->files[newer];
+    if (count == f->n_rows)
+        pb__sb_printf(b, "<p class=\"superseded\">Superseded: %s measured again in a newer file (<a href=\"#f%zu\">",
+                      count == 1 ? "its row was" : "all its rows were", newer);
+    else
+        pb__sb_printf(b, "<p class=\"superseded\">Superseded: %zu of its %zu rows %s measured again in a newer "
+                         "file (<a href=\"#f%zu\">", count, f->n_rows, count == 1 ? "was" : "were", newer);
+    pb__sb_escape(b, nf->name);
+    pb__sb_printf(b, "</a>, ");
+    pb__sb_escape(b, nf->date);
+    pb__sb_printf(b, "%s); the summary uses the newer.</p>\n", count > 1 ? ", among others" : "");
+}
+
+static void file_section(struct pb_sbuf *b, const struct page *pg, size_t i)
+{
+    const struct pb_rp_set *set = pg->set;
+    const struct pb_rp_file *f = &set->files[i];
+    pb__sb_printf(b, "<section>\n<h2 id=\"f%zu\">", i);
+    pb__sb_escape(b, f->bench[0] ? f->bench : "results");
+    pb__sb_printf(b, " — ");
+    pb__sb_escape(b, f->name);
+    pb__sb_printf(b, "</h2>\n<p class=\"ctx\">");
+    const char *labels[] = {"date", "commit", "host", "cpu", "command"};
+    const char *values[] = {f->date, f->commit, f->host, f->cpu, f->command};
+    for (size_t k = 0; k < 5; k++)
+        if (values[k] && values[k][0]) {
+            pb__sb_printf(b, "%s: ", labels[k]);
+            pb__sb_escape(b, values[k]);
+            pb__sb_printf(b, "; ");
+        }
+    pb__sb_printf(b, "</p>\n");
+    superseded_note(b, pg, i);
+    status_counts(b, set, f);
+    pb__sb_printf(b, "<div class=\"charts\">\n");
+    for (size_t c = 0; c < pg->ch->n; c++)
+        if (pg->ch->file[c] == i)
+            pb__chart_svg(&pg->ch->charts[c], b);
+    pb__sb_printf(b, "</div>\n");
+    if (f->n_rows)
+        results_table(b, set, f);
+    pb__sb_printf(b, "</section>\n");
+}
+
+/* Devices of rooflines drawn without roofs: no ceilings were given for them. */
+static void roofline_hint(struct pb_sbuf *b, const struct pb_rp_set *set)
+{
+    bool missing = false;
+    for (size_t i = 0; i < set->n_rows && !missing; i++) {
+        const struct pb_rp_row *r = &set->rows[i];
+        missing = pb__rp_ok(r) && r->gflops > 0 && r->gbps > 0 &&
+                  !pb__ceilings_find(&set->ceilings, r->backend, r->device);
+    }
+    if (missing)
+        pb__sb_printf(b, "<p class=\"note\">Some devices have no roofs: no ceilings were given for them. "
+                         "<code>parbench ceilings -o ceilings.json</code> on the machine that ran the results, "
+                         "then the file among the report's inputs (or --ceilings), draws them.</p>\n");
+}
+
+static void render_html(struct pb_sbuf *b, const struct page *pg, const char *title, const char *preamble)
+{
+    const struct pb_rp_set *set = pg->set;
+    const struct pb_rp_charts *ch = pg->ch;
+    pb__sb_printf(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>");
+    pb__sb_escape(b, title);
+    pb__sb_printf(b, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>", css);
+    pb__sb_escape(b, title);
+    pb__sb_printf(b, "</h1>\n<p class=\"ctx\">parbench %s (%s); %zu result file%s, %zu row%s.</p>\n", pb_version(),
+                  pb_git_commit(), set->n_files, set->n_files == 1 ? "" : "s", set->n_rows,
+                  set->n_rows == 1 ? "" : "s");
+    nav(b, pg, preamble != NULL);
     if (preamble)
         pb__sb_printf(b, "%s", preamble);
-    for (size_t i = 0; i < set->n_files; i++) {
-        const struct pb_rp_file *f = &set->files[i];
-        pb__sb_printf(b, "<section>\n<h2 id=\"f%zu\">", i);
-        pb__sb_escape(b, f->bench[0] ? f->bench : "results");
-        pb__sb_printf(b, " — ");
-        pb__sb_escape(b, f->name);
-        pb__sb_printf(b, "</h2>\n<p class=\"ctx\">");
-        const char *labels[] = {"date", "commit", "host", "cpu", "command"};
-        const char *values[] = {f->date, f->commit, f->host, f->cpu, f->command};
-        for (size_t k = 0; k < 5; k++)
-            if (values[k] && values[k][0]) {
-                pb__sb_printf(b, "%s: ", labels[k]);
-                pb__sb_escape(b, values[k]);
-                pb__sb_printf(b, "; ");
-            }
-        pb__sb_printf(b, "</p>\n");
-        status_counts(b, set, f);
-        pb__sb_printf(b, "<div class=\"charts\">\n");
-        for (size_t c = 0; c < ch->n; c++)
-            if (ch->file[c] == i)
-                pb__chart_svg(&ch->charts[c], b);
-        pb__sb_printf(b, "</div>\n");
-        if (f->n_rows)
-            results_table(b, set, f);
-        pb__sb_printf(b, "</section>\n");
-    }
+    pb__rp_summary_html(b, set, pg->lines, pg->n_lines);
+    devices_section(b, set);
+    for (size_t k = 0; k < set->n_files; k++)
+        file_section(b, pg, pg->order[k]);
     pb__sb_printf(b, "<section>\n<h2 id=\"roofline\">Roofline</h2>\n<p class=\"note\">Every OK row with both "
                      "GFLOP/s and GB/s, placed at its arithmetic intensity (the benchmark's FLOP count over "
                      "its byte count). Roofs: min(FMA peak, intensity x memory ceiling) of the device, drawn "
-                     "when its ceilings were measured (parbench ceilings).</p>\n<div class=\"charts\">\n");
+                     "when its ceilings were measured (parbench ceilings).</p>\n");
+    roofline_hint(b, set);
+    pb__sb_printf(b, "<div class=\"charts\">\n");
     size_t roofs = 0;
     for (size_t c = 0; c < ch->n; c++)
         if (ch->file[c] == PB_RP_ROOFLINE) {
@@ -426,12 +608,29 @@ static int report_write(char **inputs, int n, const char *ceilings, const char *
         if (st != PB_OK)
             rc = pb__cli_fail(st);
     }
+    struct page pg = {.set = &set, .ch = &ch};
     if (rc == PB_EXIT_OK) {
+        pb_status st = pb__rp_superseded(&set, &pg.superseded);
+        if (st == PB_OK)
+            st = pb__rp_summarize(&set, pg.superseded, &pg.lines, &pg.n_lines);
+        if (st == PB_OK && !(pg.order = malloc((set.n_files ? set.n_files : 1) * sizeof *pg.order)))
+            st = pb__fail(PB_ERR_NOMEM, "out of memory");
+        if (st != PB_OK)
+            rc = pb__cli_fail(st);
+    }
+    if (rc == PB_EXIT_OK) {
+        for (size_t i = 0; i < set.n_files; i++)
+            pg.order[i] = i;
+        sort_set = &set;
+        qsort(pg.order, set.n_files, sizeof *pg.order, by_study);
         struct pb_sbuf b = {0};
-        render_html(&b, &set, &ch, title, preamble);
+        render_html(&b, &pg, title, preamble);
         rc = write_text(out, &b);
         pb__sb_free(&b);
     }
+    free(pg.superseded);
+    free(pg.lines);
+    free(pg.order);
     pb__rp_charts_free(&ch);
     pb__rp_free(&set);
     return rc;

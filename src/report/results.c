@@ -62,6 +62,12 @@ void pb__rp_free(struct pb_rp_set *set)
         for (size_t k = 0; k < sizeof strs / sizeof strs[0]; k++)
             free(*strs[k]);
     }
+    for (size_t i = 0; i < set->n_devices; i++) {
+        struct pb_rp_device *d = &set->devices[i];
+        free(d->backend), free(d->name), free(d->kind);
+        free_kvs(d->props, d->n_props);
+    }
+    free(set->devices);
     free(set->rows);
     free(set->files);
     pb__ceilings_free(&set->ceilings);
@@ -277,9 +283,50 @@ static pb_status json_row(struct pb_rp_set *set, const char *bench, const cJSON 
     return fill_strings(r) ? PB_OK : pb__fail(PB_ERR_NOMEM, "out of memory");
 }
 
+/* parbench devices --format json: an array of {backend, name, kind, properties}. */
+static bool is_devices(const cJSON *doc)
+{
+    const cJSON *first = cJSON_IsArray(doc) ? cJSON_GetArrayItem(doc, 0) : NULL;
+    return first && jstr(first, "backend") && jstr(first, "name") &&
+           cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(first, "properties"));
+}
+
+static pb_status load_devices(struct pb_rp_set *set, const cJSON *doc)
+{
+    const cJSON *o;
+    cJSON_ArrayForEach(o, doc)
+    {
+        if (!jstr(o, "backend") || !jstr(o, "name"))
+            continue;
+        struct pb_rp_device *bigger = realloc(set->devices, (set->n_devices + 1) * sizeof *bigger);
+        if (!bigger)
+            return pb__fail(PB_ERR_NOMEM, "out of memory");
+        set->devices = bigger;
+        struct pb_rp_device *d = &set->devices[set->n_devices++];
+        memset(d, 0, sizeof *d);
+        d->backend = strdup(jstr(o, "backend"));
+        d->name = strdup(jstr(o, "name"));
+        d->kind = dup_or_empty(jstr(o, "kind"));
+        if (!d->backend || !d->name || !d->kind)
+            return pb__fail(PB_ERR_NOMEM, "out of memory");
+        const cJSON *p;
+        cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(o, "properties"))
+        {
+            if (cJSON_IsString(p) && add_kv(&d->props, &d->n_props, p->string, p->valuestring, NAN) != PB_OK)
+                return pb__fail(PB_ERR_NOMEM, "out of memory");
+        }
+    }
+    return PB_OK;
+}
+
 static pb_status load_json(struct pb_rp_set *set, const char *path, const char *text, bool quiet)
 {
     cJSON *doc = cJSON_Parse(text);
+    if (is_devices(doc)) {
+        pb_status st = load_devices(set, doc);
+        cJSON_Delete(doc);
+        return st;
+    }
     const cJSON *results = cJSON_GetObjectItemCaseSensitive(doc, "results");
     if (doc && cJSON_GetObjectItemCaseSensitive(doc, "parbench_ceilings")) {
         cJSON_Delete(doc);

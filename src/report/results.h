@@ -40,15 +40,25 @@ struct pb_rp_file {
     size_t first_row, n_rows;
 };
 
+/* A device as `parbench devices --format json` describes it. */
+struct pb_rp_device {
+    char *backend, *name, *kind;
+    struct pb_rp_kv *props; /* its properties in file order */
+    size_t n_props;
+};
+
 struct pb_rp_set {
     struct pb_rp_row *rows;
     size_t n_rows, cap_rows;
     struct pb_rp_file *files;
     size_t n_files;
     struct pb_ceilings ceilings; /* from ceilings files among the inputs */
+    struct pb_rp_device *devices; /* from devices files among the inputs */
+    size_t n_devices;
 };
 
-/* Adds a results file (.json or .csv, by content) or a ceilings file to set;
+/* Adds a results file (.json or .csv, by content), a ceilings file or a
+ * devices file (parbench devices --format json) to set;
  * a directory adds its .json and .csv files in name order, skipping those that
  * are neither. PB_ERR_IO / PB_ERR_PARSE with a message naming the file. */
 pb_status pb__rp_load(struct pb_rp_set *set, const char *path);
