@@ -100,6 +100,33 @@ count "$tmp/broadcast3.csv" ",8,8 B," 8
 expect 0 "$mpiexec" -n 1 "$pb" run pingpong --size 8 --backend ref --quiet
 count "$tmp/out" "SKIP: pingpong needs two ranks" 2
 
+# spmv-dist with every rank reading its own rows: the same partition, halos
+# and results as rank 0 reading them all (files of every kind, a generator);
+# a planted fault FAILED; a malformed file one clear error on every rank, no hang.
+data=$(cd "$(dirname "$0")/data" && pwd)
+mats="$data/general.mtx,$data/symmetric_crlf.mtx,$data/skew_integer.mtx,$data/array_general.mtx,powerlaw:3000:8"
+# variant, matrix, then the extras that describe the partition (not the times)
+shape() { awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+                   { sub(/ \(read by each\)/, "", $c["problem"])
+                     print $c["backend"], $c["variant"], $c["problem"], $c["status"], $c["halo_bytes"],
+                           $c["neighbours"], $c["boundary_fraction"] }' "$1"; }
+for reader in one each; do
+    expect 0 "$mpiexec" -n 3 "$pb" run spmv-dist --matrix "$mats" --reader $reader --backend ref,openmp --reps 2 \
+        --precision double --quiet --out "$tmp/sd-$reader.csv"
+    count "$tmp/sd-$reader.csv" ",OK," 20
+done
+if [ -n "$(shape "$tmp/sd-one.csv")" ] && diff <(shape "$tmp/sd-one.csv") <(shape "$tmp/sd-each.csv") >"$tmp/diff"; then
+    ok
+else
+    bad "spmv-dist --reader each partitions differently from --reader one"; head -5 "$tmp/diff"
+fi
+expect 1 "$mpiexec" -n 2 "$pb" run spmv-dist --matrix "$data/symmetric_crlf.mtx,lap2d:30" --reader each --backend ref \
+    --reps 2 --quiet --inject-fault
+count "$tmp/out" " FAILED" 4
+printf '%%%%MatrixMarket matrix coordinate real general\n4 4 3\n1 1 1\n2 2 2\n4 4 x\n' >"$tmp/bad.mtx"
+expect 3 "$mpiexec" -n 3 "$pb" run spmv-dist --matrix "$tmp/bad.mtx" --reader each --backend ref --quiet
+contains "$tmp/out" "bad.mtx:5: value"
+
 # Scaling tables from runs at 1, 2 and 3 ranks appended to one file, and the
 # projection beside them.
 sd="run spmv-dist --matrix lap2d:40 --backend ref --reps 2 --quiet --out $tmp/sd.csv"

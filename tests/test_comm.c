@@ -416,7 +416,7 @@ static void test_spmv_dist(void **state)
     for (size_t m = 0; m < PB_ARRAY_LEN(mats); m++)
         for (size_t b = 0; b < 2; b++)
             p[np++] = (struct pb_problem){.prec = (m + b) % 2 ? PB_DOUBLE : PB_FLOAT,
-                                          .s = {mats[m], bal[b], "default"}};
+                                          .s = {mats[m], bal[b], "default", (m + b) % 3 ? "one" : "each"}};
     const char *backends[] = {"ref", "openmp"};
     struct pb_context ctx;
     char *argv[] = {"test_comm"};

@@ -692,6 +692,94 @@ static void test_data_files(void **state)
 #undef READ
 }
 
+/* ---- a share of the rows (every rank reading its own) ---------------------------- */
+
+/* The rows of path read in `parts` contiguous shares are the whole file's
+ * entries, in order; the row lengths count at least what each row holds. */
+static void check_shares(const char *path, int parts)
+{
+    struct pb_coo whole;
+    assert_int_equal(pb_coo_read(path, NULL, &whole), PB_OK);
+    int32_t rows = -1, cols = -1;
+    int64_t *lengths;
+    assert_int_equal(pb__coo_row_lengths(path, NULL, &rows, &cols, &lengths), PB_OK);
+    assert_int_equal(rows, whole.n_rows);
+    assert_int_equal(cols, whole.n_cols);
+    int64_t total = 0;
+    for (int32_t i = 0; i < rows; i++) {
+        int64_t have = 0;
+        for (size_t k = 0; k < whole.nnz; k++)
+            have += whole.rows[k] == i;
+        assert_true(lengths[i] >= have);
+        total += lengths[i];
+    }
+    assert_int_equal(total, (int64_t)(whole.nnz + whole.duplicates));
+    free(lengths);
+    size_t at = 0;
+    for (int p = 0; p < parts; p++) {
+        int32_t first = (int32_t)((int64_t)rows * p / parts), last = (int32_t)((int64_t)rows * (p + 1) / parts);
+        struct pb_coo share;
+        assert_int_equal(pb__coo_read_rows(path, NULL, first, last - first, &share), PB_OK);
+        assert_int_equal(share.n_rows, rows);
+        for (size_t k = 0; k < share.nnz; k++, at++) {
+            assert_true(at < whole.nnz);
+            assert_true(share.rows[k] >= first && share.rows[k] < last);
+            assert_int_equal(share.rows[k], whole.rows[at]);
+            assert_int_equal(share.cols[k], whole.cols[at]);
+            assert_true(share.values[k] == whole.values[at]);
+        }
+        pb_coo_free(&share);
+    }
+    assert_int_equal(at, whole.nnz);
+    pb_coo_free(&whole);
+}
+
+static void test_read_rows(void **state)
+{
+    (void)state;
+    char dir[512], path[600];
+    source_dir(dir, sizeof dir);
+    static const char *const files[] = {"general.mtx", "symmetric_crlf.mtx", "pattern_symmetric.mtx",
+                                        "array_general.mtx", "skew_integer.mtx"};
+    for (size_t f = 0; f < PB_ARRAY_LEN(files); f++) {
+        snprintf(path, sizeof path, "%s/data/%s", dir, files[f]);
+        for (int parts = 1; parts <= 4; parts++)
+            check_shares(path, parts);
+    }
+
+    /* Bigger, symmetric, with duplicates, gzip-compressed, listed column-major. */
+    char base[512];
+    pb_test_tmpfile(base, sizeof base, "shares");
+    snprintf(path, sizeof path, "%s.mtx.gz", base);
+    gzFile gz = gzopen(path, "wb");
+    assert_non_null(gz);
+    const int n = 300;
+    gzprintf(gz, "%%%%MatrixMarket matrix coordinate real symmetric\n%d %d %d\n", n, n, 3 * n - 1);
+    for (int j = 1; j <= n; j++) {
+        gzprintf(gz, "%d %d %d.5\n", j, j, j);
+        if (j < n)
+            gzprintf(gz, "%d %d -1\n", (j * 7) % n + 1 > j ? (j * 7) % n + 1 : n, j);
+        gzprintf(gz, "%d %d 0.25\n", j, j); /* a duplicate of the diagonal */
+    }
+    assert_int_equal(gzclose(gz), Z_OK);
+    for (int parts = 1; parts <= 7; parts += 3)
+        check_shares(path, parts);
+
+    /* A bad line among rows that are not kept still fails the read. */
+    FILE *f = fopen(base, "w");
+    assert_non_null(f);
+    fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n4 4 3\n1 1 1\n2 2 2\n4 4 x\n");
+    assert_int_equal(fclose(f), 0);
+    struct pb_coo share;
+    assert_int_equal(pb__coo_read_rows(base, NULL, 0, 2, &share), PB_ERR_PARSE);
+    assert_contains(pb_last_error(), ":5:");
+    int32_t rows, cols;
+    int64_t *lengths;
+    assert_int_equal(pb__coo_row_lengths(base, NULL, &rows, &cols, &lengths), PB_ERR_PARSE);
+    remove(path);
+    remove(base);
+}
+
 /* ---- write -> read ---------------------------------------------------------------- */
 
 static void round_trip(const struct pb_coo *m, const char *suffix)
@@ -1100,6 +1188,7 @@ int main(void)
         cmocka_unit_test(test_gzip),
         cmocka_unit_test(test_io_errors),
         cmocka_unit_test(test_data_files),
+        cmocka_unit_test(test_read_rows),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_parse_double),
         cmocka_unit_test(test_matinfo),

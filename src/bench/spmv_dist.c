@@ -1,8 +1,10 @@
 /* spmv-dist: y = A * x with A's rows spread over the ranks (distributed), the
  * kernel of every iterative solver.
  *
- * Rank 0 reads or generates A and sends each rank its rows: contiguous
- * blocks balanced by non-zeros (--balance nnz) or by rows. x is spread like
+ * Rank 0 reads or generates A and sends each rank its rows (--reader one), or
+ * every rank reads the file and keeps its own rows (--reader each: for files
+ * larger than one host's memory share): contiguous blocks balanced by
+ * non-zeros (--balance nnz) or by rows. x is spread like
  * the rows (square A) or in even column blocks. Each rank splits its rows
  * into interior rows, which need only its own x, and boundary rows, which
  * also need x from other ranks (the halo). The halo lists are built once, at
@@ -36,7 +38,7 @@
 #include "parbench/pb_kernels.h"
 #include "sparse/sparse.h"
 
-enum { P_MATRIX, P_BALANCE, P_LOCAL, P_COMPLEX };
+enum { P_MATRIX, P_BALANCE, P_LOCAL, P_READER, P_COMPLEX };
 
 static const struct pb_param_def sd_params[] = {
     [P_MATRIX] = {"matrix", "Matrix Market files, generated (" PB_SPARSE_GENERATORS ") or zoo[:ROWS]",
@@ -44,6 +46,9 @@ static const struct pb_param_def sd_params[] = {
     [P_BALANCE] = {"balance", "how rows are spread: nnz (equal non-zeros per rank) or rows", "nnz", true},
     [P_LOCAL] = {"local", "the backend's CSR kernel for the local products (default: csr-vector on GPUs, csr on CPUs)",
                  "default", true},
+    [P_READER] = {"reader", "who reads A: one (rank 0 reads or generates it and sends each rank its rows) or each "
+                            "(every rank reads the file, or generates A, and keeps its own rows: no rank holds "
+                            "the whole matrix read from a file)", "one", true},
     [P_COMPLEX] = {"complex-real", "complex files: 1 = load the real part of each entry, 0 = refuse them", "0", false},
 };
 
@@ -123,13 +128,19 @@ static pb_status sd_plan(const struct pb_param_lists *l, enum pb_precision prec,
             const char *bal = l->text[P_BALANCE][ib];
             if (strcmp(bal, "nnz") != 0 && strcmp(bal, "rows") != 0)
                 return pb__fail(PB_ERR_INVALID, "spmv-dist: --balance '%s' is neither nnz nor rows", bal);
-            for (size_t il = 0; il < l->count[P_LOCAL]; il++) {
-                if (count >= max)
-                    return pb__fail(PB_ERR_INVALID, "spmv-dist: more than %zu problems", max);
-                out[count++] = (struct pb_problem){
-                    .prec = prec, .v = {[P_COMPLEX] = l->values[P_COMPLEX][0]},
-                    .s = {[P_MATRIX] = spec, [P_BALANCE] = bal, [P_LOCAL] = l->text[P_LOCAL][il]}};
-            }
+            for (size_t il = 0; il < l->count[P_LOCAL]; il++)
+                for (size_t ir = 0; ir < l->count[P_READER]; ir++) {
+                    const char *reader = l->text[P_READER][ir];
+                    if (strcmp(reader, "one") != 0 && strcmp(reader, "each") != 0)
+                        return pb__fail(PB_ERR_INVALID, "spmv-dist: --reader '%s' is neither one nor each",
+                                        reader);
+                    if (count >= max)
+                        return pb__fail(PB_ERR_INVALID, "spmv-dist: more than %zu problems", max);
+                    out[count++] = (struct pb_problem){
+                        .prec = prec, .v = {[P_COMPLEX] = l->values[P_COMPLEX][0]},
+                        .s = {[P_MATRIX] = spec, [P_BALANCE] = bal, [P_LOCAL] = l->text[P_LOCAL][il],
+                              [P_READER] = reader}};
+                }
         }
     }
     *n_out = count;
@@ -143,7 +154,7 @@ static void sd_describe(const struct pb_problem *p, char *buf, size_t len)
         snprintf(name, sizeof name, "%s", p->s[P_MATRIX]);
     else
         pb__matinfo_name(p->s[P_MATRIX], name, sizeof name);
-    snprintf(buf, len, "%s by %s", name, p->s[P_BALANCE]);
+    snprintf(buf, len, "%s by %s%s", name, p->s[P_BALANCE], strcmp(p->s[P_READER], "each") == 0 ? " (read by each)" : "");
 }
 
 static double sd_flops(const struct pb_problem *p, const struct pb_variant *v, const void *host)
@@ -243,25 +254,15 @@ static pb_status scatter_rows(pb_comm *comm, const struct pb_coo *m, const int32
 }
 
 /* Collective: rank 0 loads A, every rank gets the partition and its rows. */
-static pb_status sd_prepare(const struct pb_problem *p, uint64_t seed, void **out)
+/* --reader one: rank 0 loads A, every rank gets the partition and its rows.
+ * Collective; st: this rank's status so far. */
+static pb_status rows_from_rank0(pb_comm *comm, const struct pb_problem *p, uint64_t seed, struct sd_host *h,
+                                 pb_status st)
 {
-    *out = NULL;
-    pb_comm *comm = pb__comm_world();
     int ranks = pb__comm_size(comm), me = pb__comm_rank(comm);
-    struct sd_host *h = calloc(1, sizeof *h);
     struct pb_coo m;
     memset(&m, 0, sizeof m);
     int32_t *ptr = NULL;
-    pb_status st = h ? PB_OK : pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory");
-    if (h) {
-        h->p = *p;
-        h->ranks = ranks;
-        h->rank = me;
-        h->row_first = calloc((size_t)ranks + 1, sizeof *h->row_first);
-        h->col_first = calloc((size_t)ranks + 1, sizeof *h->col_first);
-        if (!h->row_first || !h->col_first)
-            st = pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory");
-    }
     if (st == PB_OK && me == 0)
         st = load_matrix(p, seed, &m, &ptr);
     st = pb__comm_agree(comm, st); /* a file rank 0 cannot read ends it everywhere */
@@ -295,6 +296,103 @@ static pb_status sd_prepare(const struct pb_problem *p, uint64_t seed, void **ou
         st = pb__comm_agree(comm, scatter_rows(comm, &m, ptr, h->row_first, &h->mine));
     pb_coo_free(&m);
     free(ptr);
+    return st;
+}
+
+/* 32-bit CSR offsets from row lengths; spmv-dist keeps 32-bit offsets. */
+static pb_status offsets_of(const int64_t *lengths, int32_t rows, int32_t **out)
+{
+    int32_t *ptr = malloc(((size_t)rows + 1) * sizeof *ptr);
+    if (!ptr)
+        return pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory");
+    int64_t sum = 0;
+    ptr[0] = 0;
+    for (int32_t i = 0; i < rows; i++) {
+        sum += lengths[i];
+        if (sum > INT32_MAX) {
+            free(ptr);
+            return pb__fail(PB_ERR_UNSUPPORTED, "spmv-dist: more than %d non-zeros (32-bit offsets)", INT32_MAX);
+        }
+        ptr[i + 1] = (int32_t)sum;
+    }
+    *out = ptr;
+    return PB_OK;
+}
+
+/* --reader each: every rank counts the rows' lengths of the file itself,
+ * makes the same partition, and reads its own rows; a generated matrix is
+ * made whole on every rank (the same seed) and cut. Only statuses and the
+ * non-zero count cross the network. Collective; st as above. */
+static pb_status rows_read_by_each(pb_comm *comm, const struct pb_problem *p, uint64_t seed, struct sd_host *h,
+                                   pb_status st)
+{
+    int ranks = pb__comm_size(comm), me = pb__comm_rank(comm);
+    const char *spec = p->s[P_MATRIX];
+    const struct pb_mm_options opt = {.complex_real_part = p->v[P_COMPLEX] != 0};
+    bool generated = pb__sparse_is_generated(spec);
+    struct pb_coo m;
+    memset(&m, 0, sizeof m);
+    int32_t *ptr = NULL, rows = 0, cols = 0;
+    if (st == PB_OK && generated) {
+        st = pb__sparse_generate(spec, seed, &m);
+        if (st == PB_OK)
+            st = pb__csr_offsets(&m, &ptr);
+        rows = m.n_rows, cols = m.n_cols;
+    } else if (st == PB_OK) {
+        int64_t *lengths = NULL;
+        st = pb__coo_row_lengths(spec, &opt, &rows, &cols, &lengths);
+        if (st == PB_OK)
+            st = offsets_of(lengths, rows, &ptr);
+        free(lengths);
+    }
+    st = pb__comm_agree(comm, st);
+    int32_t first = 0, count = 0;
+    if (st == PB_OK) {
+        h->n_rows = rows, h->n_cols = cols;
+        pb__partition_rows(ptr, rows, ranks, strcmp(p->s[P_BALANCE], "nnz") == 0, h->row_first);
+        pb__partition_cols(h->row_first, h->n_rows, h->n_cols, ranks, h->col_first);
+        first = h->row_first[me], count = h->row_first[me + 1] - first;
+        if (!generated) {
+            free(ptr);
+            ptr = NULL;
+            st = pb__coo_read_rows(spec, &opt, first, count, &m);
+            if (st == PB_OK)
+                st = pb__csr_offsets(&m, &ptr);
+        }
+        if (st == PB_OK)
+            st = alloc_rows(&h->mine, count, ptr[first + count] - ptr[first]);
+        if (st == PB_OK)
+            copy_rows(&m, ptr, first, &h->mine);
+    }
+    pb_coo_free(&m);
+    free(ptr);
+    int64_t nnz = st == PB_OK ? h->mine.ptr[count] : 0;
+    st = pb__comm_agree(comm, st);
+    if (st == PB_OK)
+        st = pb__comm_agree(comm, pb__comm_allreduce(comm, &nnz, &h->nnz, 1, PB_COMM_INT64, PB_COMM_SUM));
+    return st;
+}
+
+static pb_status sd_prepare(const struct pb_problem *p, uint64_t seed, void **out)
+{
+    *out = NULL;
+    pb_comm *comm = pb__comm_world();
+    int ranks = pb__comm_size(comm), me = pb__comm_rank(comm);
+    struct sd_host *h = calloc(1, sizeof *h);
+    pb_status st = h ? PB_OK : pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory");
+    if (h) {
+        h->p = *p;
+        h->ranks = ranks;
+        h->rank = me;
+        h->row_first = calloc((size_t)ranks + 1, sizeof *h->row_first);
+        h->col_first = calloc((size_t)ranks + 1, sizeof *h->col_first);
+        if (!h->row_first || !h->col_first)
+            st = pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory");
+    }
+    if (strcmp(p->s[P_READER], "each") == 0)
+        st = rows_read_by_each(comm, p, seed, h, st);
+    else
+        st = rows_from_rank0(comm, p, seed, h, st);
     /* x: the same seeded vector as spmv's, rounded to the precision. */
     size_t elt = pb_precision_size(p->prec);
     void *xs = NULL;

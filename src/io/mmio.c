@@ -282,7 +282,31 @@ struct mm_reader {
     size_t cap, len, pos, lines_end;
     bool eof;
     size_t line; /* number of the line at pos */
+    /* Reading a share of the rows (pb__coo_read_rows): every entry is parsed
+     * and checked, those of rows outside [keep_lo, keep_hi) (0-based, mirrors
+     * of a symmetric file included) are dropped. */
+    bool filter;
+    uint64_t keep_lo, keep_hi;
+    bool count_only;  /* pb__coo_row_lengths: nothing kept, lengths counted */
+    int64_t *lengths; /* entries per row, mirrors included (count_only) */
 };
+
+static inline bool keeps(const struct mm_reader *r, uint64_t row)
+{
+    return !r->filter || (row >= r->keep_lo && row < r->keep_hi);
+}
+
+/* A parsed entry (0-based): counted, kept or dropped. False: drop it. */
+static inline bool take_entry(struct mm_reader *r, uint64_t i, uint64_t j, bool mirrored)
+{
+    if (r->count_only) {
+        r->lengths[i]++;
+        if (mirrored && i != j)
+            r->lengths[j]++;
+        return false;
+    }
+    return keeps(r, i) || (mirrored && i != j && keeps(r, j));
+}
 
 static pb_status mm_fail(const struct mm_reader *r, const char *fmt, ...) PB__PRINTF(2, 3);
 static pb_status mm_fail(const struct mm_reader *r, const char *fmt, ...)
@@ -880,7 +904,7 @@ static pb_status parse_coordinate(struct mm_reader *r, const struct mm_header *h
     const uint64_t rows = h->rows, cols = h->cols;
     const enum pb_mm_field field = h->field;
     const bool sym = h->symmetry != PB_MM_GENERAL;
-    size_t upper_line = 0, lower_line = 0, off = 0;
+    size_t upper_line = 0, lower_line = 0, off = 0, seen = 0;
     char tok[48];
     pb_status st;
     const char *line;
@@ -890,7 +914,7 @@ static pb_status parse_coordinate(struct mm_reader *r, const struct mm_header *h
             skip_line(r, p);
             continue;
         }
-        if (e->n == h->count)
+        if (seen == h->count)
             return mm_fail(r, "more entries than the %llu declared on line %zu",
                            (unsigned long long)h->count, h->size_line);
         uint64_t i, j;
@@ -918,7 +942,6 @@ static pb_status parse_coordinate(struct mm_reader *r, const struct mm_header *h
         if (*p != '\n')
             return mm_fail(r, "unexpected %s after the entry", excerpt(p, tok, sizeof tok));
         if (i != j) {
-            off++;
             if (sym) {
                 if (i < j && !upper_line)
                     upper_line = r->line;
@@ -938,6 +961,12 @@ static pb_status parse_coordinate(struct mm_reader *r, const struct mm_header *h
                               "imaginary part %g",
                            (unsigned long long)i, (unsigned long long)j, im);
         }
+        seen++;
+        if (!take_entry(r, i - 1, j - 1, sym)) {
+            end_line(r, p);
+            continue;
+        }
+        off += i != j;
         if (e->n == e->cap && (st = entries_reserve(r, e, e->n + 1)) != PB_OK)
             return st;
         e->keys[e->n] = (i - 1) << e->colbits | (j - 1);
@@ -948,9 +977,9 @@ static pb_status parse_coordinate(struct mm_reader *r, const struct mm_header *h
     }
     if (st != PB_OK)
         return st;
-    if (e->n < h->count) {
+    if (seen < h->count) {
         r->line -= r->line > 1;
-        return mm_fail(r, "end of file after %zu of the %llu entries declared on line %zu", e->n,
+        return mm_fail(r, "end of file after %zu of the %llu entries declared on line %zu", seen,
                        (unsigned long long)h->count, h->size_line);
     }
     *offdiag = off;
@@ -966,7 +995,7 @@ static pb_status parse_array(struct mm_reader *r, const struct mm_header *h, str
     const uint64_t first = h->symmetry == PB_MM_SKEW_SYMMETRIC; /* below the diagonal */
     const bool tri = h->symmetry != PB_MM_GENERAL;
     uint64_t i = tri ? first : 0, j = 0;
-    size_t off = 0;
+    size_t off = 0, seen = 0;
     char tok[48];
     pb_status st;
     const char *line;
@@ -976,7 +1005,7 @@ static pb_status parse_array(struct mm_reader *r, const struct mm_header *h, str
             skip_line(r, p);
             continue;
         }
-        if (e->n == h->count)
+        if (seen == h->count)
             return mm_fail(r, "more values than the %llu a %llu x %llu %s array holds (line %zu)",
                            (unsigned long long)h->count, (unsigned long long)h->rows,
                            (unsigned long long)h->cols, pb_mm_symmetry_name(h->symmetry),
@@ -992,12 +1021,15 @@ static pb_status parse_array(struct mm_reader *r, const struct mm_header *h, str
             return mm_fail(r, "a hermitian matrix has a real diagonal, but (%llu, %llu) has "
                               "imaginary part %g",
                            (unsigned long long)i + 1, (unsigned long long)j + 1, im);
-        if (e->n == e->cap && (st = entries_reserve(r, e, e->n + 1)) != PB_OK)
-            return st;
-        e->keys[e->n] = i << e->colbits | j;
-        e->vals[e->n] = re;
-        e->n++;
-        off += i != j;
+        seen++;
+        if (take_entry(r, i, j, tri)) {
+            if (e->n == e->cap && (st = entries_reserve(r, e, e->n + 1)) != PB_OK)
+                return st;
+            e->keys[e->n] = i << e->colbits | j;
+            e->vals[e->n] = re;
+            e->n++;
+            off += i != j;
+        }
         if (++i == rows) {
             j++;
             i = tri ? j + first : 0;
@@ -1006,10 +1038,10 @@ static pb_status parse_array(struct mm_reader *r, const struct mm_header *h, str
     }
     if (st != PB_OK)
         return st;
-    if (e->n < h->count) {
+    if (seen < h->count) {
         r->line -= r->line > 1;
         return mm_fail(r, "end of file after %zu of the %llu values of a %llu x %llu %s array",
-                       e->n, (unsigned long long)h->count, (unsigned long long)h->rows,
+                       seen, (unsigned long long)h->count, (unsigned long long)h->rows,
                        (unsigned long long)h->cols, pb_mm_symmetry_name(h->symmetry));
     }
     *offdiag = off;
@@ -1035,6 +1067,14 @@ static pb_status mm_parse(struct mm_reader *r, const struct pb_mm_options *opt, 
     } else if (first > ((size_t)1 << 16)) {
         first = (size_t)1 << 16;
     }
+    if (r->filter && first > ((size_t)1 << 16))
+        first = (size_t)1 << 16; /* a share of the rows: grow as they come */
+    if (r->count_only &&
+        (st = mm_realloc(r->name, "the row lengths", (void **)&r->lengths, h.rows ? h.rows : 1,
+                         sizeof *r->lengths)) == PB_OK)
+        memset(r->lengths, 0, (h.rows ? h.rows : 1) * sizeof *r->lengths);
+    if (st != PB_OK)
+        return st;
     if (h.field != PB_MM_PATTERN && (st = mm_realloc(r->name, "the values", (void **)&e.vals, 1,
                                                       sizeof *e.vals)) != PB_OK)
         return st;
@@ -1052,7 +1092,7 @@ static pb_status mm_parse(struct mm_reader *r, const struct pb_mm_options *opt, 
         const double sign = h.symmetry == PB_MM_SKEW_SYMMETRIC ? -1.0 : 1.0;
         for (size_t k = 0; st == PB_OK && k < stored; k++) {
             uint64_t i = e.keys[k] >> e.colbits, j = e.keys[k] & mask;
-            if (i == j)
+            if (i == j || !keeps(r, j))
                 continue;
             e.keys[e.n] = j << e.colbits | i;
             if (e.vals)
@@ -1066,6 +1106,8 @@ static pb_status mm_parse(struct mm_reader *r, const struct pb_mm_options *opt, 
     /* Merge entries at the same position. */
     size_t n = 0, dups = 0;
     for (size_t k = 0; st == PB_OK && k < e.n; k++) {
+        if (!keeps(r, e.keys[k] >> e.colbits))
+            continue; /* kept for its mirror only */
         if (n > 0 && e.keys[k] == e.keys[n - 1]) {
             dups++;
             if (e.vals) {
@@ -1181,25 +1223,65 @@ pb_status pb__coo_parse_buffer(const void *data, size_t len, const char *name,
     return mm_run(&r, opt, out);
 }
 
+/* Opens path and parses it with r's settings (name and fd are set here). */
+static pb_status read_path(struct mm_reader *r, const char *path, const struct pb_mm_options *opt,
+                           struct pb_coo *out)
+{
+    memset(out, 0, sizeof *out);
+    r->name = path;
+    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (r->fd < 0)
+        return pb__fail(PB_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(r->fd, &sb) == 0 && S_ISREG(sb.st_mode))
+        r->size_hint = (size_t)sb.st_size;
+    pb_status st = mm_run(r, opt, out);
+    close(r->fd);
+    return st;
+}
+
 pb_status pb__coo_read_chunked(const char *path, const struct pb_mm_options *opt, size_t chunk,
                                struct pb_coo *out)
 {
     if (!out || !path)
         return pb__fail(PB_ERR_INVALID, "pb_coo_read: NULL argument");
-    memset(out, 0, sizeof *out);
     struct mm_reader r;
     memset(&r, 0, sizeof r);
-    r.name = path;
     r.chunk = chunk;
-    r.fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (r.fd < 0)
-        return pb__fail(PB_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(r.fd, &sb) == 0 && S_ISREG(sb.st_mode))
-        r.size_hint = (size_t)sb.st_size;
-    pb_status st = mm_run(&r, opt, out);
-    close(r.fd);
-    return st;
+    return read_path(&r, path, opt, out);
+}
+
+pb_status pb__coo_row_lengths(const char *path, const struct pb_mm_options *opt, int32_t *rows,
+                              int32_t *cols, int64_t **lengths)
+{
+    struct mm_reader r;
+    memset(&r, 0, sizeof r);
+    r.filter = r.count_only = true; /* keep_lo = keep_hi = 0: nothing */
+    struct pb_coo m;
+    pb_status st = read_path(&r, path, opt, &m);
+    *lengths = NULL;
+    if (st != PB_OK) {
+        free(r.lengths);
+        return st;
+    }
+    *rows = m.n_rows;
+    *cols = m.n_cols;
+    *lengths = r.lengths;
+    pb_coo_free(&m);
+    return PB_OK;
+}
+
+pb_status pb__coo_read_rows(const char *path, const struct pb_mm_options *opt, int32_t first, int32_t count,
+                            struct pb_coo *out)
+{
+    if (!out || !path || first < 0 || count < 0)
+        return pb__fail(PB_ERR_INVALID, "pb__coo_read_rows: invalid argument");
+    struct mm_reader r;
+    memset(&r, 0, sizeof r);
+    r.filter = true;
+    r.keep_lo = (uint64_t)first;
+    r.keep_hi = (uint64_t)first + (uint64_t)count;
+    return read_path(&r, path, opt, out);
 }
 
 pb_status pb_coo_read(const char *path, const struct pb_mm_options *opt, struct pb_coo *out)

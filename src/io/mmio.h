@@ -19,6 +19,17 @@ pb_status pb__coo_parse_buffer(const void *data, size_t len, const char *name,
 pb_status pb__coo_read_chunked(const char *path, const struct pb_mm_options *opt, size_t chunk,
                                struct pb_coo *out);
 
+/* Every reader of a file taking its own rows (spmv-dist --reader each):
+ * pb__coo_row_lengths parses and checks the whole file and keeps only the
+ * number of entries of each row (*lengths: malloc'd, *rows entries; mirrors
+ * of a symmetric file counted, duplicates counted apart: for balancing).
+ * pb__coo_read_rows is pb_coo_read keeping rows [first, first + count)
+ * (0-based) alone: out->rows hold indices of the whole matrix, n_rows is its
+ * row count, every line of the file is still checked. */
+pb_status pb__coo_row_lengths(const char *path, const struct pb_mm_options *opt, int32_t *rows,
+                              int32_t *cols, int64_t **lengths);
+pb_status pb__coo_read_rows(const char *path, const struct pb_mm_options *opt, int32_t first, int32_t count,
+                            struct pb_coo *out);
 /* pb_coo_write to an open stream (not closed); `name` is used in messages. */
 pb_status pb__coo_write_stream(FILE *f, const char *name, const struct pb_coo *m);
 
