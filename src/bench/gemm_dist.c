@@ -711,6 +711,14 @@ static struct pb_roof gd_roof(const char *variant, const char *backend, const ch
                          backend, device, double_prec);
 }
 
+/* The path the panels took, for the row. */
+static void gd_note(void *state, char *buf, size_t len)
+{
+    const struct gd_state *s = state;
+    snprintf(buf, len, "%s", s->in_place ? "panels broadcast in place (host memory)"
+                                         : "panels staged through pinned host memory");
+}
+
 const struct pb_bench pb__bench_gemm_dist = {
     .name = "gemm-dist",
     .summary = "dense matrix product C = A*B over the ranks: SUMMA on a 2D process grid (distributed)",
@@ -725,6 +733,7 @@ const struct pb_bench pb__bench_gemm_dist = {
     .extra_names = gd_extra_names,
     .n_extras = 2,
     .extras = gd_extras,
+    .note = gd_note,
     .plan = gd_plan,
     .describe = gd_describe,
     .flops = gd_flops,
