@@ -486,11 +486,13 @@ static void *mpi_address(const pb_buf *b, const pb_comm *comm)
 
 static bool mpi_supports(const pb_device *dev, const void *args, const char **why)
 {
-    (void)dev;
     const struct pb_collective_args *a = args;
     if ((!a->send || mpi_address(a->send, a->comm)) && (!a->recv || mpi_address(a->recv, a->comm)))
         return true;
-    *why = "device memory MPI cannot address (not CUDA-aware: MPIX_Query_cuda_support); see mpi-staged";
+    if (strcmp(pb_backend_name(pb_device_backend(dev)), "cuda") == 0)
+        *why = "device memory MPI cannot address (not CUDA-aware: MPIX_Query_cuda_support); see mpi-staged";
+    else
+        *why = "device memory MPI cannot address (MPI takes host or CUDA memory only); see mpi-staged";
     return false;
 }
 
