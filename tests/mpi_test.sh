@@ -137,6 +137,9 @@ contains "$tmp/sd.html" "spmv-dist: strong scaling"
 expect 0 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1:8 --latency 1e-6 --bandwidth 1e10 --from "$tmp/sd.csv"
 count "$tmp/out" "non-zeros/s (a one-rank spmv-dist row" 1
 contains "$tmp/out" "communication"
+expect 0 "$mpiexec" -n 2 "$pb" run pingpong --size 8,64K --backend ref --reps 2 --quiet --out "$tmp/pp.csv"
+expect 0 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1:8 --from "$tmp/sd.csv" "$tmp/pp.csv"
+contains "$tmp/out" "the smallest two-rank pingpong"  # point to point, as a halo travels
 expect 2 "$pb" project spmv-dist --matrix lap2d:40
 contains "$tmp/err" "no rate latency bandwidth"
 

@@ -11,8 +11,9 @@
  * Communication "takes over" at the first P where the slowest rank's comm_r
  * exceeds its compute_r. rate, latency and bandwidth are given, or read from
  * result files (--from): rate from a one-rank spmv-dist row of the same matrix
- * (nnz / compute_s), latency from the smallest two-rank allreduce row (its
- * median), bandwidth from the largest (its bus bandwidth). Measured spmv-dist
+ * (nnz / compute_s), latency from the smallest two-rank pingpong row (its
+ * one-way median), bandwidth from the largest (bytes / median), or where no
+ * pingpong ran from allreduce rows (median; bus bandwidth). Measured spmv-dist
  * rows in those files are printed beside the projection for the rank counts
  * they cover. */
 #include <math.h>
@@ -44,7 +45,8 @@ static void project_help(FILE *f)
                "  --latency S             per message and neighbour\n"
                "  --bandwidth B_PER_S     per rank, for the halo\n"
                "  --from FILE...          result files to take rate, latency and bandwidth from (a one-rank\n"
-               "                          spmv-dist row of this matrix; allreduce rows of two ranks), whose\n"
+               "                          spmv-dist row of this matrix; pingpong, else allreduce rows of two\n"
+               "                          ranks), whose\n"
                "                          spmv-dist rows are also printed beside the projection\n"
                "  --seed N                of generated matrices (default 42, as parbench run)\n"
                "\nexit status: 0, 2 usage error (a missing rate, latency or bandwidth among them), 3 a file\n"
@@ -69,39 +71,52 @@ static double row_bytes(const struct pb_rp_row *r)
     return kv ? kv->num : NAN;
 }
 
-static void calibrate(const struct pb_rp_set *set, const char *matrix_label, struct calibration *c)
+/* Latency and bandwidth from two-rank MPI rows of `bench`: the smallest
+ * message's median, the largest message's rate (pingpong: one way, the
+ * halo's own pattern; allreduce: its bus bandwidth). */
+static void from_two_ranks(const struct pb_rp_set *set, const char *bench, struct calibration *c)
 {
     double small = INFINITY, large = 0;
+    bool pingpong = strcmp(bench, "pingpong") == 0;
     for (size_t i = 0; i < set->n_rows; i++) {
         const struct pb_rp_row *r = &set->rows[i];
-        if (!pb__rp_ok(r))
+        if (!pb__rp_ok(r) || strcmp(r->bench, bench) != 0 || r->ranks != 2 || strncmp(r->variant, "mpi", 3) != 0)
             continue;
-        if (strcmp(r->bench, "spmv-dist") == 0 && r->ranks == 1 && strncmp(r->problem, matrix_label,
-                                                                            strlen(matrix_label)) == 0) {
+        double bytes = row_bytes(r);
+        if (bytes < small && (!c->latency_from || strcmp(c->latency_from, "option") != 0)) {
+            small = bytes;
+            c->latency = r->median;
+            c->latency_from = pingpong ? "the smallest two-rank pingpong (one-way median)"
+                                       : "the smallest two-rank allreduce (its median)";
+        }
+        if (bytes > large && (!c->bandwidth_from || strcmp(c->bandwidth_from, "option") != 0)) {
+            large = bytes;
+            c->bandwidth = pingpong ? bytes / r->median : kv_num(r, "busbw_gbps") * 1e9;
+            c->bandwidth_from = pingpong ? "the largest two-rank pingpong (bytes / one-way median)"
+                                         : "the largest two-rank allreduce (its bus bandwidth)";
+        }
+    }
+}
+
+static void calibrate(const struct pb_rp_set *set, const char *matrix_label, struct calibration *c)
+{
+    for (size_t i = 0; i < set->n_rows; i++) {
+        const struct pb_rp_row *r = &set->rows[i];
+        if (pb__rp_ok(r) && strcmp(r->bench, "spmv-dist") == 0 && r->ranks == 1 &&
+            strncmp(r->problem, matrix_label, strlen(matrix_label)) == 0) {
             double nnz = r->gflops * 1e9 * r->median / 2, compute = kv_num(r, "compute_s");
             if (isnan(c->rate) && compute > 0) {
                 c->rate = nnz / compute;
                 c->rate_from = "a one-rank spmv-dist row (nnz / compute_s)";
             }
         }
-        if (strcmp(r->bench, "allreduce") == 0 && r->ranks == 2 && strncmp(r->variant, "mpi", 3) == 0) {
-            double bytes = row_bytes(r);
-            if (bytes < small) {
-                small = bytes;
-                if (!c->latency_from || strcmp(c->latency_from, "option") != 0) {
-                    c->latency = r->median;
-                    c->latency_from = "the smallest two-rank allreduce (its median)";
-                }
-            }
-            if (bytes > large) {
-                large = bytes;
-                if (!c->bandwidth_from || strcmp(c->bandwidth_from, "option") != 0) {
-                    c->bandwidth = kv_num(r, "busbw_gbps") * 1e9;
-                    c->bandwidth_from = "the largest two-rank allreduce (its bus bandwidth)";
-                }
-            }
-        }
     }
+    /* A halo exchange is point to point: pingpong where it was measured. */
+    bool have_pingpong = false;
+    for (size_t i = 0; i < set->n_rows && !have_pingpong; i++)
+        have_pingpong = pb__rp_ok(&set->rows[i]) && strcmp(set->rows[i].bench, "pingpong") == 0 &&
+                        set->rows[i].ranks == 2;
+    from_two_ranks(set, have_pingpong ? "pingpong" : "allreduce", c);
 }
 
 /* The measured median of spmv-dist `variant` at `ranks` for this matrix, or NAN. */
