@@ -906,6 +906,20 @@ static void draw_reference_lines(const struct pb_chart *c, const struct axis *ya
          c->vline_label);
 }
 
+/* The title across the whole picture: smaller where long, shortened only
+ * where even that does not fit. */
+static void draw_title(const struct pb_chart *c, const struct layout *L, struct pb_sbuf *b)
+{
+    double room = L->w - 20;
+    int size = 15;
+    while (size > 11 && text_width(c->title, size) * 1.05 > room) /* bold runs wider */
+        size--;
+    char title[sizeof c->title];
+    size_t fits = (size_t)(room / (size * 0.6 * 1.05));
+    pb__chart_short_label(c->title, false, fits, title, sizeof title);
+    text(b, L->w / 2.0, 24, "middle", size, "font-weight=\"bold\"", title);
+}
+
 void pb__chart_svg(const struct pb_chart *c, struct pb_sbuf *b)
 {
     bool bars = c->kind == PB_CHART_BARS, cat = c->categories != NULL;
@@ -926,7 +940,7 @@ void pb__chart_svg(const struct pb_chart *c, struct pb_sbuf *b)
     pb__sb_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
                      "font-family=\"sans-serif\" role=\"img\">\n", L.w, L.h, L.w, L.h);
     pb__sb_printf(b, "<rect width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", L.w, L.h);
-    text(b, (L.x0 + L.x1) / 2.0, 24, "middle", 15, "font-weight=\"bold\"", c->title);
+    draw_title(c, &L, b);
     double xlo, xhi, ylo, yhi;
     bool have_y = range_of(c, 1, logy, &ylo, &yhi);
     bool have_x = cat ? n_cat > 0 : range_of(c, 0, logx, &xlo, &xhi);
