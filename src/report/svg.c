@@ -881,8 +881,6 @@ static void draw_reference_lines(const struct pb_chart *c, const struct axis *ya
                          "stroke-dasharray=\"6,4\"/>\n", L->x0, line_y[i], L->x1, line_y[i]);
         double w = text_width(c->hlines[i].label, 10);
         label_box[i] = (struct box){L->x1 - 4 - w, base[i] - 10, L->x1 - 4, base[i] + 3};
-        pb__sb_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"12\" fill=\"#ffffff\" "
-                         "fill-opacity=\"0.8\"/>\n", label_box[i].x0 - 1, base[i] - 9, w + 2);
         text(b, L->x1 - 4, base[i], "end", 10, "class=\"pb-ceiling-label\" fill=\"#333333\"", c->hlines[i].label);
     }
     if (!c->categories || c->vline_at <= 0 || (size_t)c->vline_at >= c->n_categories)
