@@ -326,7 +326,6 @@ bool pb__chart_one_x_to_bars(struct pb_chart *c, const char *x_name)
         ok = ci >= 0;
         if (ok) {
             bars.category_anchor[ci] = s->anchor;
-            values = &bars.series[0]; /* categories do not move series, but stay safe */
             ok = pb__series_add(values, ci, best);
         }
     }
@@ -588,10 +587,10 @@ struct layout {
     double legend_x;
 };
 
-/* Room for the category labels: rotated where any would not fit its slot
- * level; then the plot widens to CAT_LABEL_STEP px per category (up to
+/* Room for the category labels: level while each fits its slot, else
+ * rotated, the plot then widened to CAT_LABEL_STEP px per category (up to
  * MAX_PLOT_W, beyond which only every n-th label is written), the left margin
- * grows so that the first labels stay inside, the bottom one for the longest. */
+ * grown so that the first labels stay inside, the bottom one for the longest. */
 static void make_layout(const struct pb_chart *c, char (*labels)[CAT_LABEL_CHARS * 4 + 4], struct layout *L)
 {
     double plot_w = PLOT_W, widest = 0;

@@ -84,9 +84,10 @@ void pb__chart_hline(struct pb_chart *c, const char *label, double y);
  * for bars, which are always drawn from zero on a linear axis. */
 void pb__chart_auto_log(struct pb_chart *c);
 /* A line chart whose measured series all sit at one x value (a sweep of one
- * value) becomes bars: one category per series (anchors kept), reference
- * curves become reference lines, the axis label names the value ("n =
- * 16384", x_name being the parameter). false only when out of memory. */
+ * value) becomes bars: one category per series (anchors kept; a series
+ * measured there more than once shows its best), reference curves become
+ * reference lines, the axis label names the value ("n = 16384", x_name being
+ * the parameter). false only when out of memory. */
 bool pb__chart_one_x_to_bars(struct pb_chart *c, const char *x_name);
 /* Finite points of all series, and of the measured (non-reference) ones. */
 size_t pb__chart_points(const struct pb_chart *c);
