@@ -323,7 +323,8 @@ static void test_many_series_muted(void **state)
     /* the vivid lines' colours differ from each other and from the muted grey */
     char colors[16][16];
     size_t n_colors = 0;
-    for (const char *p = strstr(svg, "<polyline class=\"pb-data\""); p; p = strstr(p + 1, "<polyline class=\"pb-data\"")) {
+    static const char vivid[] = "<polyline class=\"pb-data\"";
+    for (const char *p = strstr(svg, vivid); p; p = strstr(p + 1, vivid)) {
         const char *st = strstr(p, "stroke=\"");
         assert_non_null(st);
         snprintf(colors[n_colors], sizeof colors[0], "%.7s", st + 8);
