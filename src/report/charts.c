@@ -335,6 +335,20 @@ static int by_nnz(const void *a, const void *b)
     return x->nnz < y->nnz ? -1 : x->nnz > y->nnz ? 1 : strcmp(x->name, y->name);
 }
 
+/* A matrix's category; the axis shows its short name (bcsstk33, not
+ * .data/matrices/bcsstk33.mtx) while the tooltips keep the whole. -1 when
+ * out of memory. */
+static int matrix_category(struct pb_chart *c, const char *name)
+{
+    int ci = pb__chart_category(c, name);
+    char short_name[96];
+    pb__chart_short_label(name, true, 64, short_name, sizeof short_name);
+    if (ci >= 0 && !c->category_labels[ci] && strcmp(short_name, name) != 0 &&
+        !pb__chart_category_label(c, (size_t)ci, short_name))
+        return -1;
+    return ci;
+}
+
 /* Categories in non-zero order, before any point is added. */
 static bool nnz_categories(const struct file_plan *fp, struct pb_chart *c)
 {
@@ -354,7 +368,7 @@ static bool nnz_categories(const struct file_plan *fp, struct pb_chart *c)
     qsort(cats, n, sizeof *cats, by_nnz);
     bool ok = true;
     for (size_t i = 0; i < n && ok; i++)
-        ok = pb__chart_category(c, cats[i].name) >= 0;
+        ok = matrix_category(c, cats[i].name) >= 0;
     free(cats);
     return ok;
 }
@@ -408,7 +422,9 @@ static double point_x(const struct file_plan *fp, struct pb_chart *c, const stru
     const struct pb_rp_kv *kv = pb__rp_find(r, fp->x);
     if (fp->x_numeric)
         return kv ? kv->num : NAN;
-    return pb__chart_category(c, fp->x_by_nnz || !kv ? matrix_name(r) : kv->text);
+    if (fp->x_by_nnz || !kv || strcmp(fp->x, "matrix") == 0)
+        return matrix_category(c, fp->x_by_nnz || !kv ? matrix_name(r) : kv->text);
+    return pb__chart_category(c, kv->text);
 }
 
 static void roof_hline(struct pb_chart *c, const char *label, double y)
@@ -490,6 +506,7 @@ static pb_status facet_charts(const struct pb_rp_set *set, size_t fi, const stru
             return pb__fail(PB_ERR_NOMEM, "out of memory");
         c->kind = fp->x ? PB_CHART_LINES : PB_CHART_BARS;
         c->vline_at = -1;
+        c->lower_is_better = fp->metric == M_TIME;
         const char *what = metric_short(fp->metric);
         snprintf(c->title, sizeof c->title, "%s: %s%s%s%s%s", bench, what, fp->x ? " vs " : " per variant",
                  fp->x ? fp->x : "", facets[fa][0] ? " — " : "", facets[fa]);
@@ -520,9 +537,13 @@ static pb_status facet_charts(const struct pb_rp_set *set, size_t fi, const stru
                 int ci = pb__chart_category(c, name);
                 s = pb__chart_series_named(c, what);
                 x = ci;
+                if (ci >= 0)
+                    c->category_anchor[ci] = r->anchor;
             } else {
                 s = pb__chart_series_named(c, name);
                 x = point_x(fp, c, r);
+                if (s)
+                    s->anchor = r->anchor;
             }
             if (!s || x < 0 || !pb__series_add(s, x, y))
                 st = pb__fail(PB_ERR_NOMEM, "out of memory");
@@ -536,6 +557,12 @@ static pb_status facet_charts(const struct pb_rp_set *set, size_t fi, const stru
             mark_crossover(fp, facets[fa], c);
         if (st == PB_OK && !add_ceiling_lines(set, fp, facets[fa], c))
             st = pb__fail(PB_ERR_NOMEM, "out of memory");
+        /* a facet where x took one value: bars of the series, not a line on 16383..16385 */
+        if (st == PB_OK && !pb__chart_one_x_to_bars(c, fp->x))
+            st = pb__fail(PB_ERR_NOMEM, "out of memory");
+        if (fp->x && c->kind == PB_CHART_BARS) /* the axis label names the one value */
+            snprintf(c->title, sizeof c->title, "%s: %s per variant%s%s", bench, what, facets[fa][0] ? " — " : "",
+                     facets[fa]);
         pb__chart_auto_log(c);
         if (c->categories && c->kind == PB_CHART_LINES)
             c->logx = false;
@@ -697,9 +724,14 @@ static pb_status scaling_charts(const struct pb_rp_set *set, struct pb_rp_charts
     char benches[16][64];
     size_t chart_of[16], n_benches = 0;
     for (size_t i = 0; i < n && st == PB_OK; i++) {
-        /* a curve of one point says nothing about scaling */
-        bool alone = (i == 0 || pts[i - 1].curve != pts[i].curve) && (i + 1 == n || pts[i + 1].curve != pts[i].curve);
-        if (alone)
+        /* a curve at one rank count (one point, or repeated runs at that
+         * count) says nothing about scaling; points are in rank order */
+        size_t first = i, last = i;
+        while (first > 0 && pts[first - 1].curve == pts[i].curve)
+            first--;
+        while (last + 1 < n && pts[last + 1].curve == pts[i].curve)
+            last++;
+        if (pts[first].ranks == pts[last].ranks)
             continue;
         const struct pb_rp_row *r = pts[i].row;
         size_t b = 0;
@@ -732,6 +764,23 @@ static pb_status scaling_charts(const struct pb_rp_set *set, struct pb_rp_charts
     return st;
 }
 
+/* A chart with nothing measured on it (a part-of-the-time chart of a run
+ * that reported none of its parts, a roofline of reference lines only) is
+ * not shown: the table says what there is. */
+static void drop_empty(struct pb_rp_charts *out)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < out->n; i++) {
+        if (!pb__chart_measured_points(&out->charts[i])) {
+            pb__chart_free(&out->charts[i]);
+            continue;
+        }
+        out->charts[kept] = out->charts[i];
+        out->file[kept++] = out->file[i];
+    }
+    out->n = kept;
+}
+
 pb_status pb__rp_charts_build(const struct pb_rp_set *set, struct pb_rp_charts *out)
 {
     memset(out, 0, sizeof *out);
@@ -744,5 +793,7 @@ pb_status pb__rp_charts_build(const struct pb_rp_set *set, struct pb_rp_charts *
         st = scaling_charts(set, out);
     if (st != PB_OK)
         pb__rp_charts_free(out);
+    else
+        drop_empty(out);
     return st;
 }
