@@ -36,10 +36,11 @@ failed=0
 
 bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
 
-# --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
+# --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start;
+# --disable-dev-shm-usage: containers' small /dev/shm crashes it on tall pages.
 # The virtual time budget lets the load event and the fonts settle before the
 # DOM is dumped or the screenshot taken.
-flags+=(--no-sandbox --disable-gpu --hide-scrollbars --run-all-compositor-stages-before-draw
+flags+=(--no-sandbox --disable-dev-shm-usage --disable-gpu --hide-scrollbars --run-all-compositor-stages-before-draw
         --virtual-time-budget=10000 --user-data-dir="$tmp/profile")
 
 # browse ARGS... URL: one Chromium run, its noise (D-Bus, GPU probing) kept
