@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config git file
           libcjson-dev libcmocka-dev libopenblas-dev librsb-dev zlib1g-dev libstb-dev
-          ocl-icd-opencl-dev opencl-headers pocl-opencl-icd openmpi-bin libopenmpi-dev)
+          ocl-icd-opencl-dev opencl-headers pocl-opencl-icd openmpi-bin libopenmpi-dev
+          chromium-headless-shell)
 
 if [ "${1:-}" = "--no-install" ]; then
     shift
