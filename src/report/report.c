@@ -90,7 +90,9 @@ static const char css[] =
     ".scroll{max-height:520px;overflow:auto;border:1px solid #eee}"
     "nav li{font-size:14px}.note{font-size:13px;color:#555}h3{font-size:16px}"
     "td.noisy{background:#fff3c4}td.behind{color:#a40000}td.wrap{white-space:normal;max-width:760px}"
-    ".superseded{background:#fff3c4;padding:4px 8px;font-size:13px}";
+    ".superseded{background:#fff3c4;padding:4px 8px;font-size:13px}"
+    "table.summary td{white-space:normal}nav ul ul{display:inline;padding:0}nav ul ul li{display:inline}"
+    "nav ul ul li:not(:last-child)::after{content:\", \"}";
 
 static void cell_text(struct pb_sbuf *b, const char *s, bool left)
 {
@@ -434,7 +436,7 @@ static void nav(struct pb_sbuf *b, const struct page *pg, bool study_preamble)
             if (!any) {
                 pb__sb_printf(b, "<li>study %s: ", st->id);
                 pb__sb_escape(b, st->title);
-                pb__sb_printf(b, "<ul>");
+                pb__sb_printf(b, ": <ul>");
             }
             any = true;
             nav_file(b, pg, i);
@@ -446,7 +448,7 @@ static void nav(struct pb_sbuf *b, const struct page *pg, bool study_preamble)
     for (size_t i = 0; i < set->n_files; i++)
         if (file_study(&set->files[i]) == SIZE_MAX) {
             if (!other)
-                pb__sb_printf(b, "<li>beyond the studies<ul>");
+                pb__sb_printf(b, "<li>beyond the studies: <ul>");
             other = true;
             nav_file(b, pg, i);
         }

@@ -367,7 +367,7 @@ static void ratio_chart(struct pb_sbuf *b, const struct pb_rp_summary_line *line
     struct pb_chart c = {.kind = PB_CHART_BARS, .vline_at = -1};
     snprintf(c.title, sizeof c.title, "%s", twins ? "OpenCL against CUDA, our best of each on the same problems"
                                                   : "our best against the vendor library, on the same problems");
-    snprintf(c.xlabel, sizeof c.xlabel, "benchmark, precision, device");
+    snprintf(c.xlabel, sizeof c.xlabel, "benchmark, precision (backend of our best)");
     snprintf(c.ylabel, sizeof c.ylabel, "%s", twins ? "OpenCL / CUDA (geomean)" : "ours / anchor (geomean)");
     struct pb_series *s = pb__chart_series(&c, twins ? "OpenCL / CUDA" : "ours / anchor", PB_SERIES_LINE);
     bool ok = s != NULL;
@@ -375,8 +375,9 @@ static void ratio_chart(struct pb_sbuf *b, const struct pb_rp_summary_line *line
         double v = twins ? lines[i].opencl_over_cuda : lines[i].geomean;
         if (!isfinite(v))
             continue;
-        char name[160];
-        snprintf(name, sizeof name, "%s %s %.40s", lines[i].bench, lines[i].precision, lines[i].device);
+        char name[160]; /* short: the device is in the table */
+        snprintf(name, sizeof name, "%s%s%s (%s)", lines[i].bench, lines[i].precision[0] ? " " : "",
+                 lines[i].precision, lines[i].ours->backend);
         int x = pb__chart_category(&c, name);
         ok = x >= 0 && pb__series_add(s, x, v);
     }
@@ -400,7 +401,7 @@ void pb__rp_summary_html(struct pb_sbuf *b, const struct pb_rp_set *set, const s
                      "ratio's geometric mean (min-max) over every problem both ran; OpenCL against CUDA the same "
                      "way. Where no anchor ran, the row of ours closest to its ceiling. Rows measured again in a "
                      "newer file count once, from the newer.</p>\n");
-    pb__sb_printf(b, "<div class=\"scroll\"><table>\n<thead><tr><th>benchmark</th><th>precision</th><th>device</th>"
+    pb__sb_printf(b, "<div><table class=\"summary\">\n<thead><tr><th>benchmark</th><th>precision</th><th>device</th>"
                      "<th>problem</th><th>our best</th><th>anchor</th><th>ours / anchor</th>"
                      "<th>over problems</th><th>OpenCL / CUDA</th><th>of ceiling</th><th>rows</th></tr></thead>"
                      "\n<tbody>\n");
