@@ -39,12 +39,14 @@ static void scaling_help(FILE *f)
 
 static bool weak_mode; /* qsort's comparison has no argument for it */
 
-/* Rows of one curve: the same benchmark, backend, variant and precision, and
- * (strong scaling) the same parameters -- not the problem's label, which may
- * name the rank grid (gemm-dist's "on 2x2"). */
+/* Rows of one curve: the same benchmark, backend, variant, precision and
+ * threads, and (strong scaling) the same parameters -- not the problem's
+ * label, which may name the rank grid (gemm-dist's "on 2x2"), nor the device,
+ * which the aggregate names with the rank count. */
 static void group_key(const struct pb_rp_row *r, bool weak, char *buf, size_t len)
 {
-    size_t used = (size_t)snprintf(buf, len, "%s|%s|%s|%s", r->bench, r->backend, r->variant, r->precision);
+    size_t used = (size_t)snprintf(buf, len, "%s|%s|%s|%s|%d", r->bench, r->backend, r->variant, r->precision,
+                                   r->threads);
     for (size_t i = 0; !weak && i < r->n_params && used < len; i++)
         used += (size_t)snprintf(buf + used, len - used, "|%s=%s", r->params[i].key, r->params[i].text);
 }
@@ -98,23 +100,31 @@ pb_status pb__rp_scaling(const struct pb_rp_set *set, bool weak, struct pb_rp_sc
     }
     weak_mode = weak;
     qsort(pts, n, sizeof *pts, cmp_points);
-    char prev[512] = "", key[512];
-    size_t curves = 0;
-    double t_base = NAN;
-    int r_base = 0;
-    for (size_t i = 0; i < n; i++) {
-        const struct pb_rp_row *r = pts[i].row;
-        group_key(r, weak, key, sizeof key);
-        if (strcmp(key, prev) != 0) {
-            snprintf(prev, sizeof prev, "%s", key);
-            t_base = r->median;
-            r_base = r->ranks;
-            curves++;
+    /* A curve needs two rank counts: groups run at one only (single-rank
+     * files, the same run repeated) are left out. */
+    char key[512], next[512];
+    size_t kept = 0, curves = 0;
+    for (size_t a = 0, b; a < n; a = b) {
+        group_key(pts[a].row, weak, key, sizeof key);
+        for (b = a + 1; b < n; b++) {
+            group_key(pts[b].row, weak, next, sizeof next);
+            if (strcmp(key, next) != 0)
+                break;
         }
-        pts[i].curve = curves - 1;
-        pts[i].speedup = t_base / r->median;
-        pts[i].efficiency = weak ? pts[i].speedup : t_base * r_base / (r->median * r->ranks);
+        if (pts[a].ranks == pts[b - 1].ranks)
+            continue;
+        double t_base = pts[a].row->median;
+        int r_base = pts[a].ranks;
+        for (size_t i = a; i < b; i++) {
+            struct pb_rp_scaling p = pts[i];
+            p.curve = curves;
+            p.speedup = t_base / p.row->median;
+            p.efficiency = weak ? p.speedup : t_base * r_base / (p.row->median * p.ranks);
+            pts[kept++] = p;
+        }
+        curves++;
     }
+    n = kept;
     *out = pts;
     *n_out = n;
     *n_curves = curves;
@@ -205,7 +215,8 @@ int pb__cmd_scaling(int argc, char **argv)
         putchar('\n');
     }
     if (n == 0)
-        fprintf(stderr, "parbench: scaling: no OK rows for all ranks in these files\n");
+        fprintf(stderr, "parbench: scaling: no run in these files at two or more rank counts (OK rows for all "
+                        "ranks)\n");
     free(pts);
     pb__rp_free(&set);
     return PB_EXIT_OK;
