@@ -62,7 +62,7 @@ pb_status pb__ceilings_parse(const char *text, const char *name, struct pb_ceili
     const cJSON *d;
     cJSON_ArrayForEach(d, devs)
     {
-        struct pb_ceiling c;
+        struct pb_ceiling c = {.derived_copy = false};
         str_of(d, "backend", c.backend, sizeof c.backend);
         str_of(d, "device", c.device, sizeof c.device);
         c.copy_gbps = num_of(d, "copy_gbps");

@@ -16,6 +16,7 @@ struct pb_ceiling {
     double read_gbps;   /* read-only streaming */
     double h2d_gbps, d2h_gbps; /* pinned host memory */
     double fp32_gflops, fp64_gflops; /* FMA throughput */
+    bool derived_copy; /* reports: copy_gbps is the best measured d2d copy, not a ceilings file's */
 };
 
 struct pb_ceilings {

@@ -18,7 +18,8 @@
 #include "report/summary.h"
 
 /* Where no ceilings file gave a device's copy ceiling, the best measured
- * device-to-device copy of the bandwidth benchmark stands in. */
+ * device-to-device copy of the bandwidth benchmark stands in; a ceiling from
+ * a file is shown as the file has it (rows above it say so). */
 static pb_status derive_ceilings(struct pb_rp_set *set)
 {
     for (size_t i = 0; i < set->n_rows; i++) {
@@ -29,11 +30,12 @@ static pb_status derive_ceilings(struct pb_rp_set *set)
         struct pb_ceiling c = {.copy_gbps = r->gbps, .read_gbps = NAN, .h2d_gbps = NAN, .d2h_gbps = NAN,
                                .fp32_gflops = NAN, .fp64_gflops = NAN};
         if (have) {
-            if (isfinite(have->copy_gbps) && have->copy_gbps >= r->gbps)
+            if (isfinite(have->copy_gbps) && (!have->derived_copy || have->copy_gbps >= r->gbps))
                 continue;
             c = *have;
             c.copy_gbps = r->gbps;
         }
+        c.derived_copy = true;
         snprintf(c.backend, sizeof c.backend, "%s", r->backend);
         snprintf(c.device, sizeof c.device, "%s", r->device);
         pb_status st = pb__ceilings_put(&set->ceilings, &c);
@@ -322,7 +324,10 @@ static void ceilings_table(struct pb_sbuf *b, const struct pb_rp_set *set)
         pb__sb_printf(b, "<tr>");
         cell_text(b, c->backend, true);
         cell_text(b, c->device, true);
-        cell_num(b, c->copy_gbps, "%.4g");
+        if (c->derived_copy)
+            pb__sb_printf(b, "<td>%.4g<sup>d</sup></td>", c->copy_gbps);
+        else
+            cell_num(b, c->copy_gbps, "%.4g");
         cell_num(b, c->read_gbps, "%.4g");
         cell_num(b, c->h2d_gbps, "%.4g");
         cell_num(b, c->d2h_gbps, "%.4g");
@@ -330,9 +335,9 @@ static void ceilings_table(struct pb_sbuf *b, const struct pb_rp_set *set)
         cell_num(b, c->fp64_gflops, "%.4g");
         pb__sb_printf(b, "</tr>\n");
     }
-    pb__sb_printf(b, "</tbody></table>\n<p class=\"note\">From parbench ceilings where a ceilings file was given; "
-                     "otherwise the copy ceiling is the best device-to-device copy of the bandwidth "
-                     "results.</p>\n");
+    pb__sb_printf(b, "</tbody></table>\n<p class=\"note\">As the ceilings files among the inputs give them "
+                     "(parbench ceilings); <sup>d</sup> a copy ceiling no file gave: the best device-to-device "
+                     "copy of the bandwidth results.</p>\n");
 }
 
 /* What the page is made of, besides the rows. */
