@@ -263,6 +263,7 @@ contains "$tmp/report.html" '<h2 id="summary">Summary</h2>'  # the summary comes
 contains "$tmp/report.html" "openmp/openblas"                  # ... with the anchor beside ours
 contains "$tmp/report.html" "simd: "                           # devices.json gives the context
 contains "$tmp/report.html" "<td>19.15</td>"                   # the copy ceiling as ceilings.json has it
+contains "$tmp/report.html" "<title>gemm float, ref/ikj 32x32x32: " # a roofline dot names its variant
 if grep -q "[0-9]e+0[0-9]" "$tmp/report.html"; then bad "report writes a number as 6e+04"; else ok; fi
 if grep -q ">1 rows" "$tmp/report.html"; then bad "report says 1 rows"; else ok; fi
 if grep -qiw -e "nan" -e "inf" "$tmp/report.html"; then bad "report holds NaN or Inf"; else ok; fi

@@ -109,6 +109,10 @@ static void sort_series(struct pb_chart *c)
                 double tx = s->x[b], ty = s->y[b];
                 s->x[b] = s->x[b - 1], s->y[b] = s->y[b - 1];
                 s->x[b - 1] = tx, s->y[b - 1] = ty;
+                if (s->tips) {
+                    char *t = s->tips[b];
+                    s->tips[b] = s->tips[b - 1], s->tips[b - 1] = t;
+                }
             }
     }
 }
@@ -688,7 +692,9 @@ static pb_status rooflines(const struct pb_rp_set *set, struct pb_rp_charts *out
             snprintf(name, sizeof name, "%s %s", o->bench, o->precision);
             struct pb_series *s = pb__chart_series_named(c, name);
             double ai = o->gflops / o->gbps;
-            if (!s || !pb__series_add(s, ai, o->gflops))
+            char tip[320];
+            snprintf(tip, sizeof tip, "%s/%s%s %s", o->backend, o->variant, o->anchor ? "*" : "", o->problem);
+            if (!s || !pb__series_add_tip(s, ai, o->gflops, tip))
                 return pb__fail(PB_ERR_NOMEM, "out of memory");
             s->style = PB_SERIES_POINTS;
             xmin = fmin(xmin, ai);

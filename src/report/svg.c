@@ -126,12 +126,29 @@ bool pb__series_add(struct pb_series *s, double x, double y)
         if (!ny)
             return false;
         s->y = ny;
+        if (s->tips) {
+            char **nt = realloc(s->tips, cap * sizeof *nt);
+            if (!nt)
+                return false;
+            s->tips = nt;
+        }
         s->cap = cap;
     }
+    if (s->tips)
+        s->tips[s->n] = NULL;
     s->x[s->n] = x;
     s->y[s->n] = y;
     s->n++;
     return true;
+}
+
+bool pb__series_add_tip(struct pb_series *s, double x, double y, const char *tip)
+{
+    if (!s->tips && (s->tips = calloc(s->cap ? s->cap : 1, sizeof *s->tips)) == NULL)
+        return false;
+    if (!pb__series_add(s, x, y))
+        return false;
+    return (s->tips[s->n - 1] = strdup(tip)) != NULL;
 }
 
 int pb__chart_category(struct pb_chart *c, const char *name)
@@ -211,6 +228,9 @@ void pb__chart_free(struct pb_chart *c)
     for (size_t i = 0; i < c->n_series; i++) {
         free(c->series[i].x);
         free(c->series[i].y);
+        for (size_t k = 0; c->series[i].tips && k < c->series[i].n; k++)
+            free(c->series[i].tips[k]);
+        free(c->series[i].tips);
     }
     free(c->series);
     for (size_t i = 0; i < c->n_categories; i++) {
@@ -784,7 +804,10 @@ static void draw_series(const struct pb_chart *c, const struct pb_series *s, con
             fmt_bytes(x, xs, sizeof xs);
         else
             fmt_num(x, xs, sizeof xs);
-        snprintf(tip, sizeof tip, "%s: %s, %s", s->name, xs, ys);
+        if (s->tips && s->tips[k])
+            snprintf(tip, sizeof tip, "%s, %s: %s, %s", s->name, s->tips[k], xs, ys);
+        else
+            snprintf(tip, sizeof tip, "%s: %s, %s", s->name, xs, ys);
         double px = cat ? L->x0 + L->slot * (x + 0.5) : axis_pos(xa, x, L->x0, L->x1);
         double py = axis_pos(ya, y, L->y1, L->y0);
         if (look->role == ROLE_ANCHOR)

@@ -39,6 +39,7 @@ struct pb_series {
     enum pb_series_style style;
     bool anchor; /* a vendor library's results: drawn dark, dashed, with squares */
     double *x, *y;
+    char **tips; /* per point, what the point is (its tooltip names it); NULL: none */
     size_t n, cap;
 };
 
@@ -75,6 +76,8 @@ struct pb_series *pb__chart_series(struct pb_chart *c, const char *name, enum pb
 /* The series named `name`, made on first use. */
 struct pb_series *pb__chart_series_named(struct pb_chart *c, const char *name);
 bool pb__series_add(struct pb_series *s, double x, double y);
+/* A point whose tooltip also says what it is (e.g. "cuda/regblock n=4096"). */
+bool pb__series_add_tip(struct pb_series *s, double x, double y, const char *tip);
 /* Index of a category, added on first use; -1 when out of memory. */
 int pb__chart_category(struct pb_chart *c, const char *name);
 /* The axis label of category i (copied); false when out of memory. */
