@@ -90,7 +90,9 @@ static const char css[] =
     "th{background:#f2f2f2;position:sticky;top:0}td.t{text-align:left}"
     "tr.FAILED td,tr.ERROR td{background:#fde2e2}tr.SKIP td,tr.UNSUPPORTED td{color:#888;background:#f7f7f7}"
     ".scroll{max-height:520px;overflow:auto;border:1px solid #eee}"
-    "nav li{font-size:14px}.note{font-size:13px;color:#555}h3{font-size:16px}"
+    "nav li{font-size:14px}.note{font-size:13px;color:#555}"
+    "h3{font-size:16px;border-bottom:1px solid #e4e4e4;padding-bottom:3px;margin-top:28px}"
+    "h2.study{font-size:21px;border-bottom:2px solid #999;margin-top:48px}"
     "td.noisy{background:#fff3c4}td.behind{color:#a40000}td.wrap{white-space:normal;max-width:760px}"
     ".superseded{background:#fff3c4;padding:4px 8px;font-size:13px}"
     "table.summary td{white-space:normal}nav ul ul{display:inline;padding:0}nav ul ul li{display:inline}"
@@ -439,7 +441,13 @@ static void nav(struct pb_sbuf *b, const struct page *pg, bool study_preamble)
             if (!in)
                 continue;
             if (!any) {
-                pb__sb_printf(b, "<li>study %s: ", st->id);
+                bool heading = false; /* a section opens with this study's heading */
+                for (size_t f = 0; f < set->n_files && !heading; f++)
+                    heading = file_study(&set->files[f]) == (size_t)atoi(st->id);
+                if (heading)
+                    pb__sb_printf(b, "<li><a href=\"#study%s\">study %s</a>: ", st->id, st->id);
+                else
+                    pb__sb_printf(b, "<li>study %s: ", st->id);
                 pb__sb_escape(b, st->title);
                 pb__sb_printf(b, ": <ul>");
             }
@@ -499,11 +507,11 @@ static void file_section(struct pb_sbuf *b, const struct page *pg, size_t i)
 {
     const struct pb_rp_set *set = pg->set;
     const struct pb_rp_file *f = &set->files[i];
-    pb__sb_printf(b, "<section>\n<h2 id=\"f%zu\">", i);
+    pb__sb_printf(b, "<section>\n<h3 id=\"f%zu\">", i);
     pb__sb_escape(b, f->bench[0] ? f->bench : "results");
     pb__sb_printf(b, " — ");
     pb__sb_escape(b, f->name);
-    pb__sb_printf(b, "</h2>\n<p class=\"ctx\">");
+    pb__sb_printf(b, "</h3>\n<p class=\"ctx\">");
     const char *labels[] = {"date", "commit", "host", "cpu", "command"};
     const char *values[] = {f->date, f->commit, f->host, f->cpu, f->command};
     for (size_t k = 0; k < 5; k++)
@@ -540,6 +548,25 @@ static void roofline_hint(struct pb_sbuf *b, const struct pb_rp_set *set)
                          "then the file among the report's inputs (or --ceilings), draws them.</p>\n");
 }
 
+/* The files of a study under its name, what it measured, and how to set its
+ * published figures beside ours. */
+static void study_heading(struct pb_sbuf *b, size_t study)
+{
+    char id[24];
+    snprintf(id, sizeof id, "%03zu", study);
+    const struct pb_study *st = study == SIZE_MAX ? NULL : pb__study_find(id);
+    if (!st) {
+        pb__sb_printf(b, "<h2 class=\"study\">Beyond the studies</h2>\n");
+        return;
+    }
+    pb__sb_printf(b, "<h2 class=\"study\" id=\"study%s\">Study %s: ", st->id, st->id);
+    pb__sb_escape(b, st->title);
+    pb__sb_printf(b, "</h2>\n<p class=\"note\">");
+    pb__sb_escape(b, st->summary);
+    pb__sb_printf(b, " <code>parbench study %s</code> runs its experiments and sets its published figures beside "
+                     "ours.</p>\n", st->id);
+}
+
 static void render_html(struct pb_sbuf *b, const struct page *pg, const char *title, const char *preamble)
 {
     const struct pb_rp_set *set = pg->set;
@@ -556,8 +583,12 @@ static void render_html(struct pb_sbuf *b, const struct page *pg, const char *ti
         pb__sb_printf(b, "%s", preamble);
     pb__rp_summary_html(b, set, pg->lines, pg->n_lines);
     devices_section(b, set);
-    for (size_t k = 0; k < set->n_files; k++)
+    for (size_t k = 0; k < set->n_files; k++) {
+        size_t study = file_study(&set->files[pg->order[k]]);
+        if (k == 0 || study != file_study(&set->files[pg->order[k - 1]]))
+            study_heading(b, study);
         file_section(b, pg, pg->order[k]);
+    }
     pb__sb_printf(b, "<section>\n<h2 id=\"roofline\">Roofline</h2>\n<p class=\"note\">Every OK row with both "
                      "GFLOP/s and GB/s, placed at its arithmetic intensity (the benchmark's FLOP count over "
                      "its byte count). Roofs: min(FMA peak, intensity x memory ceiling) of the device, drawn "
