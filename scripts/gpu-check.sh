@@ -4,7 +4,7 @@
 # racecheck), then the benchmarks. Results and logs go to $OUT (default
 # bench/results/<date>-<gpu>/).
 #
-# usage: scripts/gpu-check.sh [quick|full|spmv|zoo|zoo_cpu|memlab|conv|ceilings|opencl|opencl_copies|opencl_kernels|mpi|trust]
+# usage: scripts/gpu-check.sh [quick|full|spmv|zoo|zoo_cpu|memlab|conv|ceilings|opencl|opencl_copies|opencl_kernels|mpi|trust|studies]
 #   quick: tests, sanitizers and a GEMM whose rows must carry NVML's energy columns; spmv, memlab, conv, ceilings, opencl: build, then only
 #   that section (ceilings also renders the report of everything in $OUT; opencl, the OpenCL
 #   twins, runs as its two halves opencl_copies and opencl_kernels within 10 minutes each). spmv
@@ -13,7 +13,7 @@
 #   ("every rank at once"), allreduce (MPI and NCCL), spmv-dist, gemm-dist, p2p, the other
 #   collectives and pingpong; its parts mpi_ep, mpi_dist and mpi_coll also run alone, within
 #   10 minutes each; trust: a GPU fault mid-run, a problem too big for the device, 10,000
-#   library turns
+#   library turns; studies: parbench study 000..004 --quick, each in its folder, and one report
 # PB_GIT_COMMIT=HASH names the commit measured in every row (set it where the
 # tree is a copy whose .git may be stale or absent).
 # Missing cJSON/cmocka development files are taken from .deps/*.deb when present
@@ -132,6 +132,17 @@ ceilings_section() {
         $pb run peak --backend cuda --n 1,257,20000 --iters 3 --precision float,double --reps 1 --warmup 0 --quiet
     run $pb ceilings $twins --reps 10 --ceilings "$out/ceilings.json"
     run $pb report "$out" -o "$out/report.html" --title "parbench on $gpu"
+}
+
+# The five studies as a user runs them (parbench study ID --quick), each into its folder with
+# its comparison and report, then one report over all their results and the ceilings.
+studies_section() {
+    step "studies 000-004 (--quick): results, comparison with the published figures, report"
+    for id in 000 001 002 003 004; do
+        run $pb study "$id" --quick --out "$out/study-$id" --matrices "${PB_MATRICES:-../shared/data/matrices}"
+        cp "$out/study-$id/comparison.csv" "$out/study-$id-comparison.csv" 2>/dev/null
+    done
+    run $pb report "$out"/study-0*/ "$out/devices.json" -o "$out/studies-report.html" --title "parbench studies on $gpu"
 }
 
 # Study 001 on every benchmark: the OpenCL variants on NVIDIA's platform, verified on awkward
@@ -292,7 +303,8 @@ trust_section() {
 
 twins="--backend cuda,opencl --device nvidia"
 case "$mode" in
-spmv | zoo | zoo_cpu | memlab | conv | ceilings | opencl | opencl_copies | opencl_kernels | mpi | mpi_ep | mpi_dist | mpi_coll | trust)
+spmv | zoo | zoo_cpu | memlab | conv | ceilings | opencl | opencl_copies | opencl_kernels | mpi | mpi_ep | mpi_dist | mpi_coll | trust | studies)
+    [ "$mode" = studies ] && $pb devices --format json >"$out/devices.json"
     ${mode}_section
     tail -n 30 "$log"
     echo "status $status"
