@@ -24,8 +24,20 @@ static pb_status table_begin(struct pb_writer *w)
     return pb__writer_flush(w);
 }
 
+/* Four significant digits, whole numbers from 10^4 up written out (20000,
+ * not 2e+04). */
+static const char *short_num(double x, char *buf, size_t len)
+{
+    if (fabs(x) >= 1e4 && fabs(x) < 1e15)
+        snprintf(buf, len, "%.0f", x);
+    else
+        snprintf(buf, len, "%.4g", x);
+    return buf;
+}
+
 static pb_status table_row(struct pb_writer *w, const struct pb_result *r)
 {
+    char num[32];
     char variant[48], thr[16] = "-", speedup[16] = "-", err[16] = "-", gflops[16] = "-", gbps[16] = "-";
     snprintf(variant, sizeof variant, "%s%s", r->variant, r->anchor ? "*" : "");
     if (r->ranks > 1) { /* the rank after the variant keeps the columns of one-rank runs */
@@ -48,16 +60,16 @@ static pb_status table_row(struct pb_writer *w, const struct pb_result *r)
             snprintf(gflops, sizeof gflops, "%.2f", r->gflops);
         if (!isnan(r->gbps))
             snprintf(gbps, sizeof gbps, "%.2f", r->gbps);
-        fprintf(w->f, "%10.4g %6.1f %9s %9s %8s %9s  OK", r->stats.median * 1e3, r->stats.cv * 100,
-                gflops, gbps, speedup, err);
+        fprintf(w->f, "%10s %6.1f %9s %9s %8s %9s  OK", short_num(r->stats.median * 1e3, num, sizeof num),
+                r->stats.cv * 100, gflops, gbps, speedup, err);
         /* Energy stays short here: the power and a warning; CSV/JSON have the rest. */
         if (!isnan(r->power_w))
-            fprintf(w->f, "  %.4g W", r->power_w);
+            fprintf(w->f, "  %s W", short_num(r->power_w, num, sizeof num));
         if (r->throttle[0] && strcmp(r->throttle, "none") != 0)
             fprintf(w->f, "  throttled: %s", r->throttle);
         for (size_t i = 0; i < r->bench->n_extras; i++)
             if (!isnan(r->extras[i]))
-                fprintf(w->f, "  %s=%.4g", r->bench->extra_names[i], r->extras[i]);
+                fprintf(w->f, "  %s=%s", r->bench->extra_names[i], short_num(r->extras[i], num, sizeof num));
         if (r->reason[0])
             fprintf(w->f, "  (%s)", r->reason);
         fputc('\n', w->f);
