@@ -342,6 +342,14 @@ static void rate_text(const struct pb_rp_row *r, const struct pb_rp_row *other, 
         snprintf(buf, len, "%.3g s", r->median);
 }
 
+/* A ratio with two decimals, or two significant digits below 0.1 (0.0036,
+ * not 0.00). */
+static const char *ratio_text(double r, char *buf, size_t len)
+{
+    snprintf(buf, len, r < 0.1 ? "%.2g" : "%.2f", r);
+    return buf;
+}
+
 /* A matrix file's name without its directories. */
 static const char *short_problem(const char *p)
 {
@@ -421,17 +429,18 @@ void pb__rp_summary_html(struct pb_sbuf *b, const struct pb_rp_set *set, const s
             row_cell(b, l->anchor, l->ours);
         else
             pb__sb_printf(b, "<td class=\"t\">none ran</td>");
-        char buf[96] = "-";
+        char buf[96] = "-", r1[16], r2[16], r3[16];
         if (isfinite(l->ratio))
-            snprintf(buf, sizeof buf, "%.2fx", l->ratio);
+            snprintf(buf, sizeof buf, "%sx", ratio_text(l->ratio, r1, sizeof r1));
         pb__sb_printf(b, "<td%s>%s</td>", isfinite(l->ratio) && l->ratio < 1 ? " class=\"behind\"" : "", buf);
         snprintf(buf, sizeof buf, "-");
         if (l->compared > 1)
-            snprintf(buf, sizeof buf, "%.2fx (%.2f-%.2f), %zu", l->geomean, l->lo, l->hi, l->compared);
+            snprintf(buf, sizeof buf, "%sx (%s-%s), %zu", ratio_text(l->geomean, r1, sizeof r1),
+                     ratio_text(l->lo, r2, sizeof r2), ratio_text(l->hi, r3, sizeof r3), l->compared);
         pb__sb_printf(b, "<td>%s</td>", buf);
         snprintf(buf, sizeof buf, "-");
         if (l->twins)
-            snprintf(buf, sizeof buf, "%.2fx, %zu", l->opencl_over_cuda, l->twins);
+            snprintf(buf, sizeof buf, "%sx, %zu", ratio_text(l->opencl_over_cuda, r1, sizeof r1), l->twins);
         pb__sb_printf(b, "<td>%s</td>", buf);
         snprintf(buf, sizeof buf, "-");
         if (isfinite(l->fraction))
