@@ -287,7 +287,7 @@ static void many_series_chart(struct pb_chart *c, size_t n)
 {
     *c = (struct pb_chart){.kind = PB_CHART_LINES, .vline_at = -1};
     for (size_t i = 0; i < n; i++) {
-        char name[32];
+        char name[48];
         snprintf(name, sizeof name, "opencl/variant-%02zu", i);
         struct pb_series *s = pb__chart_series(c, name, PB_SERIES_LINE);
         assert_true(pb__series_add(s, 1, 10 + (double)i) && pb__series_add(s, 2, 20 + (double)i));
