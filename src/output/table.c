@@ -24,8 +24,22 @@ static pb_status table_begin(struct pb_writer *w)
     return pb__writer_flush(w);
 }
 
+/* A number for people: 4 significant digits, but never in exponent form
+ * at 10^4 and above (a median of 61234 ms is not 6.123e+04), and whole
+ * numbers (rows, non-zeros, bytes) in full. */
+static const char *human(char *buf, size_t len, double v)
+{
+    double a = fabs(v);
+    if (isfinite(v) && a < 1e15 && (a >= 1e4 || (a >= 1 && v == floor(v))))
+        snprintf(buf, len, "%.0f", v);
+    else
+        snprintf(buf, len, "%.4g", v);
+    return buf;
+}
+
 static pb_status table_row(struct pb_writer *w, const struct pb_result *r)
 {
+    char num[32];
     char variant[48], thr[16] = "-", speedup[16] = "-", err[16] = "-", gflops[16] = "-", gbps[16] = "-";
     snprintf(variant, sizeof variant, "%s%s", r->variant, r->anchor ? "*" : "");
     if (r->ranks > 1) { /* the rank after the variant keeps the columns of one-rank runs */
@@ -48,16 +62,16 @@ static pb_status table_row(struct pb_writer *w, const struct pb_result *r)
             snprintf(gflops, sizeof gflops, "%.2f", r->gflops);
         if (!isnan(r->gbps))
             snprintf(gbps, sizeof gbps, "%.2f", r->gbps);
-        fprintf(w->f, "%10.4g %6.1f %9s %9s %8s %9s  OK", r->stats.median * 1e3, r->stats.cv * 100,
-                gflops, gbps, speedup, err);
+        fprintf(w->f, "%10s %6.1f %9s %9s %8s %9s  OK", human(num, sizeof num, r->stats.median * 1e3),
+                r->stats.cv * 100, gflops, gbps, speedup, err);
         /* Energy stays short here: the power and a warning; CSV/JSON have the rest. */
         if (!isnan(r->power_w))
-            fprintf(w->f, "  %.4g W", r->power_w);
+            fprintf(w->f, "  %s W", human(num, sizeof num, r->power_w));
         if (r->throttle[0] && strcmp(r->throttle, "none") != 0)
             fprintf(w->f, "  throttled: %s", r->throttle);
         for (size_t i = 0; i < r->bench->n_extras; i++)
             if (!isnan(r->extras[i]))
-                fprintf(w->f, "  %s=%.4g", r->bench->extra_names[i], r->extras[i]);
+                fprintf(w->f, "  %s=%s", r->bench->extra_names[i], human(num, sizeof num, r->extras[i]));
         if (r->reason[0])
             fprintf(w->f, "  (%s)", r->reason);
         fputc('\n', w->f);
