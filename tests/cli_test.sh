@@ -390,6 +390,17 @@ contains "$tmp/cs.csv" "efficiency"
 contains "$tmp/cs.csv" ",streams,"
 if grep -q "FAILED\|ERROR" "$tmp/cs.csv"; then bad "a conv-stream row failed"; else ok; fi
 expect 1 "$pb" run conv --width 40 --radius 3 --variant ref/rowcol --reps 1 --inject-fault --quiet
+# --inject-fault fails every computed row, also where the right answer is all
+# zeros (zero taps, a matrix without non-zeros) or has no element at all.
+printf '0\n0\n0\n' >"$tmp/zero-taps.txt"
+expect 1 "$pb" run conv --width 17 --radius 1 --filter "$tmp/zero-taps.txt" --backend ref,openmp --reps 1 --inject-fault --format csv
+if grep -q ",OK," "$tmp/out"; then bad "an injected fault passed with zero taps"; else ok; fi
+printf '%%%%MatrixMarket matrix coordinate real general\n3 3 0\n' >"$tmp/nnz0.mtx"
+printf '%%%%MatrixMarket matrix coordinate real general\n0 0 0\n' >"$tmp/rows0.mtx"
+expect 1 "$pb" run spmv --matrix "$tmp/nnz0.mtx","$tmp/rows0.mtx",gaps:1 --variant ref/csr,openmp/csr --reps 1 --inject-fault --format csv
+if grep -q ",OK," "$tmp/out"; then bad "an injected fault passed on an empty matrix"; else ok; fi
+expect 0 "$pb" run spmv --matrix "$tmp/nnz0.mtx","$tmp/rows0.mtx" --variant ref/csr,openmp/csr --reps 1 --format csv
+if grep -q ",FAILED," "$tmp/out"; then bad "an empty matrix failed"; else ok; fi
 expect 2 "$pb" run conv --width 40 --radius 0
 contains "$tmp/err" "radius must be between"
 expect 2 "$pb" run conv --width 40 --border wrap

@@ -291,7 +291,8 @@ pb_status pb__conv_host_prepare(const struct pb_conv_shape *shape, uint64_t seed
 }
 
 /* The fault: a seeded element anywhere in the image off by 1e-3 times the
- * sum of its terms' magnitudes (recomputed here, for any row). */
+ * sum of its terms' magnitudes (recomputed here, for any row), or by 1 where
+ * that sum is 0. */
 static pb_status inject_fault(const struct pb_conv_host *h, void *image)
 {
     const struct pb_conv_shape *s = &h->shape;
@@ -320,10 +321,12 @@ static pb_status inject_fault(const struct pb_conv_host *h, void *image)
         st = oracle_rows(h, abs_rows, row0, abs_taps, y, 1, row);
     }
     if (st == PB_OK) {
+        /* All terms 0 (zero taps or pixels): the exact 0 off by 1. */
+        double d = row[x] > 0 ? 1e-3 * row[x] : 1.0;
         if (s->prec == PB_DOUBLE)
-            ((double *)image)[y * s->width + x] += 1e-3 * row[x];
+            ((double *)image)[y * s->width + x] += d;
         else
-            ((float *)image)[y * s->width + x] += (float)(1e-3 * row[x]);
+            ((float *)image)[y * s->width + x] += (float)d;
     }
     pb__host_free(row);
     pb__host_free(abs_rows);

@@ -504,6 +504,13 @@ static bool measure(struct run_state *rs, pb_device *dev, pb_energy *meter, cons
             b->unbind(state);
             return true;
         }
+        /* A fault the check cannot see (an output of no elements) must not
+         * leave the row OK: --inject-fault promises FAILED. */
+        if (cfg->inject_fault && r->check.pass) {
+            r->check.pass = false;
+            snprintf(r->check.detail, sizeof r->check.detail,
+                     "--inject-fault: the check passed the corrupted output (no element to corrupt?)");
+        }
     } else {
         pb__check_begin(&r->check, NAN, "none");
         r->check.err_norm = r->check.err_max = NAN;

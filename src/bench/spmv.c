@@ -313,23 +313,26 @@ static pb_status spmv_poison(void *state)
 }
 
 /* The fault: a seeded non-empty row anywhere (none preferred) off by 1e-3
- * times the sum of its terms' magnitudes. */
+ * times the sum of its terms' magnitudes; without non-zeros (every row must
+ * then be exactly 0) a seeded row off by 1. */
 static void inject_fault(const struct spmv_host *h, void *y)
 {
-    if (h->m.nnz == 0)
+    int32_t rows = h->m.n_rows;
+    if (rows == 0)
         return;
     struct pb_rng rng;
     pb__rng_init(&rng, h->seed, 20);
-    int32_t rows = h->m.n_rows, i = (int32_t)(pb__rng_next(&rng) % (uint64_t)rows);
-    while (h->ptr[i + 1] == h->ptr[i]) /* an empty row has nothing to get wrong */
+    int32_t i = (int32_t)(pb__rng_next(&rng) % (uint64_t)rows);
+    while (h->m.nnz > 0 && h->ptr[i + 1] == h->ptr[i]) /* an empty row has nothing to get wrong */
         i = (i + 1) % rows;
     double mag = 0;
     for (int32_t k = h->ptr[i]; k < h->ptr[i + 1]; k++)
         mag += fabs(as_prec(h->m.values[k], h->p.prec) * x_at(h, h->m.cols[k]));
+    double d = mag > 0 ? 1e-3 * mag : 1.0;
     if (h->p.prec == PB_DOUBLE)
-        ((double *)y)[i] += 1e-3 * mag;
+        ((double *)y)[i] += d;
     else
-        ((float *)y)[i] += (float)(1e-3 * mag);
+        ((float *)y)[i] += (float)d;
 }
 
 static pb_status spmv_check(void *state, const void *host, bool corrupt, struct pb_check *out)
