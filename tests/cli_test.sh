@@ -144,6 +144,10 @@ contains "$tmp/out" "bad.mtx:4:"
 expect 3 "$pb" run spmv --matrix "$tmp/missing.mtx"
 contains "$tmp/err" "cannot read matrix file"
 expect 2 "$pb" run spmv --matrix lap2d:0
+expect 2 "$pb" run spmv --matrix random:0
+contains "$tmp/err" "ROWS must be from 1 to 2147483647"
+expect 2 "$pb" run allreduce --size 1 --backend ref --precision double
+contains "$tmp/err" "--size must be between one element (8 B in double) and 1 TiB (got 1)"
 expect 2 "$pb" run spmv --matrix lap2d:8 --group 3
 expect 0 "$pb" run spmv --matrix powerlaw:2000:8 --variant ref/ell --reps 1
 contains "$tmp/out" "UNSUPPORTED: ELLPACK would store"
