@@ -320,8 +320,9 @@ static void test_table(void **state)
     free(text);
 }
 
-/* Long runs and large matrices: the table's numbers stay plain (a median of
- * 61234 ms, not 6.123e+04; rows=123456, not 1.235e+05). */
+/* Long runs, large matrices, short preparations: the table's numbers stay
+ * plain (a median of 61234 ms, not 6.123e+04; rows=123456, not 1.235e+05;
+ * prep_s=0.00002716, not 2.716e-05). */
 static void test_table_large_numbers(void **state)
 {
     struct fixture *f = *state;
@@ -340,6 +341,7 @@ static void test_table_large_numbers(void **state)
     ok->extras[0] = 123456;  /* rows */
     ok->extras[1] = 1234567; /* nnz */
     ok->extras[2] = 0.5;
+    ok->extras[3] = 2.716e-05; /* prep_s */
     ok->power_w = 12345.6;
     assert_int_equal(write_rows(f, "table", false, 1), PB_OK);
     char *text = pb_test_slurp(f->path);
@@ -347,9 +349,11 @@ static void test_table_large_numbers(void **state)
     assert_contains(text, " 61235 ");
     assert_contains(text, "=123456 ");
     assert_contains(text, "=1234567 ");
-    assert_contains(text, "=0.5");
+    assert_contains(text, "=0.5 ");
+    assert_contains(text, "prep_s=0.00002716\n");
     assert_contains(text, "12346 W");
     assert_null(strstr(text, "e+0"));
+    assert_null(strstr(text, "e-05"));
     free(text);
 }
 

@@ -24,15 +24,18 @@ static pb_status table_begin(struct pb_writer *w)
     return pb__writer_flush(w);
 }
 
-/* A number for people: 4 significant digits, but never in exponent form
- * at 10^4 and above (a median of 61234 ms is not 6.123e+04), and whole
+/* A number for people: 4 significant digits, never in exponent form (a
+ * median of 61234 ms is not 6.123e+04, 0.00006 ms not 6e-05), and whole
  * numbers (rows, non-zeros, bytes) in full. */
 static const char *human(char *buf, size_t len, double v)
 {
     double a = fabs(v);
     if (isfinite(v) && a < 1e15 && (a >= 1e4 || (a >= 1 && v == floor(v))))
         snprintf(buf, len, "%.0f", v);
-    else
+    else if (isfinite(v) && a > 0 && a < 1e-4) {
+        int digits = 3 - (int)floor(log10(a)); /* 4 significant digits, at most 9 decimals */
+        snprintf(buf, len, "%.*f", digits < 9 ? digits : 9, v);
+    } else
         snprintf(buf, len, "%.4g", v);
     return buf;
 }
