@@ -413,6 +413,11 @@ expect 2 "$pb" run conv --width 40 --radius 0
 contains "$tmp/err" "radius must be between"
 expect 2 "$pb" run conv --width 40 --border wrap
 contains "$tmp/err" "unknown border"
+expect 2 "$pb" run conv --width 40 --radius 2 --filter gauss:0 --backend ref
+contains "$tmp/err" "sigma must be a positive number"
+expect 2 "$pb" run conv-stream --width 40 --radius 2 --filter gauss:-1 --backend ref
+expect 2 "$pb" run conv-stream --width 40 --radius 2 --kernel no-such-kernel --backend ref
+contains "$tmp/err" "no backend has a conv kernel 'no-such-kernel'"
 expect 3 "$pb" run conv --width 40 --radius 2 --filter "$tmp/no-taps.txt" --quiet
 expect 3 "$pb" run conv-stream --width 1000 --radius 40 --device-mem 4K --variant ref/strips --quiet
 contains "$tmp/out" "too small"

@@ -627,6 +627,15 @@ pb_status pb__conv_plan(const struct pb_param_lists *l, size_t n_params, enum pb
         enum pb_conv_border border = PB_CONV_ZERO;
         if (st == PB_OK)
             st = pb__conv_border_parse(p.s[PB_CONV_P_BORDER], &border);
+        /* A bad gauss:SIGMA is a usage error, found before any row runs
+         * (filter files are read, and refused, per row). */
+        const char *filter = p.s[PB_CONV_P_FILTER];
+        if (st == PB_OK && filter && strncmp(filter, "gauss:", 6) == 0) {
+            size_t radius = (size_t)p.v[PB_CONV_P_RADIUS];
+            double *taps = NULL;
+            st = pb__conv_filter_make(filter, &radius, &taps);
+            free(taps);
+        }
         if (st != PB_OK)
             return st;
         p.v[PB_CONV_P_BORDER] = border;
