@@ -70,6 +70,13 @@ expect 2 "$pb" run gemm --backend nosuch
 contains "$tmp/err" "unknown backend"
 expect 2 "$pb" run gemm --variant nosuch
 contains "$tmp/err" "unknown gemm variant"
+if grep -q "flaky" "$tmp/err"; then bad "a test-only variant offered"; else ok; fi
+# known names that select nothing together: not a header and no row with exit 0
+expect 2 "$pb" run gemm --n 8 --backend ref --variant openmp/blocked
+contains "$tmp/err" "no gemm variant of the selected backends matches --variant"
+lines "$tmp/out" 0
+expect 2 "$pb" run gemm --n 8 --backend ref --device -1
+contains "$tmp/err" "--device must be between 0 and 1023"
 expect 2 "$pb" run gemm --precision half
 expect 2 "$pb" run gemm --threads 0
 expect 2 "$pb" run gemm --out "$tmp/results.dat"
@@ -418,6 +425,8 @@ contains "$tmp/err" "sigma must be a positive number"
 expect 2 "$pb" run conv-stream --width 40 --radius 2 --filter gauss:-1 --backend ref
 expect 2 "$pb" run conv-stream --width 40 --radius 2 --kernel no-such-kernel --backend ref
 contains "$tmp/err" "no backend has a conv kernel 'no-such-kernel'"
+expect 2 "$pb" run spmv-dist --matrix lap2d:4 --local no-such-kernel --backend ref
+contains "$tmp/err" "no backend has an spmv kernel 'no-such-kernel'"
 expect 3 "$pb" run conv --width 40 --radius 2 --filter "$tmp/no-taps.txt" --quiet
 expect 3 "$pb" run conv-stream --width 1000 --radius 40 --device-mem 4K --variant ref/strips --quiet
 contains "$tmp/out" "too small"
