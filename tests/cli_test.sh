@@ -460,7 +460,7 @@ else
     if [ -e "$tmp/bomb.png" ]; then bad "a refused conv left its output"; else ok; fi
     head -c 1000 "$tmp/g.pgm" >"$tmp/short.pgm"
     expect 3 "$pb" conv --image "$tmp/short.pgm" --radius 3
-    contains "$tmp/err" "need at least 1200 bytes; it has 1000"
+    contains "$tmp/err" "need at least 1213 bytes; it has 1000" # 13 of header, 40 x 30 pixels
     expect 3 "$pb" conv --image "$tmp/g.pgm" --radius 3 --max-pixels 1199
     contains "$tmp/err" "--max-pixels raises it"
     lines "$tmp/err" 1
@@ -483,6 +483,22 @@ expect 3 "$pb" conv --image "$tmp/nope.png" --radius 3
 printf 'not an image' >"$tmp/bad.png"
 expect 3 "$pb" conv --image "$tmp/bad.png" --radius 3
 lines "$tmp/err" 1
+if [ "$have_stb" -eq 1 ]; then
+    contains "$tmp/err" "not an image file parbench reads"
+    # A binary PGM whose pixels end early: stb_image would hand out the
+    # missing ones uninitialised; the header counts toward what it needs.
+    printf 'P5\n# short\n3 2\n255\nab' >"$tmp/cut.pgm"
+    expect 3 "$pb" conv --image "$tmp/cut.pgm" --radius 1 --save "$tmp/cut-out.pgm" --backend ref
+    contains "$tmp/err" "a truncated file"
+    printf 'P5\n3 2\n255\nabcdef' >"$tmp/whole.pgm"
+    expect 0 "$pb" conv --image "$tmp/whole.pgm" --radius 1 --save "$tmp/whole-out.pgm" --backend ref --quiet
+    printf 'P2\n3 2\n255\n1 2 3\n4 5 6\n' >"$tmp/plain.pgm"
+    expect 3 "$pb" conv --image "$tmp/plain.pgm" --radius 1 --backend ref
+    contains "$tmp/err" "only binary ones (P5, P6) are read"
+    printf '\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10\0\0\0\x10\x08\0\0\0\0' >"$tmp/cut.png"
+    expect 3 "$pb" conv --image "$tmp/cut.png" --radius 1 --backend ref
+    contains "$tmp/err" "a corrupt or truncated PNG file"
+fi
 expect 2 "$pb" conv --image "$tmp/g.pgm" --radius 0
 expect 2 "$pb" conv --image "$tmp/g.pgm" --radius -4
 expect 2 "$pb" conv --image "$tmp/g.pgm"
