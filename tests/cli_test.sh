@@ -77,6 +77,13 @@ contains "$tmp/err" "no gemm variant of the selected backends matches --variant"
 lines "$tmp/out" 0
 expect 2 "$pb" run gemm --n 8 --backend ref --device -1
 contains "$tmp/err" "--device must be between 0 and 1023"
+expect 2 "$pb" run peak --backend ref # peak has no ref variant
+contains "$tmp/err" "peak has no variant on the backends given to --backend"
+lines "$tmp/out" 0
+expect 2 "$pb" run gemm --n 8 --backend ref --no-verify --inject-fault
+contains "$tmp/err" "--inject-fault needs the check"
+expect 0 "$pb" run gemm --n 8 --backend ref --variant ikj --no-verify --reps 1 --quiet
+if grep -q "nan" "$tmp/out"; then bad "an unchecked row shows an error of nan"; else ok; fi
 expect 2 "$pb" run gemm --precision half
 expect 2 "$pb" run gemm --threads 0
 expect 2 "$pb" run gemm --out "$tmp/results.dat"

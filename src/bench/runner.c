@@ -138,6 +138,9 @@ pb_status pb__run_validate(const struct pb_run_config *cfg)
     if (cfg->n_variants > 0 && plan_jobs(cfg, NULL) == 0)
         return pb__fail(PB_ERR_NOT_FOUND, "no %s variant of the selected backends matches --variant (see parbench list)",
                         cfg->bench->name);
+    if (cfg->n_backends > 0 && plan_jobs(cfg, NULL) == 0)
+        return pb__fail(PB_ERR_NOT_FOUND, "%s has no variant on the backends given to --backend (see parbench list)",
+                        cfg->bench->name);
     return PB_OK;
 }
 

@@ -620,6 +620,8 @@ static int run_setup(int argc, char **argv, int rank, struct run_cmd *rc_out)
         return fail_status(st);
     ctx->seed = (unsigned long long)seed;
 
+    if (a.flags[O_INJECT] && a.flags[O_NO_VERIFY]) /* the fault would pass unseen: rows OK */
+        return pb__cli_die(EXIT_USAGE, "--inject-fault needs the check that --no-verify skips");
     const char *format = a.values[O_FORMAT] ? a.values[O_FORMAT] : "table";
     if (!pb__format_valid(format))
         return pb__cli_die(EXIT_USAGE, "unknown format '%s' (table, csv, json)", format);

@@ -54,8 +54,9 @@ static pb_status table_row(struct pb_writer *w, const struct pb_result *r)
     }
     if (r->threads > 0)
         snprintf(thr, sizeof thr, "%d", r->threads);
-    if (r->status == PB_RESULT_OK || r->status == PB_RESULT_FAILED)
-        snprintf(err, sizeof err, "%.2e", fmax(r->check.err_norm, r->check.err_max));
+    double e = fmax(r->check.err_norm, r->check.err_max);
+    if ((r->status == PB_RESULT_OK || r->status == PB_RESULT_FAILED) && !isnan(e)) /* NAN: not checked */
+        snprintf(err, sizeof err, "%.2e", e);
     fprintf(w->f, "%-8s %-18s %-18s %-6s %3s ", r->backend, variant, r->label,
             r->bench->typeless ? "-" : pb_precision_name(r->problem.prec), thr);
     if (r->status == PB_RESULT_OK) {
