@@ -157,6 +157,14 @@ expect 3 "$pb" run spmv --matrix "$tmp/bad.mtx" --backend ref --reps 1
 contains "$tmp/out" "bad.mtx:4:"
 expect 3 "$pb" run spmv --matrix "$tmp/missing.mtx"
 contains "$tmp/err" "cannot read matrix file"
+# Values or products beyond float's range: float rows UNSUPPORTED (they were
+# FAILED, "element 0 is Inf", blaming the kernels), double rows OK.
+printf '%%%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1e300\n2 1 3e38\n' >"$tmp/huge.mtx"
+printf '%%%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 3e38\n1 2 3e38\n' >"$tmp/sum.mtx"
+expect 0 "$pb" run spmv --matrix "$tmp/huge.mtx","$tmp/sum.mtx" --variant ref/csr,openmp/csr --precision float,double --reps 1 --format csv
+if grep ',float,' "$tmp/out" | grep -qv ',UNSUPPORTED,'; then bad "a float row of an out-of-range matrix is not UNSUPPORTED"; else ok; fi
+if grep ',double,' "$tmp/out" | grep -qv ',OK,'; then bad "a double row of a large matrix is not OK"; else ok; fi
+contains "$tmp/out" "value 1e+300 in row 1 does not fit in float"
 expect 2 "$pb" run spmv --matrix lap2d:0
 expect 2 "$pb" run spmv --matrix random:0
 contains "$tmp/err" "ROWS must be from 1 to 2147483647"
