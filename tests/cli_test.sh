@@ -70,6 +70,20 @@ expect 2 "$pb" run gemm --backend nosuch
 contains "$tmp/err" "unknown backend"
 expect 2 "$pb" run gemm --variant nosuch
 contains "$tmp/err" "unknown gemm variant"
+if grep -q "flaky" "$tmp/err"; then bad "a test-only variant offered"; else ok; fi
+# known names that select nothing together: not a header and no row with exit 0
+expect 2 "$pb" run gemm --n 8 --backend ref --variant openmp/blocked
+contains "$tmp/err" "no gemm variant of the selected backends matches --variant"
+lines "$tmp/out" 0
+expect 2 "$pb" run gemm --n 8 --backend ref --device -1
+contains "$tmp/err" "--device must be between 0 and 1023"
+expect 2 "$pb" run peak --backend ref # peak has no ref variant
+contains "$tmp/err" "peak has no variant on the backends given to --backend"
+lines "$tmp/out" 0
+expect 2 "$pb" run gemm --n 8 --backend ref --no-verify --inject-fault
+contains "$tmp/err" "--inject-fault needs the check"
+expect 0 "$pb" run gemm --n 8 --backend ref --variant ikj --no-verify --reps 1 --quiet
+if grep -q "nan" "$tmp/out"; then bad "an unchecked row shows an error of nan"; else ok; fi
 expect 2 "$pb" run gemm --precision half
 expect 2 "$pb" run gemm --threads 0
 expect 2 "$pb" run gemm --out "$tmp/results.dat"
@@ -143,7 +157,19 @@ expect 3 "$pb" run spmv --matrix "$tmp/bad.mtx" --backend ref --reps 1
 contains "$tmp/out" "bad.mtx:4:"
 expect 3 "$pb" run spmv --matrix "$tmp/missing.mtx"
 contains "$tmp/err" "cannot read matrix file"
+# Values or products beyond float's range: float rows UNSUPPORTED (they were
+# FAILED, "element 0 is Inf", blaming the kernels), double rows OK.
+printf '%%%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1e300\n2 1 3e38\n' >"$tmp/huge.mtx"
+printf '%%%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 3e38\n1 2 3e38\n' >"$tmp/sum.mtx"
+expect 0 "$pb" run spmv --matrix "$tmp/huge.mtx","$tmp/sum.mtx" --variant ref/csr,openmp/csr --precision float,double --reps 1 --format csv
+if grep ',float,' "$tmp/out" | grep -qv ',UNSUPPORTED,'; then bad "a float row of an out-of-range matrix is not UNSUPPORTED"; else ok; fi
+if grep ',double,' "$tmp/out" | grep -qv ',OK,'; then bad "a double row of a large matrix is not OK"; else ok; fi
+contains "$tmp/out" "value 1e+300 in row 1 does not fit in float"
 expect 2 "$pb" run spmv --matrix lap2d:0
+expect 2 "$pb" run spmv --matrix random:0
+contains "$tmp/err" "ROWS must be from 1 to 2147483647"
+expect 2 "$pb" run allreduce --size 1 --backend ref --precision double
+contains "$tmp/err" "--size must be between one element (8 B in double) and 1 TiB (got 1)"
 expect 2 "$pb" run spmv --matrix lap2d:8 --group 3
 expect 0 "$pb" run spmv --matrix powerlaw:2000:8 --variant ref/ell --reps 1
 contains "$tmp/out" "UNSUPPORTED: ELLPACK would store"
@@ -390,10 +416,32 @@ contains "$tmp/cs.csv" "efficiency"
 contains "$tmp/cs.csv" ",streams,"
 if grep -q "FAILED\|ERROR" "$tmp/cs.csv"; then bad "a conv-stream row failed"; else ok; fi
 expect 1 "$pb" run conv --width 40 --radius 3 --variant ref/rowcol --reps 1 --inject-fault --quiet
+# --inject-fault fails every computed row, also where the right answer is all
+# zeros (zero taps, a matrix without non-zeros) or has no element at all.
+printf '0\n0\n0\n' >"$tmp/zero-taps.txt"
+expect 1 "$pb" run conv --width 17 --radius 1 --filter "$tmp/zero-taps.txt" --backend ref,openmp --reps 1 --inject-fault --format csv
+if grep -q ",OK," "$tmp/out"; then bad "an injected fault passed with zero taps"; else ok; fi
+printf '%%%%MatrixMarket matrix coordinate real general\n3 3 0\n' >"$tmp/nnz0.mtx"
+printf '%%%%MatrixMarket matrix coordinate real general\n0 0 0\n' >"$tmp/rows0.mtx"
+expect 1 "$pb" run spmv --matrix "$tmp/nnz0.mtx","$tmp/rows0.mtx",gaps:1 --variant ref/csr,openmp/csr --reps 1 --inject-fault --format csv
+if grep -q ",OK," "$tmp/out"; then bad "an injected fault passed on an empty matrix"; else ok; fi
+expect 0 "$pb" run spmv --matrix "$tmp/nnz0.mtx","$tmp/rows0.mtx" --variant ref/csr,openmp/csr --reps 1 --format csv
+if grep -q ",FAILED," "$tmp/out"; then bad "an empty matrix failed"; else ok; fi
+if "$pb" list | grep -q "openmp/librsb-tuned"; then # its autotuner called a 0 x 0 matrix corrupt
+    expect 0 "$pb" run spmv --matrix "$tmp/rows0.mtx" --variant openmp/librsb-tuned --reps 1 --format csv
+    contains "$tmp/out" ",OK,"
+fi
 expect 2 "$pb" run conv --width 40 --radius 0
 contains "$tmp/err" "radius must be between"
 expect 2 "$pb" run conv --width 40 --border wrap
 contains "$tmp/err" "unknown border"
+expect 2 "$pb" run conv --width 40 --radius 2 --filter gauss:0 --backend ref
+contains "$tmp/err" "sigma must be a positive number"
+expect 2 "$pb" run conv-stream --width 40 --radius 2 --filter gauss:-1 --backend ref
+expect 2 "$pb" run conv-stream --width 40 --radius 2 --kernel no-such-kernel --backend ref
+contains "$tmp/err" "no backend has a conv kernel 'no-such-kernel'"
+expect 2 "$pb" run spmv-dist --matrix lap2d:4 --local no-such-kernel --backend ref
+contains "$tmp/err" "no backend has an spmv kernel 'no-such-kernel'"
 expect 3 "$pb" run conv --width 40 --radius 2 --filter "$tmp/no-taps.txt" --quiet
 expect 3 "$pb" run conv-stream --width 1000 --radius 40 --device-mem 4K --variant ref/strips --quiet
 contains "$tmp/out" "too small"
@@ -427,7 +475,7 @@ else
     if [ -e "$tmp/bomb.png" ]; then bad "a refused conv left its output"; else ok; fi
     head -c 1000 "$tmp/g.pgm" >"$tmp/short.pgm"
     expect 3 "$pb" conv --image "$tmp/short.pgm" --radius 3
-    contains "$tmp/err" "need at least 1200 bytes; it has 1000"
+    contains "$tmp/err" "need at least 1213 bytes; it has 1000" # 13 of header, 40 x 30 pixels
     expect 3 "$pb" conv --image "$tmp/g.pgm" --radius 3 --max-pixels 1199
     contains "$tmp/err" "--max-pixels raises it"
     lines "$tmp/err" 1
@@ -450,6 +498,22 @@ expect 3 "$pb" conv --image "$tmp/nope.png" --radius 3
 printf 'not an image' >"$tmp/bad.png"
 expect 3 "$pb" conv --image "$tmp/bad.png" --radius 3
 lines "$tmp/err" 1
+if [ "$have_stb" -eq 1 ]; then
+    contains "$tmp/err" "not an image file parbench reads"
+    # A binary PGM whose pixels end early: stb_image would hand out the
+    # missing ones uninitialised; the header counts toward what it needs.
+    printf 'P5\n# short\n3 2\n255\nab' >"$tmp/cut.pgm"
+    expect 3 "$pb" conv --image "$tmp/cut.pgm" --radius 1 --save "$tmp/cut-out.pgm" --backend ref
+    contains "$tmp/err" "a truncated file"
+    printf 'P5\n3 2\n255\nabcdef' >"$tmp/whole.pgm"
+    expect 0 "$pb" conv --image "$tmp/whole.pgm" --radius 1 --save "$tmp/whole-out.pgm" --backend ref --quiet
+    printf 'P2\n3 2\n255\n1 2 3\n4 5 6\n' >"$tmp/plain.pgm"
+    expect 3 "$pb" conv --image "$tmp/plain.pgm" --radius 1 --backend ref
+    contains "$tmp/err" "only binary ones (P5, P6) are read"
+    printf '\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10\0\0\0\x10\x08\0\0\0\0' >"$tmp/cut.png"
+    expect 3 "$pb" conv --image "$tmp/cut.png" --radius 1 --backend ref
+    contains "$tmp/err" "a corrupt or truncated PNG file"
+fi
 expect 2 "$pb" conv --image "$tmp/g.pgm" --radius 0
 expect 2 "$pb" conv --image "$tmp/g.pgm" --radius -4
 expect 2 "$pb" conv --image "$tmp/g.pgm"

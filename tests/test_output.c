@@ -320,6 +320,43 @@ static void test_table(void **state)
     free(text);
 }
 
+/* Long runs, large matrices, short preparations: the table's numbers stay
+ * plain (a median of 61234 ms, not 6.123e+04; rows=123456, not 1.235e+05;
+ * prep_s=0.00002716, not 2.716e-05). */
+static void test_table_large_numbers(void **state)
+{
+    struct fixture *f = *state;
+    const struct pb_bench *spmv = pb__bench_find("spmv");
+    assert_non_null(spmv);
+    assert_true(spmv->n_extras >= 3);
+    f->gemm = spmv;
+    struct pb_result *ok = &f->rows[ROW_OK];
+    ok->bench = spmv;
+    ok->ranks = 1, ok->rank = 0;
+    for (size_t i = 0; i < REPS; i++)
+        f->samples[i] = 61.2345 + 0.001 * (double)i;
+    pb__stats_compute(f->samples, REPS, f->scratch, &ok->stats);
+    for (size_t i = 0; i < PB_MAX_EXTRAS; i++)
+        ok->extras[i] = NAN;
+    ok->extras[0] = 123456;  /* rows */
+    ok->extras[1] = 1234567; /* nnz */
+    ok->extras[2] = 0.5;
+    ok->extras[3] = 2.716e-05; /* prep_s */
+    ok->power_w = 12345.6;
+    assert_int_equal(write_rows(f, "table", false, 1), PB_OK);
+    char *text = pb_test_slurp(f->path);
+    assert_non_null(text);
+    assert_contains(text, " 61235 ");
+    assert_contains(text, "=123456 ");
+    assert_contains(text, "=1234567 ");
+    assert_contains(text, "=0.5 ");
+    assert_contains(text, "prep_s=0.00002716\n");
+    assert_contains(text, "12346 W");
+    assert_null(strstr(text, "e+0"));
+    assert_null(strstr(text, "e-05"));
+    free(text);
+}
+
 static void test_unwritable_path(void **state)
 {
     struct fixture *f = *state;
@@ -451,6 +488,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_json, setup, teardown),
         cmocka_unit_test_setup_teardown(test_json_complete_after_each_row, setup, teardown),
         cmocka_unit_test_setup_teardown(test_table, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_table_large_numbers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unwritable_path, setup, teardown),
         cmocka_unit_test(test_formats),
         cmocka_unit_test(test_roofs),

@@ -75,9 +75,13 @@ static pb_status rsb_ready(pb_device *dev, const struct pb_spmv_args *a, bool tu
          * tuner refuses more threads than cores, so it gets at most those */
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         rsb_int_t tn = tuned_for = cores > 0 && threads > cores ? (rsb_int_t)cores : threads;
-        e = rsb_tune_spmm(&c->mtx, &speedup, &tn, 0, 0, RSB_TRANSPOSITION_N, dbl ? (const void *)&one : &one_f, NULL,
-                          1, RSB_FLAG_WANT_COLUMN_MAJOR_ORDER, a->x->host, a->cols, dbl ? (const void *)&zero : &zero_f,
-                          a->y->host, a->rows);
+        /* A matrix without rows or columns has nothing to tune, and the
+         * tuner calls it corrupt. */
+        e = RSB_ERR_NO_ERROR;
+        if (a->rows > 0 && a->cols > 0)
+            e = rsb_tune_spmm(&c->mtx, &speedup, &tn, 0, 0, RSB_TRANSPOSITION_N, dbl ? (const void *)&one : &one_f,
+                              NULL, 1, RSB_FLAG_WANT_COLUMN_MAJOR_ORDER, a->x->host, a->cols,
+                              dbl ? (const void *)&zero : &zero_f, a->y->host, a->rows);
         if (e != RSB_ERR_NO_ERROR) {
             rsb_mtx_free(c->mtx);
             c->mtx = NULL;

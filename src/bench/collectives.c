@@ -307,7 +307,8 @@ static pb_status coll_plan(enum pb_collective op, const struct pb_param_lists *l
     for (size_t i = 0; i < l->count[P_SIZE]; i++) {
         int64_t size = l->values[P_SIZE][i];
         if (size < (int64_t)pb_precision_size(prec) || size > ((int64_t)1 << 40))
-            return pb__fail(PB_ERR_INVALID, "--size %lld: between one element and 1 TiB", (long long)size);
+            return pb__fail(PB_ERR_INVALID, "--size must be between one element (%zu B in %s) and 1 TiB (got %lld)",
+                            pb_precision_size(prec), pb_precision_name(prec), (long long)size);
         if (n >= max)
             return pb__fail(PB_ERR_INVALID, "%s: more than %zu problems", ops[op].name, max);
         out[n++] = (struct pb_problem){.prec = prec, .v = {[P_SIZE] = size, [P_OP] = op}};

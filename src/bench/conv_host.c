@@ -291,7 +291,8 @@ pb_status pb__conv_host_prepare(const struct pb_conv_shape *shape, uint64_t seed
 }
 
 /* The fault: a seeded element anywhere in the image off by 1e-3 times the
- * sum of its terms' magnitudes (recomputed here, for any row). */
+ * sum of its terms' magnitudes (recomputed here, for any row), or by 1 where
+ * that sum is 0. */
 static pb_status inject_fault(const struct pb_conv_host *h, void *image)
 {
     const struct pb_conv_shape *s = &h->shape;
@@ -320,10 +321,12 @@ static pb_status inject_fault(const struct pb_conv_host *h, void *image)
         st = oracle_rows(h, abs_rows, row0, abs_taps, y, 1, row);
     }
     if (st == PB_OK) {
+        /* All terms 0 (zero taps or pixels): the exact 0 off by 1. */
+        double d = row[x] > 0 ? 1e-3 * row[x] : 1.0;
         if (s->prec == PB_DOUBLE)
-            ((double *)image)[y * s->width + x] += 1e-3 * row[x];
+            ((double *)image)[y * s->width + x] += d;
         else
-            ((float *)image)[y * s->width + x] += (float)(1e-3 * row[x]);
+            ((float *)image)[y * s->width + x] += (float)d;
     }
     pb__host_free(row);
     pb__host_free(abs_rows);
@@ -624,6 +627,15 @@ pb_status pb__conv_plan(const struct pb_param_lists *l, size_t n_params, enum pb
         enum pb_conv_border border = PB_CONV_ZERO;
         if (st == PB_OK)
             st = pb__conv_border_parse(p.s[PB_CONV_P_BORDER], &border);
+        /* A bad gauss:SIGMA is a usage error, found before any row runs
+         * (filter files are read, and refused, per row). */
+        const char *filter = p.s[PB_CONV_P_FILTER];
+        if (st == PB_OK && filter && strncmp(filter, "gauss:", 6) == 0) {
+            size_t radius = (size_t)p.v[PB_CONV_P_RADIUS];
+            double *taps = NULL;
+            st = pb__conv_filter_make(filter, &radius, &taps);
+            free(taps);
+        }
         if (st != PB_OK)
             return st;
         p.v[PB_CONV_P_BORDER] = border;

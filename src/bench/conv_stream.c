@@ -20,6 +20,7 @@
 
 #include "bench/bench.h"
 #include "bench/conv_host.h"
+#include "core/backend_impl.h"
 #include "core/core.h"
 
 enum { P_STREAMS = PB_CONV_N_SHAPE, P_STRIP, P_DEVMEM, P_KERNEL };
@@ -62,6 +63,14 @@ static pb_status cs_plan(const struct pb_param_lists *l, enum pb_precision prec,
                             (long long)p->v[P_STREAMS]);
         if (p->v[P_STRIP] < 0 || p->v[P_DEVMEM] < 0)
             return pb__fail(PB_ERR_INVALID, "--strip and --device-mem must not be negative");
+        /* A kernel no backend has is a typo, not an UNSUPPORTED row per backend. */
+        const char *kernel = p->s[P_KERNEL];
+        bool known = !kernel || strcmp(kernel, "auto") == 0;
+        for (size_t b = 0; !known && b < pb_backend_count(); b++)
+            known = pb__variant_find(pb_backend_at(b), "conv", kernel) != NULL;
+        if (!known)
+            return pb__fail(PB_ERR_INVALID, "--kernel: no backend has a conv kernel '%s' (auto or a conv variant: "
+                            "see parbench list)", kernel);
     }
     return st;
 }

@@ -96,6 +96,9 @@ static bool variant_selected(const struct pb_run_config *cfg, const struct pb_ba
            name_listed(cfg->variants, cfg->n_variants, full);
 }
 
+struct job;
+static size_t plan_jobs(const struct pb_run_config *cfg, struct job *jobs);
+
 pb_status pb__run_validate(const struct pb_run_config *cfg)
 {
     char known[512] = "";
@@ -120,7 +123,7 @@ pb_status pb__run_validate(const struct pb_run_config *cfg)
                 snprintf(full, sizeof full, "%s/%s", b->name, v->desc.name);
                 found |= strcmp(cfg->variants[i], v->desc.name) == 0 ||
                          strcmp(cfg->variants[i], full) == 0;
-                if (used < sizeof known)
+                if (used < sizeof known && !(v->desc.flags & PB_VARIANT_HIDDEN)) /* test-only: not offered */
                     used += (size_t)snprintf(known + used, sizeof known - used, "%s%s",
                                              used ? ", " : "", full);
             }
@@ -129,6 +132,15 @@ pb_status pb__run_validate(const struct pb_run_config *cfg)
             return pb__fail(PB_ERR_NOT_FOUND, "unknown %s variant '%s' (this build has: %s)",
                             cfg->bench->name, cfg->variants[i], known);
     }
+    /* Known names that select nothing together (--backend ref --variant
+     * openmp/blocked) would print a header and no row, and exit 0. (Without
+     * --variant, a benchmark no backend here has simply has nothing to run.) */
+    if (cfg->n_variants > 0 && plan_jobs(cfg, NULL) == 0)
+        return pb__fail(PB_ERR_NOT_FOUND, "no %s variant of the selected backends matches --variant (see parbench list)",
+                        cfg->bench->name);
+    if (cfg->n_backends > 0 && plan_jobs(cfg, NULL) == 0)
+        return pb__fail(PB_ERR_NOT_FOUND, "%s has no variant on the backends given to --backend (see parbench list)",
+                        cfg->bench->name);
     return PB_OK;
 }
 
@@ -503,6 +515,13 @@ static bool measure(struct run_state *rs, pb_device *dev, pb_energy *meter, cons
             set_reason(r, PB_RESULT_ERROR, st);
             b->unbind(state);
             return true;
+        }
+        /* A fault the check cannot see (an output of no elements) must not
+         * leave the row OK: --inject-fault promises FAILED. */
+        if (cfg->inject_fault && r->check.pass) {
+            r->check.pass = false;
+            snprintf(r->check.detail, sizeof r->check.detail,
+                     "--inject-fault: the check passed the corrupted output (no element to corrupt?)");
         }
     } else {
         pb__check_begin(&r->check, NAN, "none");

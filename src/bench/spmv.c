@@ -11,6 +11,7 @@
  * |y|: a row of small values is checked as closely as a row of large ones. Rates: GFLOP/s = 2 * NZ / time (the study's); GB/s counts
  * what CSR must move at least, for every variant alike, so GB/s compares
  * formats by time. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,8 @@ struct spmv_host {
     double *ref;   /* oracle y */
     double *scale; /* each row's rounding-error scale */
     uint64_t seed;
+    /* float only: why the matrix or its product does not fit in float ("" if it does) */
+    char float_overflow[128];
     /* ELLPACK row-major [0] and transposed [1], built on first use (taking
      * ell_s seconds). */
     struct pb_ell ell[2];
@@ -206,6 +209,20 @@ static pb_status spmv_prepare(const struct pb_problem *p, uint64_t seed, void **
     pb__rng_init(&rng, seed, 1);
     pb__rng_fill(&rng, h->x, p->prec, (size_t)h->m.n_cols);
     compute_oracle(h);
+    /* A value or a product beyond float's range is Inf in every float kernel:
+     * no kernel's fault, so those rows are UNSUPPORTED rather than FAILED. */
+    if (p->prec == PB_FLOAT) {
+        for (size_t k = 0; k < h->m.nnz && !h->float_overflow[0]; k++)
+            if (fabs(h->m.values[k]) > FLT_MAX)
+                snprintf(h->float_overflow, sizeof h->float_overflow,
+                         "value %g in row %d does not fit in float (--precision double)", h->m.values[k],
+                         (int)h->m.rows[k] + 1);
+        for (int32_t i = 0; i < h->m.n_rows && !h->float_overflow[0]; i++)
+            if (fabs(h->ref[i]) > FLT_MAX)
+                snprintf(h->float_overflow, sizeof h->float_overflow,
+                         "row %d of the product (%g) does not fit in float (--precision double)", (int)i + 1,
+                         h->ref[i]);
+    }
     *out = h;
     return PB_OK;
 }
@@ -246,6 +263,8 @@ static pb_status spmv_bind(pb_device *dev, const struct pb_problem *p, const str
 {
     struct spmv_host *h = host;
     *state = NULL;
+    if (h->float_overflow[0])
+        return pb__fail(PB_ERR_UNSUPPORTED, "%s", h->float_overflow);
     struct spmv_state *s = calloc(1, sizeof *s);
     if (!s)
         return pb__fail(PB_ERR_NOMEM, "spmv: out of host memory");
@@ -313,23 +332,26 @@ static pb_status spmv_poison(void *state)
 }
 
 /* The fault: a seeded non-empty row anywhere (none preferred) off by 1e-3
- * times the sum of its terms' magnitudes. */
+ * times the sum of its terms' magnitudes; without non-zeros (every row must
+ * then be exactly 0) a seeded row off by 1. */
 static void inject_fault(const struct spmv_host *h, void *y)
 {
-    if (h->m.nnz == 0)
+    int32_t rows = h->m.n_rows;
+    if (rows == 0)
         return;
     struct pb_rng rng;
     pb__rng_init(&rng, h->seed, 20);
-    int32_t rows = h->m.n_rows, i = (int32_t)(pb__rng_next(&rng) % (uint64_t)rows);
-    while (h->ptr[i + 1] == h->ptr[i]) /* an empty row has nothing to get wrong */
+    int32_t i = (int32_t)(pb__rng_next(&rng) % (uint64_t)rows);
+    while (h->m.nnz > 0 && h->ptr[i + 1] == h->ptr[i]) /* an empty row has nothing to get wrong */
         i = (i + 1) % rows;
     double mag = 0;
     for (int32_t k = h->ptr[i]; k < h->ptr[i + 1]; k++)
         mag += fabs(as_prec(h->m.values[k], h->p.prec) * x_at(h, h->m.cols[k]));
+    double d = mag > 0 ? 1e-3 * mag : 1.0;
     if (h->p.prec == PB_DOUBLE)
-        ((double *)y)[i] += 1e-3 * mag;
+        ((double *)y)[i] += d;
     else
-        ((float *)y)[i] += (float)(1e-3 * mag);
+        ((float *)y)[i] += (float)d;
 }
 
 static pb_status spmv_check(void *state, const void *host, bool corrupt, struct pb_check *out)

@@ -31,6 +31,7 @@
 
 #include "bench/bench.h"
 #include "comm/comm.h"
+#include "core/backend_impl.h"
 #include "core/core.h"
 #include "core/parse.h"
 #include "core/rng.h"
@@ -128,7 +129,15 @@ static pb_status sd_plan(const struct pb_param_lists *l, enum pb_precision prec,
             const char *bal = l->text[P_BALANCE][ib];
             if (strcmp(bal, "nnz") != 0 && strcmp(bal, "rows") != 0)
                 return pb__fail(PB_ERR_INVALID, "spmv-dist: --balance '%s' is neither nnz nor rows", bal);
-            for (size_t il = 0; il < l->count[P_LOCAL]; il++)
+            for (size_t il = 0; il < l->count[P_LOCAL]; il++) {
+                /* A kernel no backend has is a typo, not an ERROR row per backend. */
+                const char *local = l->text[P_LOCAL][il];
+                bool known = strcmp(local, "default") == 0;
+                for (size_t b = 0; !known && b < pb_backend_count(); b++)
+                    known = pb__variant_find(pb_backend_at(b), "spmv", local) != NULL;
+                if (!known)
+                    return pb__fail(PB_ERR_INVALID, "spmv-dist: --local: no backend has an spmv kernel '%s' "
+                                    "(default or a CSR variant: see parbench list)", local);
                 for (size_t ir = 0; ir < l->count[P_READER]; ir++) {
                     const char *reader = l->text[P_READER][ir];
                     if (strcmp(reader, "one") != 0 && strcmp(reader, "each") != 0)
@@ -141,6 +150,7 @@ static pb_status sd_plan(const struct pb_param_lists *l, enum pb_precision prec,
                         .s = {[P_MATRIX] = spec, [P_BALANCE] = bal, [P_LOCAL] = l->text[P_LOCAL][il],
                               [P_READER] = reader}};
                 }
+            }
         }
     }
     *n_out = count;

@@ -592,7 +592,10 @@ static int run_setup(int argc, char **argv, int rank, struct run_cmd *rc_out)
     const char *device_match = NULL;
     if (st == PB_OK && a.values[O_DEVICE]) {
         const char *d = a.values[O_DEVICE];
-        if (d[0] && strspn(d, "0123456789") == strlen(d))
+        /* "-1" is a mistyped index, not part of a name (no device is named so). */
+        bool index = d[0] && strspn(d + (d[0] == '-'), "0123456789") == strlen(d + (d[0] == '-')) &&
+                     d[d[0] == '-'] != '\0';
+        if (index)
             st = parse_count(d, "--device", 0, 1023, &device);
         else if (d[0])
             device_match = d;
@@ -617,6 +620,8 @@ static int run_setup(int argc, char **argv, int rank, struct run_cmd *rc_out)
         return fail_status(st);
     ctx->seed = (unsigned long long)seed;
 
+    if (a.flags[O_INJECT] && a.flags[O_NO_VERIFY]) /* the fault would pass unseen: rows OK */
+        return pb__cli_die(EXIT_USAGE, "--inject-fault needs the check that --no-verify skips");
     const char *format = a.values[O_FORMAT] ? a.values[O_FORMAT] : "table";
     if (!pb__format_valid(format))
         return pb__cli_die(EXIT_USAGE, "unknown format '%s' (table, csv, json)", format);

@@ -131,6 +131,34 @@ done:
 }
 #endif
 
+#ifdef PB_HAVE_STB
+/* stb_image's reasons are terse ("IEN", "outofdata", "bad png sig": the last
+ * format it tried, not the file's): say which format the file's first bytes
+ * claim and keep stb's reason after it. */
+static pb_status unreadable(const char *path, const unsigned char *hd, size_t got)
+{
+    static const struct { const char *magic; size_t len; const char *name; } formats[] = {
+        {"\x89PNG", 4, "PNG"}, {"\xff\xd8", 2, "JPEG"}, {"BM", 2, "BMP"}, {"GIF8", 4, "GIF"},
+        {"8BPS", 4, "PSD"}, {"#?RADIANCE", 10, "HDR"}};
+    const char *name = NULL;
+    for (size_t i = 0; !name && i < sizeof formats / sizeof formats[0]; i++)
+        if (got >= formats[i].len && memcmp(hd, formats[i].magic, formats[i].len) == 0)
+            name = formats[i].name;
+    if (got == 0)
+        return pb__fail(PB_ERR_IO, "cannot read image '%s': the file is empty", path);
+    if (!name && got >= 2 && hd[0] == 'P' && hd[1] >= '1' && hd[1] <= '3')
+        return pb__fail(PB_ERR_IO, "cannot read image '%s': a plain-text (P%c) PGM/PPM; only binary ones (P5, P6) are "
+                        "read", path, hd[1]);
+    if (!name && got >= 2 && hd[0] == 'P' && (hd[1] == '5' || hd[1] == '6'))
+        name = "PGM/PPM";
+    if (name)
+        return pb__fail(PB_ERR_IO, "cannot read image '%s': a corrupt or truncated %s file (stb_image: %s)", path,
+                        name, stbi_failure_reason());
+    return pb__fail(PB_ERR_IO, "cannot read image '%s': not an image file parbench reads (PNG, JPEG, BMP, TGA, "
+                    "binary PGM/PPM; stb_image: %s)", path, stbi_failure_reason());
+}
+#endif
+
 pb_status pb__image_read(const char *path, size_t width, size_t height, struct pb_image *out)
 {
     *out = (struct pb_image){0};
@@ -140,7 +168,9 @@ pb_status pb__image_read(const char *path, size_t width, size_t height, struct p
     FILE *probe = fopen(path, "rb");
     if (!probe)
         return pb__fail(PB_ERR_IO, "cannot read image '%s': %s", path, strerror(errno));
-    bool safe = stb_safe(probe);
+    unsigned char hd[16] = {0};
+    size_t got = fread(hd, 1, sizeof hd, probe);
+    bool safe = fseek(probe, 0, SEEK_SET) == 0 && stb_safe(probe);
     fclose(probe);
     if (!safe)
         return pb__fail(PB_ERR_IO, "cannot read image '%s': a corrupt JPEG (a Huffman table of more than 256 codes)",
@@ -148,7 +178,7 @@ pb_status pb__image_read(const char *path, size_t width, size_t height, struct p
     int w, h, n;
     unsigned char *pixels = stbi_load(path, &w, &h, &n, 0);
     if (!pixels)
-        return pb__fail(PB_ERR_IO, "cannot read image '%s': %s", path, stbi_failure_reason());
+        return unreadable(path, hd, got);
     *out = (struct pb_image){.width = (size_t)w, .height = (size_t)h, .channels = (size_t)n};
     pb_status st = alloc_planes(out, "image");
     if (st == PB_OK) {
@@ -177,6 +207,36 @@ static uint64_t le32(const unsigned char *p) { return le16(p) | le16(p + 2) << 1
  * stb_image reads: deflate (PNG) packs at most 1032 bytes into one, at 1
  * bit per pixel 8256 pixels a byte; JPEG, GIF's LZW, PackBits and RLE
  * (TGA, PSD, HDR) pack fewer. */
+/* A binary PGM/PPM: its header (magic, width, height, maxval, each after
+ * white space or comments, then one white-space byte) and samples of one
+ * byte, two above maxval 255. stb_image 2.27 hands out the unread rest of a
+ * short file uninitialised, so the header counts too. Headers longer than
+ * the bytes at hand: the samples alone. */
+static uint64_t pnm_header_bytes(const unsigned char *hd, size_t got, uint64_t samples)
+{
+    size_t at = 2;
+    uint64_t field[3] = {0};
+    for (int f = 0; f < 3; f++) {
+        for (;;) {
+            while (at < got && (hd[at] == ' ' || (hd[at] >= '\t' && hd[at] <= '\r')))
+                at++;
+            if (at < got && hd[at] == '#') {
+                while (at < got && hd[at] != '\n')
+                    at++;
+                continue;
+            }
+            break;
+        }
+        if (at >= got || hd[at] < '0' || hd[at] > '9')
+            return samples;
+        while (at < got && hd[at] >= '0' && hd[at] <= '9' && field[f] < (1u << 30))
+            field[f] = field[f] * 10 + (uint64_t)(hd[at++] - '0');
+    }
+    if (at >= got)
+        return samples;
+    return at + 1 + samples * (field[2] > 255 ? 2 : 1);
+}
+
 static uint64_t min_file_bytes(const unsigned char *hd, size_t got, uint64_t w, uint64_t h, uint64_t n)
 {
     uint64_t px = w * h;
@@ -188,7 +248,7 @@ static uint64_t min_file_bytes(const unsigned char *hd, size_t got, uint64_t w, 
             return le32(hd + 10) + row * (h - 1) + last; /* the last row's padding may be missing */
         }
     } else if (got >= 2 && hd[0] == 'P' && (hd[1] == '5' || hd[1] == '6')) {
-        return px * n;
+        return pnm_header_bytes(hd, got, px * n);
     } else if (got >= 18 && hd[0] != 0x89 && hd[0] != 0xFF && memcmp(hd, "GIF", 3) != 0 &&
                memcmp(hd, "8BPS", 4) != 0 && memcmp(hd, "#?", 2) != 0 && hd[2] >= 1 && hd[2] <= 3) {
         uint64_t bytes = (hd[16] + 7u) / 8; /* TGA without run-length coding */
@@ -229,9 +289,10 @@ pb_status pb__image_probe(const char *path, size_t width, size_t height, uint64_
         if (size >= 0 && !safe)
             return pb__fail(PB_ERR_IO, "cannot read image '%s': a corrupt JPEG (a Huffman table of more than 256 "
                             "codes)", path);
+        if (!ok && size < 0)
+            return pb__fail(PB_ERR_IO, "cannot read image '%s': %s", path, strerror(errno));
         if (!ok)
-            return pb__fail(PB_ERR_IO, "cannot read image '%s': %s", path,
-                            size < 0 ? strerror(errno) : stbi_failure_reason());
+            return unreadable(path, hd, got);
         if (iw < 1 || ih < 1 || in < 1)
             return pb__fail(PB_ERR_IO, "image '%s' declares %dx%d pixels of %d channels", path, iw, ih, in);
         w = (uint64_t)iw, h = (uint64_t)ih, n = (uint64_t)in;

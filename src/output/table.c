@@ -24,14 +24,19 @@ static pb_status table_begin(struct pb_writer *w)
     return pb__writer_flush(w);
 }
 
-/* Four significant digits, whole numbers from 10^4 up written out (20000,
- * not 2e+04). */
-static const char *short_num(double x, char *buf, size_t len)
+/* A number for people: 4 significant digits, never in exponent form (a
+ * median of 61234 ms is not 6.123e+04, 0.00006 ms not 6e-05), and whole
+ * numbers (rows, non-zeros, bytes) in full. */
+static const char *human(char *buf, size_t len, double v)
 {
-    if (fabs(x) >= 1e4 && fabs(x) < 1e15)
-        snprintf(buf, len, "%.0f", x);
-    else
-        snprintf(buf, len, "%.4g", x);
+    double a = fabs(v);
+    if (isfinite(v) && a < 1e15 && (a >= 1e4 || (a >= 1 && v == floor(v))))
+        snprintf(buf, len, "%.0f", v);
+    else if (isfinite(v) && a > 0 && a < 1e-4) {
+        int digits = 3 - (int)floor(log10(a)); /* 4 significant digits, at most 9 decimals */
+        snprintf(buf, len, "%.*f", digits < 9 ? digits : 9, v);
+    } else
+        snprintf(buf, len, "%.4g", v);
     return buf;
 }
 
@@ -49,8 +54,9 @@ static pb_status table_row(struct pb_writer *w, const struct pb_result *r)
     }
     if (r->threads > 0)
         snprintf(thr, sizeof thr, "%d", r->threads);
-    if (r->status == PB_RESULT_OK || r->status == PB_RESULT_FAILED)
-        snprintf(err, sizeof err, "%.2e", fmax(r->check.err_norm, r->check.err_max));
+    double e = fmax(r->check.err_norm, r->check.err_max);
+    if ((r->status == PB_RESULT_OK || r->status == PB_RESULT_FAILED) && !isnan(e)) /* NAN: not checked */
+        snprintf(err, sizeof err, "%.2e", e);
     fprintf(w->f, "%-8s %-18s %-18s %-6s %3s ", r->backend, variant, r->label,
             r->bench->typeless ? "-" : pb_precision_name(r->problem.prec), thr);
     if (r->status == PB_RESULT_OK) {
@@ -60,16 +66,16 @@ static pb_status table_row(struct pb_writer *w, const struct pb_result *r)
             snprintf(gflops, sizeof gflops, "%.2f", r->gflops);
         if (!isnan(r->gbps))
             snprintf(gbps, sizeof gbps, "%.2f", r->gbps);
-        fprintf(w->f, "%10s %6.1f %9s %9s %8s %9s  OK", short_num(r->stats.median * 1e3, num, sizeof num),
+        fprintf(w->f, "%10s %6.1f %9s %9s %8s %9s  OK", human(num, sizeof num, r->stats.median * 1e3),
                 r->stats.cv * 100, gflops, gbps, speedup, err);
         /* Energy stays short here: the power and a warning; CSV/JSON have the rest. */
         if (!isnan(r->power_w))
-            fprintf(w->f, "  %s W", short_num(r->power_w, num, sizeof num));
+            fprintf(w->f, "  %s W", human(num, sizeof num, r->power_w));
         if (r->throttle[0] && strcmp(r->throttle, "none") != 0)
             fprintf(w->f, "  throttled: %s", r->throttle);
         for (size_t i = 0; i < r->bench->n_extras; i++)
             if (!isnan(r->extras[i]))
-                fprintf(w->f, "  %s=%s", r->bench->extra_names[i], short_num(r->extras[i], num, sizeof num));
+                fprintf(w->f, "  %s=%s", r->bench->extra_names[i], human(num, sizeof num, r->extras[i]));
         if (r->reason[0])
             fprintf(w->f, "  (%s)", r->reason);
         fputc('\n', w->f);

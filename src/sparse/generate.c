@@ -360,9 +360,10 @@ static pb_status parse_spec(const char *spec, const struct kind **kind_out, stru
                 return st;
             g->f[n] = (double)v;
         }
-        if (!(g->f[n] >= f->min && g->f[n] <= f->max))
-            return pb__fail(PB_ERR_INVALID, "%s: %s must be from %g to %g (%s)", spec, f->name, f->min, f->max,
-                            kind->usage);
+        if (!(g->f[n] >= f->min && g->f[n] <= f->max)) /* integers in full: 2147483647, not 2.14748e+09 */
+            return pb__fail(PB_ERR_INVALID, f->real ? "%s: %s must be from %g to %g (%s)"
+                                                    : "%s: %s must be from %.0f to %.0f (%s)",
+                            spec, f->name, f->min, f->max, kind->usage);
         n++;
     }
     for (; n < MAX_FIELDS && kind->field[n].name; n++) {
