@@ -372,6 +372,13 @@ contains "$tmp/err" "no ceilings file"
 expect 0 "$pb" ceilings --quick --backend openmp --reps 1
 contains "$tmp/cache/parbench/ceilings.json" '"fp32_gflops"'
 contains "$tmp/out" "saved to"
+# ref measures copies only: the rest is "-", never nan
+expect 0 "$pb" ceilings --quick --backend ref --reps 1 --ceilings "$tmp/ref-only.json"
+if grep -qiw nan "$tmp/out"; then bad "ceilings prints nan for what it did not measure"; else ok; fi
+# a matrix without non-zeros projects to nothing, said as "-", not nan
+printf '%%%%MatrixMarket matrix coordinate real general\n0 0 0\n' >"$tmp/zerodim.mtx"
+expect 0 "$pb" project spmv-dist --matrix "$tmp/zerodim.mtx" --ranks 1:4 --rate 1e9 --latency 1e-6 --bandwidth 1e10
+if grep -qiw -e nan -e nanx -e -nan "$tmp/out"; then bad "project prints nan"; else ok; fi
 expect 0 "$pb" run peak --n 4096 --iters 4 --backend openmp --reps 1 --quiet --out "$tmp/peak.csv"
 if grep -q "no ceilings file" "$tmp/err"; then bad "ceilings file not found after parbench ceilings"; else ok; fi
 awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "ceiling_fraction") c = i } NR > 1 && $c == "" { bad = 1 }

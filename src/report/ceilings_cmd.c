@@ -345,9 +345,13 @@ int pb__cmd_ceilings(int argc, char **argv)
             printf("\nceilings (GB/s = 1e9 bytes/s) saved to %s:\n", path);
             for (size_t i = 0; i < saved.n; i++) {
                 const struct pb_ceiling *c = &saved.dev[i];
-                printf("  %-7s %-40s copy %8.1f  read %8.1f  h2d %6.1f  d2h %6.1f GB/s   fp32 %9.1f  fp64 %9.1f GFLOP/s\n",
-                       c->backend, c->device, c->copy_gbps, c->read_gbps, c->h2d_gbps, c->d2h_gbps, c->fp32_gflops,
-                       c->fp64_gflops);
+                const double v[6] = {c->copy_gbps, c->read_gbps, c->h2d_gbps, c->d2h_gbps, c->fp32_gflops,
+                                     c->fp64_gflops};
+                char t[6][24]; /* "-": not measured on this backend */
+                for (int k = 0; k < 6; k++)
+                    snprintf(t[k], sizeof t[k], isfinite(v[k]) ? "%.1f" : "-", v[k]);
+                printf("  %-7s %-40s copy %8s  read %8s  h2d %6s  d2h %6s GB/s   fp32 %9s  fp64 %9s GFLOP/s\n",
+                       c->backend, c->device, t[0], t[1], t[2], t[3], t[4], t[5]);
             }
         }
     } else if (rc == PB_EXIT_OK) {

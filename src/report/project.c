@@ -256,8 +256,8 @@ int pb__cmd_project(int argc, char **argv)
     if (rc == PB_EXIT_OK) {
         printf("# spmv-dist projected for %s by %s (%d x %d, %zu non-zeros, %s)\n", label, balance, (int)m.n_rows,
                (int)m.n_cols, m.nnz, precision);
-        printf("# rate %.4g non-zeros/s (%s), latency %.3g s (%s), bandwidth %.4g B/s (%s)\n", c.rate, c.rate_from,
-               c.latency, c.latency_from, c.bandwidth, c.bandwidth_from);
+        printf("# rate %.4g G non-zeros/s (%s), latency %.4g us (%s), bandwidth %.4g GB/s (%s)\n", c.rate * 1e-9,
+               c.rate_from, c.latency * 1e6, c.latency_from, c.bandwidth * 1e-9, c.bandwidth_from);
         printf("%7s %12s %10s %8s %11s %11s %12s %12s %10s %10s %12s %12s\n", "ranks", "max nnz", "max halo",
                "max nbrs", "compute s", "comm s", "overlap s", "blocking s", "speed-up", "efficiency",
                "meas. ovl s", "meas. blk s");
@@ -286,14 +286,18 @@ int pb__cmd_project(int argc, char **argv)
         }
         if (!takes_over && comm > compute)
             takes_over = p;
-        double speedup = t1 / over;
-        char meas[2][32];
+        double speedup = over > 0 ? t1 / over : NAN; /* no non-zeros: nothing to speed up */
+        char meas[2][32], sp[32] = "-", eff[32] = "-";
         for (int v = 0; v < 2; v++) {
             double t = measured(&set, label, v ? "blocking" : "overlap", p);
             snprintf(meas[v], sizeof meas[v], isnan(t) ? "-" : "%.4g", t);
         }
-        printf("%7d %12lld %10lld %8d %11.4g %11.4g %12.4g %12.4g %9.3gx %10.2f %12s %12s\n", p, (long long)max_nnz,
-               (long long)max_halo, max_nb, compute, comm, over, block, speedup, speedup / p, meas[0], meas[1]);
+        if (isfinite(speedup)) {
+            snprintf(sp, sizeof sp, "%.3gx", speedup);
+            snprintf(eff, sizeof eff, "%.2f", speedup / p);
+        }
+        printf("%7d %12lld %10lld %8d %11.4g %11.4g %12.4g %12.4g %10s %10s %12s %12s\n", p, (long long)max_nnz,
+               (long long)max_halo, max_nb, compute, comm, over, block, sp, eff, meas[0], meas[1]);
         free(s);
     }
     if (rc == PB_EXIT_OK) {
