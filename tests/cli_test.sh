@@ -469,6 +469,10 @@ else
     if [ "$(head -c 4 "$tmp/o.png" | tail -c 3)" = "PNG" ]; then ok; else bad "conv wrote no PNG"; fi
     expect 0 "$pb" conv --image "$tmp/o.png" --radius 2 --filter box --save "$tmp/o2.jpg" --backend ref
     contains "$tmp/out" "40x30, 1 channel"
+    # A radius past a device's local memory (PoCL's 1 MiB): without --backend the next
+    # backend of the default order filters it.
+    expect 0 "$pb" conv --image "$tmp/g.pgm" --radius 4096 --save "$tmp/o4096.pgm"
+    contains "$tmp/out" "radius 4096"
     # Refused before decoding: a 334-byte BMP declaring 13 x 16,252,935 pixels
     # (24-bit, uncompressed: 650 MB), a truncated PGM, more than --max-pixels;
     # each one line, exit 3 (timeout: a guard against decoding it, not a timing).

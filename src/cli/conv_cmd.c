@@ -171,8 +171,10 @@ static int parse_opts(int argc, char **argv, struct conv_opts *o)
     return EXIT_OK;
 }
 
-/* The backend to use: the one named, or the first usable of the default order. */
-static int open_device(const struct conv_opts *o, pb_device **dev)
+/* The backend to use: the one named, or the first usable of the default order
+ * after `skip` usable ones (skip > 0: the ones before could not filter this
+ * image). EXIT_ERROR with a line when none is left. */
+static int open_device(const struct conv_opts *o, int skip, pb_device **dev)
 {
     static const char *const order[] = {"cuda", "opencl", "openmp", "ref"};
     const pb_backend *b = NULL;
@@ -188,8 +190,12 @@ static int open_device(const struct conv_opts *o, pb_device **dev)
     } else {
         for (size_t i = 0; i < sizeof order / sizeof order[0] && !b; i++) {
             const pb_backend *c = pb_backend_find(order[i]);
-            if (c && pb_backend_available(c, &why) && pb_backend_device_count(c) > 0)
+            if (c && pb_backend_available(c, &why) && pb_backend_device_count(c) > 0 && skip-- == 0)
                 b = c;
+        }
+        if (!b) {
+            fprintf(stderr, "parbench: no backend here can filter this image\n");
+            return EXIT_ERROR;
         }
     }
     if ((int64_t)pb_backend_device_count(b) <= o->device) {
@@ -269,15 +275,28 @@ int pb__cmd_conv(int argc, char **argv)
     }
     struct pb_image img = {0};
     pb_device *dev = NULL;
-    rc = open_device(&o, &dev);
     struct pb_conv_engine *e = NULL;
     struct pb_conv_job job = {.shape = {.width = info.width, .height = info.height, .radius = radius,
                                         .border = o.border, .filter = filter, .prec = o.prec},
                               .variant = o.variant, .slots = (size_t)o.streams, .streams = true,
                               .strip_rows = (size_t)o.strip, .device_mem = (size_t)o.device_mem};
+    /* Without --backend, a backend that cannot take this image (a radius past
+     * its local memory) gives way to the next of the default order. */
+    for (int skip = 0; (rc = open_device(&o, skip, &dev)) == EXIT_OK; skip++) {
+        st = pb__conv_engine_create(dev, &job, taps, &e);
+        if (o.backend || st != PB_OK || !pb__conv_engine_auto_variant_ok(e) || !pb__conv_engine_unsupported(e))
+            break;
+        if (!o.quiet)
+            fprintf(stderr, "parbench: %s/%s cannot filter this image (%s); trying the next backend\n",
+                    pb_backend_name(pb_device_backend(dev)), pb__conv_engine_variant(e),
+                    pb__conv_engine_unsupported(e));
+        pb__conv_engine_free(e);
+        e = NULL;
+        pb_device_close(dev);
+        dev = NULL;
+    }
     double seconds = 0;
     if (rc == EXIT_OK) {
-        st = pb__conv_engine_create(dev, &job, taps, &e);
         if (st == PB_OK && !pb__conv_engine_auto_variant_ok(e)) {
             rc = usage("backend has no conv variant '%s' (see parbench list)", o.variant ? o.variant : "auto");
         } else if (st == PB_OK && pb__conv_engine_unsupported(e)) {
