@@ -39,7 +39,7 @@ static void conv_help(FILE *f)
             "  --border zero|clamp   pixels beyond the edges (default clamp)\n"
             "  --width W --height H  size of a raw float32 input\n"
             "  --backend NAME        ref, openmp, cuda, opencl (default: cuda, opencl, openmp,\n"
-            "                        ref, the first usable)\n"
+            "                        ref, the first usable that can take the image)\n"
             "  --device N            device index within the backend (default 0)\n"
             "  --variant NAME        conv kernel of the backend (default: its fastest)\n"
             "  --precision P         float or double (default float)\n"
