@@ -341,6 +341,13 @@ static pb_status check_format(const char *path, size_t width, size_t height, siz
         return pb__fail(PB_ERR_INVALID, "raw images have one channel; '%s' would need %zu", path, channels);
     if (kind == 'p' && channels != 1 && channels != 3)
         return pb__fail(PB_ERR_INVALID, "'%s': PGM/PPM hold 1 or 3 channels, the image has %zu", path, channels);
+    /* The name says which: a .pgm is grey (P5), a .ppm colour (P6). */
+    if (kind == 'p' && strcasecmp(extension(path), "pgm") == 0 && channels != 1)
+        return pb__fail(PB_ERR_INVALID, "'%s': a PGM holds one channel, the image has %zu (write .ppm or .png)", path,
+                        channels);
+    if (kind == 'p' && strcasecmp(extension(path), "ppm") == 0 && channels != 3)
+        return pb__fail(PB_ERR_INVALID, "'%s': a PPM holds three channels, the image has %zu (write .pgm or .png)",
+                        path, channels);
     if (kind == 's' && !pb__image_have_codecs())
         return pb__fail(PB_ERR_UNSUPPORTED, "cannot write '%s': this parbench was built without stb_image_write "
                         "(.pgm, .ppm, .f32 and .raw only)", path);
