@@ -493,9 +493,9 @@ else
     expect 0 "$pb" conv --image "$tmp/g.pgm" --radius 3 --max-pixels 1200 --quiet
     # The output is checked before decoding: unknown format, too large, not writable.
     expect 2 "$pb" conv --image "$tmp/g.pgm" --radius 3 --save "$tmp/o.gif"
+    contains "$tmp/err" "unknown image format '.gif'"
     expect 2 "$pb" conv --image "$tmp/g.pgm" --radius 3 --save "$tmp/o.ppm"  # grey is not a PPM
     contains "$tmp/err" "a PPM holds three channels, the image has 1"
-    contains "$tmp/err" "unknown image format '.gif'"
     mkdir "$tmp/dir.png"
     expect 3 timeout 60 "$pb" conv --image "$tmp/bomb.bmp" --radius 3 --save "$tmp/no/dir/o.png" --max-pixels 2G
     contains "$tmp/err" "decompression bomb" # the input's own check comes first
