@@ -115,6 +115,13 @@ count "$tmp/sd-each.csv" "(read by each)" 20
 expect 1 "$mpiexec" -n 2 "$pb" run spmv-dist --matrix "$data/symmetric_crlf.mtx,lap2d:30" --reader each --backend ref \
     --reps 2 --quiet --inject-fault
 count "$tmp/out" " FAILED" 4
+# A value past float's range held by one rank: every rank refuses float (UNSUPPORTED, the value
+# named), double runs; exit 0.
+printf '%%%%MatrixMarket matrix coordinate real general\n4 4 4\n1 1 1\n2 2 1e300\n3 3 2\n4 4 3\n' >"$tmp/ext.mtx"
+expect 0 "$mpiexec" -n 3 "$pb" run spmv-dist --matrix "$tmp/ext.mtx" --reader each --backend ref --reps 2 --quiet \
+    --precision float,double
+count "$tmp/out" "UNSUPPORTED: rank 0: value 1e+300 in row 2 does not fit in float" 2
+count "$tmp/out" " OK" 2
 printf '%%%%MatrixMarket matrix coordinate real general\n4 4 3\n1 1 1\n2 2 2\n4 4 x\n' >"$tmp/bad.mtx"
 expect 3 "$mpiexec" -n 3 "$pb" run spmv-dist --matrix "$tmp/bad.mtx" --reader each --backend ref --quiet
 contains "$tmp/out" "bad.mtx:5: value"

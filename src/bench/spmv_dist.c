@@ -24,6 +24,7 @@
  *
  * Verified per row against the double-precision oracle of the rows it owns,
  * each row against its own rounding scale (core/verify.h). */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +80,8 @@ struct sd_host {
     int32_t *col_first;  /* ranks + 1: and the x entries [col_first[r], col_first[r + 1]) */
     struct csr mine;     /* its rows, global columns */
     double *x;           /* the whole x, rounded to the precision */
+    /* float only: why A or A*x does not fit in float, the same on every rank ("" if it does) */
+    char float_overflow[160];
 };
 
 /* Per device: the split blocks, the halo plan, the buffers. */
@@ -383,6 +386,35 @@ static pb_status rows_read_by_each(pb_comm *comm, const struct pb_problem *p, ui
     return st;
 }
 
+/* A value or a product beyond float's range is Inf in every float kernel: no
+ * kernel's fault, so such a problem is UNSUPPORTED rather than FAILED. The
+ * first rank that finds one says which; every rank keeps the same words, so
+ * all refuse together. Collective. */
+static pb_status find_float_overflow(pb_comm *comm, struct sd_host *h)
+{
+    const struct csr *c = &h->mine;
+    char why[sizeof h->float_overflow] = "";
+    for (int32_t i = 0; i < c->rows && !why[0]; i++) {
+        double sum = 0;
+        for (int32_t k = c->ptr[i]; k < c->ptr[i + 1] && !why[0]; k++) {
+            if (fabs(c->val[k]) > FLT_MAX)
+                snprintf(why, sizeof why, "value %g in row %d does not fit in float (--precision double)", c->val[k],
+                         (int)(h->row_first[h->rank] + i) + 1);
+            sum += c->val[k] * h->x[c->idx[k]];
+        }
+        if (!why[0] && fabs(sum) > FLT_MAX)
+            snprintf(why, sizeof why, "row %d of the product (%g) does not fit in float (--precision double)",
+                     (int)(h->row_first[h->rank] + i) + 1, sum);
+    }
+    int32_t mine = why[0] ? h->rank : h->ranks, first;
+    pb_status st = pb__comm_allreduce(comm, &mine, &first, 1, PB_COMM_INT32, PB_COMM_MIN);
+    if (st == PB_OK && first < h->ranks) {
+        st = pb__comm_bcast(comm, why, sizeof why, first);
+        snprintf(h->float_overflow, sizeof h->float_overflow, "%s", why);
+    }
+    return pb__comm_agree(comm, st);
+}
+
 static pb_status sd_prepare(const struct pb_problem *p, uint64_t seed, void **out)
 {
     *out = NULL;
@@ -421,6 +453,8 @@ static pb_status sd_prepare(const struct pb_problem *p, uint64_t seed, void **ou
     pb__host_free(xs);
     if (st == PB_OK)
         st = pb__comm_agree(comm, local);
+    if (st == PB_OK && p->prec == PB_FLOAT)
+        st = find_float_overflow(comm, h);
     if (st != PB_OK) {
         sd_release(h);
         return st;
@@ -737,6 +771,8 @@ static pb_status sd_bind(pb_device *dev, const struct pb_problem *p, const struc
 {
     const struct sd_host *h = host;
     pb_comm *comm = pb__comm_world();
+    if (h->float_overflow[0]) /* the same on every rank */
+        return pb__fail(PB_ERR_UNSUPPORTED, "%s", h->float_overflow);
     struct sd_state *s = calloc(1, sizeof *s);
     if (!s)
         return pb__comm_agree(comm, pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory"));
