@@ -187,7 +187,9 @@ contains "$tmp/err" "cannot write"
 expect 3 "$pb" run gemm --n 16,200000 --variant ref/ikj --reps 1 --quiet --out "$tmp/big.csv"
 contains "$tmp/big.csv" "16x16x16,OK"
 contains "$tmp/big.csv" "ERROR"
-contains "$tmp/big.csv" "cannot allocate"
+contains "$tmp/big.csv" "of host memory (inputs, reference, check vectors)"  # said before any input is made
+expect 3 "$pb" run gemm --m 1 --n 1 --k 64G --variant ref/ikj --reps 1 --quiet
+contains "$tmp/out" "needs 1.5 TiB of host memory"
 
 # Ctrl-C keeps the rows already written and exits 130.
 "$pb" run gemm --n 8,1500 --variant ref/ijk --reps 1000 --quiet --out "$tmp/int.csv" >/dev/null 2>&1 &

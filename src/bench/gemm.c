@@ -349,6 +349,18 @@ pb_status pb__gemm_host_prepare(const struct pb_problem *p, uint64_t seed, void 
     size_t m, n, k, elt = pb_precision_size(p->prec);
     dims(p, &m, &n, &k);
     *out = NULL;
+    /* All the host side at once, before a minute of filling inputs that
+     * could never be checked: A, B, the reference rows, the check vectors. */
+    double rows = (double)(m < EXACT_ROWS ? m : EXACT_ROWS),
+           need = ((double)m * (double)k + (double)k * (double)n) * (double)elt + 2 * rows * (double)n * 8 +
+                  N_VECTORS * ((double)n + 2 * (double)m) * 8 + 2 * (double)k * 8;
+    size_t avail = pb__host_mem_available();
+    if (avail && need > (double)avail) {
+        char want[32], have[32];
+        return pb__fail(PB_ERR_NOMEM, "gemm %zux%zux%zu needs %s of host memory (inputs, reference, check vectors), "
+                        "%s is available", m, n, k, pb__format_bytes(need, want, sizeof want),
+                        pb__format_bytes((double)avail, have, sizeof have));
+    }
     void *a = NULL, *b = NULL;
     pb_status st = pb__host_alloc(m * k * elt, "gemm input A", &a);
     if (st == PB_OK)
