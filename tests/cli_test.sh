@@ -190,6 +190,14 @@ contains "$tmp/big.csv" "ERROR"
 contains "$tmp/big.csv" "of host memory (inputs, reference, check vectors)"  # said before any input is made
 expect 3 "$pb" run gemm --m 1 --n 1 --k 64G --variant ref/ikj --reps 1 --quiet
 contains "$tmp/out" "needs 1.5 TiB of host memory"
+# A 2e9 x 2e9 file with two entries: vectors of 2e9 elements, weighed before they are touched
+# (the process was killed by the kernel). Only where they cannot fit (the GPU host has 128 GiB).
+avail_kb=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo 2>/dev/null)
+if [ -n "$avail_kb" ] && [ "$avail_kb" -lt 50000000 ]; then
+    printf '%%%%MatrixMarket matrix coordinate real general\n2000000000 2000000000 2\n1 1 1\n9 9 2\n' >"$tmp/huge.mtx"
+    expect 3 "$pb" run spmv --matrix "$tmp/huge.mtx" --backend ref --variant csr --reps 1 --quiet
+    contains "$tmp/out" "of host memory for its offsets, x, y and reference alone"
+fi
 
 # Ctrl-C keeps the rows already written and exits 130.
 "$pb" run gemm --n 8,1500 --variant ref/ijk --reps 1000 --quiet --out "$tmp/int.csv" >/dev/null 2>&1 &
