@@ -354,15 +354,13 @@ pb_status pb__gemm_host_prepare(const struct pb_problem *p, uint64_t seed, void 
     double rows = (double)(m < EXACT_ROWS ? m : EXACT_ROWS),
            need = ((double)m * (double)k + (double)k * (double)n) * (double)elt + 2 * rows * (double)n * 8 +
                   N_VECTORS * ((double)n + 2 * (double)m) * 8 + 2 * (double)k * 8;
-    size_t avail = pb__host_mem_available();
-    if (avail && need > (double)avail) {
-        char want[32], have[32];
-        return pb__fail(PB_ERR_NOMEM, "gemm %zux%zux%zu needs %s of host memory (inputs, reference, check vectors), "
-                        "%s is available", m, n, k, pb__format_bytes(need, want, sizeof want),
-                        pb__format_bytes((double)avail, have, sizeof have));
-    }
+    char who[96];
+    snprintf(who, sizeof who, "gemm %zux%zux%zu", m, n, k);
+    pb_status st = pb__host_mem_need(need, who, "(inputs, reference, check vectors)");
+    if (st != PB_OK)
+        return st;
     void *a = NULL, *b = NULL;
-    pb_status st = pb__host_alloc(m * k * elt, "gemm input A", &a);
+    st = pb__host_alloc(m * k * elt, "gemm input A", &a);
     if (st == PB_OK)
         st = pb__host_alloc(k * n * elt, "gemm input B", &b);
     if (st != PB_OK) {

@@ -193,19 +193,13 @@ static pb_status spmv_prepare(const struct pb_problem *p, uint64_t seed, void **
     pb_status st = pb__sparse_load(spec, seed, p->v[P_COMPLEX] != 0, &h->m);
     size_t elt = pb_precision_size(p->prec);
     if (st == PB_OK) {
-        /* Weighed before anything is touched: lazily mapped pages pass each
-         * allocation's own check, and touching them all got the process
-         * killed (a 2e9-row file with two entries). */
+        /* A 2e9-row file with two entries got the process killed. */
         double rows = (double)h->m.n_rows, cols = (double)h->m.n_cols, e = (double)elt;
         double need = (rows + 1) * 4 + cols * e + rows * 16 /* offsets, x, reference and scales */
                       + (rows + 1) * 4 + cols * e + rows * e; /* a host backend's copies of them and y */
-        size_t avail = pb__host_mem_available();
-        if (avail && need > (double)avail) {
-            char want[32], have[32];
-            st = pb__fail(PB_ERR_NOMEM, "spmv: %d x %d needs %s of host memory for its offsets, x, y and "
-                          "reference alone, %s is available", h->m.n_rows, h->m.n_cols, pb__format_bytes(need, want, sizeof want),
-                          pb__format_bytes((double)avail, have, sizeof have));
-        }
+        char who[64];
+        snprintf(who, sizeof who, "spmv: %d x %d", h->m.n_rows, h->m.n_cols);
+        st = pb__host_mem_need(need, who, "for its offsets, x, y and reference alone");
     }
     if (st == PB_OK)
         st = pb__csr_offsets(&h->m, &h->ptr);

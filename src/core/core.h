@@ -30,6 +30,11 @@ pb_status pb__host_alloc(size_t bytes, const char *what, void **out);
 void pb__host_free(void *p);
 /* MemAvailable in bytes, or SIZE_MAX when unknown. */
 size_t pb__host_mem_available(void);
+/* A problem's whole host footprint weighed before any of it is touched
+ * (lazily mapped allocations each pass pb__host_alloc's own check, and
+ * touching them all brings the OOM killer): PB_OK, or PB_ERR_NOMEM with
+ * "WHO needs N of host memory WHAT, M is available". */
+pb_status pb__host_mem_need(double bytes, const char *who, const char *what);
 
 /* a * b and a + b into *out; false on overflow. */
 static inline bool pb__mul_size(size_t a, size_t b, size_t *out)

@@ -24,6 +24,17 @@ size_t pb__host_mem_available(void)
     return avail;
 }
 
+pb_status pb__host_mem_need(double bytes, const char *who, const char *what)
+{
+    size_t avail = pb__host_mem_available();
+    if (bytes <= (double)avail)
+        return PB_OK;
+    char want[32], have[32];
+    return pb__fail(PB_ERR_NOMEM, "%s needs %s of host memory %s, %s is available", who,
+                    pb__format_bytes(bytes, want, sizeof want), what,
+                    pb__format_bytes((double)avail, have, sizeof have));
+}
+
 pb_status pb__host_alloc(size_t bytes, const char *what, void **out)
 {
     char want[32], have[32];
