@@ -366,9 +366,17 @@ static pb_status rows_read_by_each(pb_comm *comm, const struct pb_problem *p, ui
         pb__partition_cols(h->row_first, h->n_rows, h->n_cols, ranks, h->col_first);
         first = h->row_first[me], count = h->row_first[me + 1] - first;
         if (!generated) {
+            /* The check compares y with an oracle of the rows this rank read:
+             * a share read short would pass it, so the count of the first
+             * pass must match. */
+            int64_t counted = ptr[first + count] - ptr[first];
             free(ptr);
             ptr = NULL;
             st = pb__coo_read_rows(spec, &opt, first, count, &m);
+            if (st == PB_OK && (int64_t)(m.nnz + m.duplicates) != counted)
+                st = pb__fail(PB_ERR_PARSE, "spmv-dist: rank %d read %zu entries of rows %d-%d of %s, its count "
+                              "found %lld", me, m.nnz + m.duplicates, first + 1, first + count, spec,
+                              (long long)counted);
             if (st == PB_OK)
                 st = pb__csr_offsets(&m, &ptr);
         }
