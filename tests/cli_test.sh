@@ -342,6 +342,54 @@ case "$spmv_chart" in
 *) bad "the SpMV chart has no memory roof" ;;
 esac
 
+# A tree of study folders (parbench study ID --out DIR, five side by side):
+# folders are read recursively, each file named by its path below the
+# directory given; files of study-NNN/ go under that study whatever their
+# benchmark (transfers are bandwidth rows, otherwise under study 001); the
+# study's comparison.csv opens its section. Hidden folders, links to folders
+# and folders past the depth limit are not entered.
+cp -r "$data/studies" "$tmp/tree"
+cp "$data/studies/study-003/comparison.csv" "$tmp/tree/study-003-comparison.csv" # a copy beside the folder
+ln -s .. "$tmp/tree/study-003/up"
+mkdir -p "$tmp/tree/a/b/c/d/e"
+cp "$data/studies/transfers.csv" "$tmp/tree/a/b/c/d/deep.csv"
+cp "$data/studies/transfers.csv" "$tmp/tree/a/b/c/d/e/too-deep.csv"
+expect 0 "$pb" report "$tmp/tree" -o "$tmp/tree.html"
+section() { # section ID: the report's study section ID, up to the next h2
+    awk -v id="id=\"study$1\"" 'index($0, id) { p = 1; print; next } p && /<h2/ { exit } p' "$tmp/tree.html" >"$tmp/section$1"
+}
+section 003
+contains "$tmp/section003" "Their figures beside ours — study-003/comparison.csv</h3>"
+contains "$tmp/section003" "the same figures are also in study-003-comparison.csv"
+contains "$tmp/section003" ">D2H 8 MiB, pinned: GB/s</td>"                   # a quoted field with a comma, whole
+contains "$tmp/section003" ">step 1, &quot;nvprof&quot; table</td>"           # the original named once, above:
+contains "$tmp/section003" "original: shared/seeds/003_cacb2bad518fce8a.txt"
+contains "$tmp/section003" '<td class="t">agrees</td>'
+if grep -q '<tr class="FAILED"><td [^>]*>strips without' "$tmp/section003"; then ok # a contradiction shaded
+else bad "the contradicted figure is not shaded"; fi
+contains "$tmp/section003" '<td>4.771</td>'                                    # ours/theirs
+contains "$tmp/section003" "bandwidth — study-003/transfers.csv</h3>"
+section 001
+contains "$tmp/section001" "bandwidth — transfers.csv</h3>"                  # by benchmark outside study folders
+if grep -q "study-003" "$tmp/section001"; then bad "a file of study-003/ under study 001"; else ok; fi
+contains "$tmp/tree.html" "bandwidth — a/b/c/d/deep.csv</h3>"
+contains "$tmp/tree.html" "4 compared with ours in 1 comparison, 3 measured here; of the conclusions tested, 1 agrees and 1 contradicts"
+n=$(grep -c '<h3 id="c[0-9]*">' "$tmp/tree.html")
+if [ "$n" -eq 1 ]; then ok; else bad "the comparison and its copy make $n tables (want 1)"; fi
+for not in too-deep.csv .hidden/ study-003/up/ notes.csv; do
+    if grep -qF -- "$not" "$tmp/tree.html"; then bad "report of the tree shows $not"; else ok; fi
+done
+if command -v xmllint >/dev/null; then
+    if xmllint --noout "$tmp/tree.html" 2>"$tmp/xml"; then ok; else bad "tree report is not well-formed"; head -3 "$tmp/xml"; fi
+fi
+# A comparison alone makes a report; one with a short line is an error naming it.
+expect 0 "$pb" report "$data/studies/study-003/comparison.csv" -o "$tmp/cmp.html"
+contains "$tmp/cmp.html" "Their figures beside ours — comparison.csv</h3>"
+head -2 "$data/studies/study-003/comparison.csv" >"$tmp/tree/study-003/comparison.csv"
+echo "003,short" >>"$tmp/tree/study-003/comparison.csv"
+expect 3 "$pb" report "$tmp/tree" -o "$tmp/r.html"
+contains "$tmp/err" "study-003/comparison.csv:3: 2 fields, the header has 13"
+
 expect 0 "$pb" plot "$data/results" --list
 contains "$tmp/out" "1: bandwidth"
 expect 0 "$pb" plot "$data/results/gemm.json" -o "$tmp/g.svg"

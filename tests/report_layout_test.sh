@@ -9,9 +9,11 @@
 # usage: report_layout_test.sh --selftest
 #          the checker on tests/data/layout: clean.html must pass, overlap.html
 #          must show each kind of problem it holds
-#        report_layout_test.sh PATH/TO/parbench SCREENSHOT_DIR
-#          the selftest first, then the reports of tests/data/results and of
-#          each folder under bench/results; SCREENSHOT_DIR/NAME.png each
+#        report_layout_test.sh PATH/TO/parbench SCREENSHOT_DIR [DIR...]
+#          the selftest first, then the reports of tests/data/results,
+#          tests/data/studies (a tree of study folders with a comparison), each
+#          folder under bench/results and each DIR given (e.g. the results of
+#          a GPU run); SCREENSHOT_DIR/NAME.png each
 # Exit: 0 no problem, 1 problems, 77 (CTest's SKIP_RETURN_CODE) no Chromium
 # here; PB_REQUIRE naming chromium makes that a failure (the rule is in
 # tests/CMakeLists.txt). Needs chromium-headless-shell (Debian) or chromium.
@@ -104,18 +106,19 @@ if [ "${1:-}" = "--selftest" ]; then
     selftest
     exit $((failed > 0))
 fi
-[ $# -eq 2 ] || { echo "usage: $0 --selftest | $0 PATH/TO/parbench SCREENSHOT_DIR" >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: $0 --selftest | $0 PATH/TO/parbench SCREENSHOT_DIR [DIR...]" >&2; exit 2; }
 pb=$1 shots=$2
+shift 2
 # A checker that cannot tell a clean page from a bad one says nothing about the reports.
 selftest || exit 1
 
 mkdir -p "$shots"
 rm -f "$shots"/*.png
 reports=0 screenshots=0
-for dir in "$src/tests/data/results" "$src"/bench/results/*/; do
+for dir in "$src/tests/data/results" "$src/tests/data/studies" "$src"/bench/results/*/ "$@"; do
     dir=${dir%/}
     name=$(basename "$dir")
-    [ "$name" = results ] && name=tests-data-results
+    [ "$dir" = "$src/tests/data/results" ] && name=tests-data-results
     html=$tmp/$name.html
     start=$SECONDS
     if ! "$pb" report "$dir" -o "$html" >"$tmp/report.out" 2>&1; then

@@ -146,6 +146,21 @@ for id in 000 001 002 003 004; do
     fi
 done
 
+# The five folders side by side, read back by parbench report: each study's
+# section opens with its comparison, every figure of the five counted.
+expect 0 "$pb" report "$tmp" -o "$tmp/all.html"
+figures=0
+for id in 000 001 002 003 004; do
+    figures=$((figures + $(wc -l <"$tmp/s$id/comparison.csv") - 1))
+    if awk -v id="id=\"study$id\"" 'index($0, id) { p = 1 } p && /<h3/ { print; exit }' "$tmp/all.html" |
+        grep -qF "<h3 id=\"c${id#00}\">Their figures beside ours — s$id/comparison.csv</h3>"; then ok
+    else bad "combined report: study $id does not open with s$id/comparison.csv"; fi
+done
+contains "$tmp/all.html" "The studies' published figures: $figures compared with ours in 5 comparisons"
+if command -v xmllint >/dev/null; then
+    if xmllint --noout "$tmp/all.html" 2>"$tmp/xml"; then ok; else bad "combined report is not well-formed"; head -3 "$tmp/xml"; fi
+fi
+
 # Transcribed figures, each with its source and device, as the originals print them.
 c=$tmp/s000/comparison.csv
 contains "$c" '"000_01a8005019905cc0.txt, Tablica 1",GeForce GTX 260,651.5,GFLOP/s,'

@@ -2,7 +2,8 @@
  * figure names its source, device and a row of one of its experiments), and
  * figures find their rows as study.h says: the best row, the first backend
  * of the list that ran, a ratio on one backend, quick-run parameters, the
- * verdict on the study's conclusion, and why a figure was not measured. */
+ * verdict on the study's conclusion, and why a figure was not measured; the
+ * comparison read back as parbench report reads it. */
 #include "test_util.h"
 
 #include "report/study.h"
@@ -199,12 +200,86 @@ static void test_csv(void **state)
     pb__sb_free(&b);
 }
 
+/* The CSV read back (parbench report of a study's folder): every figure as it
+ * was, the same HTML table as the study's own report; a copy of a comparison
+ * is named, not kept twice; a file's study comes from its study-NNN folder. */
+static void test_read_back(void **state)
+{
+    (void)state;
+    struct pb_study_cmp c[PB_ARRAY_LEN(figs)];
+    compare(false, c);
+    struct pb_sbuf csv = {0}, mine = {0}, back = {0};
+    pb__study_csv(&csv, &fake, c);
+    assert_false(csv.failed);
+    struct pb_rp_set set;
+    memset(&set, 0, sizeof set);
+    assert_int_equal(pb__rp_load_text(&set, "out/s900/comparison.csv", csv.s), PB_OK);
+    assert_int_equal(set.n_files, 0); /* not a result file */
+    assert_int_equal(set.n_comparisons, 1);
+    const struct pb_rp_comparison *rc = &set.comparisons[0];
+    assert_string_equal(rc->study, "900");
+    assert_string_equal(rc->name, "comparison.csv");
+    assert_int_equal(rc->n_figs, PB_ARRAY_LEN(figs));
+    struct pb_study_line mine_l[PB_ARRAY_LEN(figs)], back_l[PB_ARRAY_LEN(figs)];
+    for (size_t i = 0; i < PB_ARRAY_LEN(figs); i++) {
+        const struct pb_rp_figure *f = &rc->figs[i];
+        assert_string_equal(f->figure, figs[i].what);
+        assert_true(strstr(f->source, figs[i].source) != NULL);
+        assert_int_equal(f->verdict, c[i].verdict);
+        assert_int_equal(f->measured, c[i].measured);
+        assert_string_equal(f->note, c[i].note);
+        assert_true(isnan(c[i].ours) ? isnan(f->ours) : fabs(f->ours - c[i].ours) <= 1e-8 * fabs(c[i].ours));
+        mine_l[i] = (struct pb_study_line){figs[i].what, "s", figs[i].device, figs[i].unit, c[i].backend,
+                                           c[i].device, c[i].note, c[i].theirs, c[i].ours, c[i].ratio, true,
+                                           c[i].measured, c[i].verdict};
+        back_l[i] = (struct pb_study_line){f->figure, "s", f->their_device, f->unit, f->our_backend, f->our_device,
+                                           f->note, f->theirs, f->ours, f->ratio, true, f->measured, f->verdict};
+    }
+    pb__study_table_html(&mine, mine_l, PB_ARRAY_LEN(figs));
+    pb__study_table_html(&back, back_l, PB_ARRAY_LEN(figs));
+    assert_false(mine.failed || back.failed);
+    assert_string_equal(mine.s, back.s);
+    assert_non_null(strstr(back.s, "<th>verdict</th>"));
+    assert_non_null(strstr(back.s, "<td class=\"t\">agrees</td>"));
+    assert_non_null(strstr(back.s, "<tr class=\"FAILED\">"));
+
+    /* the same figures again: named as a copy; changed ones: a second comparison */
+    assert_int_equal(pb__rp_load_text(&set, "out/study-900-comparison.csv", csv.s), PB_OK);
+    assert_int_equal(set.n_comparisons, 1);
+    assert_string_equal(set.comparisons[0].copies, "study-900-comparison.csv");
+    char *changed = strdup(csv.s);
+    assert_non_null(changed);
+    char *agrees = strstr(changed, ",agrees,");
+    assert_non_null(agrees);
+    memcpy(agrees, ",AGREES,", 8);
+    assert_int_equal(pb__rp_load_text(&set, "other.csv", changed), PB_OK);
+    assert_int_equal(set.n_comparisons, 2);
+    assert_int_equal(set.comparisons[1].figs[1].verdict, 0);
+    free(changed);
+
+    assert_int_equal(pb__rp_load_text(&set, "res/study-003/radius.csv", results), PB_OK);
+    assert_int_equal(pb__rp_load_text(&set, "study-004/deeper/x.csv", results), PB_OK);
+    assert_int_equal(pb__rp_load_text(&set, "study-04/x.csv", results), PB_OK);
+    assert_int_equal(pb__rp_load_text(&set, "study-0042/x.csv", results), PB_OK);
+    assert_int_equal(set.n_files, 4);
+    assert_string_equal(set.files[0].study, "003");
+    assert_string_equal(set.files[0].name, "radius.csv");
+    assert_string_equal(set.files[1].study, "004");
+    assert_string_equal(set.files[2].study, "");
+    assert_string_equal(set.files[3].study, "");
+    pb__rp_free(&set);
+    pb__sb_free(&csv);
+    pb__sb_free(&mine);
+    pb__sb_free(&back);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_matching),
         cmocka_unit_test(test_csv),
+        cmocka_unit_test(test_read_back),
     };
     return pb_test_run(tests, NULL, NULL);
 }

@@ -352,10 +352,35 @@ struct page {
     size_t *order; /* the files, those of the studies first, in the studies' order */
 };
 
+/* The study whose section holds a file: that of its study-NNN folder, else
+ * the first that runs its benchmark; SIZE_MAX: none. */
 static size_t file_study(const struct pb_rp_file *f)
 {
-    const char *id = f->bench[0] ? pb__rp_study_of(f->bench, 0) : NULL;
+    const char *id = f->study[0] && pb__study_find(f->study) ? f->study
+                     : f->bench[0]                            ? pb__rp_study_of(f->bench, 0)
+                                                              : NULL;
     return id ? (size_t)atoi(id) : SIZE_MAX;
+}
+
+static size_t comparison_study(const struct pb_rp_comparison *c)
+{
+    return pb__study_find(c->study) ? (size_t)atoi(c->study) : SIZE_MAX;
+}
+
+/* Whether the table of contents lists file f under study id: its folder's
+ * study, else every study that runs its benchmark. */
+static bool listed_under(const struct pb_rp_file *f, const char *id)
+{
+    if (f->study[0] && pb__study_find(f->study))
+        return strcmp(f->study, id) == 0;
+    for (size_t k = 0; f->bench[0]; k++) {
+        const char *of = pb__rp_study_of(f->bench, k);
+        if (!of)
+            return false;
+        if (strcmp(of, id) == 0)
+            return true;
+    }
+    return false;
 }
 
 static const struct pb_rp_set *sort_set; /* for by_study: qsort has no context argument */
@@ -418,7 +443,27 @@ static void nav_file(struct pb_sbuf *b, const struct page *pg, size_t i)
     pb__sb_printf(b, "</a></li>");
 }
 
-/* The table of contents: the studies with their files, then the rest. */
+/* The table of contents lists the comparisons, then the files: item i is
+ * comparison i, or file i - n_comparisons. */
+static void nav_item(struct pb_sbuf *b, const struct page *pg, size_t i)
+{
+    if (i >= pg->set->n_comparisons) {
+        nav_file(b, pg, i - pg->set->n_comparisons);
+        return;
+    }
+    pb__sb_printf(b, "<li><a href=\"#c%zu\">their figures beside ours — ", i);
+    pb__sb_escape(b, pg->set->comparisons[i].name);
+    pb__sb_printf(b, "</a></li>");
+}
+
+static size_t item_study(const struct pb_rp_set *set, size_t i)
+{
+    return i < set->n_comparisons ? comparison_study(&set->comparisons[i])
+                                  : file_study(&set->files[i - set->n_comparisons]);
+}
+
+/* The table of contents: the studies with their comparisons and files, then
+ * the rest. */
 static void nav(struct pb_sbuf *b, const struct page *pg, bool study_preamble)
 {
     const struct pb_rp_set *set = pg->set;
@@ -428,22 +473,15 @@ static void nav(struct pb_sbuf *b, const struct page *pg, bool study_preamble)
     pb__sb_printf(b, "<li><a href=\"#devices\">devices</a></li>\n");
     for (size_t s = 0; s < pb__study_count(); s++) {
         const struct pb_study *st = pb__study_at(s);
-        bool any = false;
-        for (size_t i = 0; i < set->n_files; i++) {
-            const char *bench = set->files[i].bench;
-            bool in = false;
-            for (size_t k = 0; !in && bench[0]; k++) {
-                const char *id = pb__rp_study_of(bench, k);
-                if (!id)
-                    break;
-                in = strcmp(id, st->id) == 0;
-            }
-            if (!in)
+        size_t id = (size_t)atoi(st->id);
+        bool heading = false, any = false; /* a section opens with this study's heading; a line lists it */
+        for (size_t i = 0; i < set->n_comparisons + set->n_files && !heading; i++)
+            heading = item_study(set, i) == id;
+        for (size_t i = 0; i < set->n_comparisons + set->n_files; i++) {
+            if (i < set->n_comparisons ? item_study(set, i) != id
+                                       : !listed_under(&set->files[i - set->n_comparisons], st->id))
                 continue;
             if (!any) {
-                bool heading = false; /* a section opens with this study's heading */
-                for (size_t f = 0; f < set->n_files && !heading; f++)
-                    heading = file_study(&set->files[f]) == (size_t)atoi(st->id);
                 if (heading)
                     pb__sb_printf(b, "<li><a href=\"#study%s\">study %s</a>: ", st->id, st->id);
                 else
@@ -452,19 +490,20 @@ static void nav(struct pb_sbuf *b, const struct page *pg, bool study_preamble)
                 pb__sb_printf(b, ": <ul>");
             }
             any = true;
-            nav_file(b, pg, i);
+            nav_item(b, pg, i);
         }
         if (any)
             pb__sb_printf(b, "</ul></li>\n");
     }
     bool other = false;
-    for (size_t i = 0; i < set->n_files; i++)
-        if (file_study(&set->files[i]) == SIZE_MAX) {
-            if (!other)
-                pb__sb_printf(b, "<li>beyond the studies: <ul>");
-            other = true;
-            nav_file(b, pg, i);
-        }
+    for (size_t i = 0; i < set->n_comparisons + set->n_files; i++) {
+        if (item_study(set, i) != SIZE_MAX)
+            continue;
+        if (!other)
+            pb__sb_printf(b, "<li>beyond the studies: <ul>");
+        other = true;
+        nav_item(b, pg, i);
+    }
     if (other)
         pb__sb_printf(b, "</ul></li>\n");
     pb__sb_printf(b, "<li><a href=\"#roofline\">roofline</a></li>\n");
@@ -567,6 +606,76 @@ static void study_heading(struct pb_sbuf *b, size_t study)
                      "ours.</p>\n", st->id);
 }
 
+/* A comparison.csv read back: the study's published figures beside ours. */
+static void comparison_section(struct pb_sbuf *b, const struct pb_rp_set *set, size_t i)
+{
+    const struct pb_rp_comparison *c = &set->comparisons[i];
+    pb__sb_printf(b, "<section>\n<h3 id=\"c%zu\">Their figures beside ours — ", i);
+    pb__sb_escape(b, c->name);
+    pb__sb_printf(b, "</h3>\n");
+    const struct pb_study *st = pb__study_find(c->study);
+    if (st || c->copies[0]) {
+        pb__sb_printf(b, "<p class=\"ctx\">");
+        if (st) {
+            pb__sb_printf(b, "original: ");
+            pb__sb_escape(b, st->original);
+        }
+        if (c->copies[0]) {
+            pb__sb_printf(b, "%sthe same figures are also in ", st ? "; " : "");
+            pb__sb_escape(b, c->copies);
+        }
+        pb__sb_printf(b, "</p>\n");
+    }
+    struct pb_study_line *lines = calloc(c->n_figs ? c->n_figs : 1, sizeof *lines);
+    if (!lines) {
+        b->failed = true;
+        return;
+    }
+    const char *original = st ? strrchr(st->original, '/') : NULL;
+    original = original ? original + 1 : st ? st->original : NULL;
+    for (size_t k = 0; k < c->n_figs; k++) {
+        const struct pb_rp_figure *f = &c->figs[k];
+        /* The file's source names the original first, as the line above does. */
+        const char *source = f->source;
+        size_t n = original ? strlen(original) : 0;
+        if (n && strncmp(source, original, n) == 0 && strncmp(source + n, ", ", 2) == 0)
+            source += n + 2;
+        /* The file keeps 9 digits; the study's table says whether theirs is a ratio, shown to 4. */
+        bool exact = true;
+        for (size_t j = 0; st && j < st->n_figs; j++)
+            if (strcmp(st->figs[j].what, f->figure) == 0)
+                exact = st->figs[j].per == 0;
+        lines[k] = (struct pb_study_line){f->figure, source, f->their_device, f->unit, f->our_backend,
+                                          f->our_device, f->note, f->theirs, f->ours, f->ratio, exact,
+                                          f->measured, f->verdict};
+    }
+    pb__study_table_html(b, lines, c->n_figs);
+    free(lines);
+    pb__sb_printf(b, "</section>\n");
+}
+
+/* One line near the top: how many published figures the comparisons hold, and
+ * how their conclusions fared. */
+static void comparisons_count(struct pb_sbuf *b, const struct pb_rp_set *set)
+{
+    if (!set->n_comparisons)
+        return;
+    size_t figs = 0, measured = 0, agree = 0, contradict = 0;
+    for (size_t i = 0; i < set->n_comparisons; i++)
+        for (size_t k = 0; k < set->comparisons[i].n_figs; k++) {
+            const struct pb_rp_figure *f = &set->comparisons[i].figs[k];
+            figs++;
+            measured += f->measured;
+            agree += f->verdict > 0;
+            contradict += f->verdict < 0;
+        }
+    pb__sb_printf(b, "<p class=\"ctx\" id=\"figures\">The studies' published figures: %zu compared with ours in %zu "
+                     "comparison%s, %zu measured here; of the conclusions tested, %zu agree%s and %zu contradict%s "
+                     "the study's.</p>\n",
+                  figs, set->n_comparisons, set->n_comparisons == 1 ? "" : "s", measured, agree,
+                  agree == 1 ? "s" : "", contradict, contradict == 1 ? "s" : "");
+}
+
 static void render_html(struct pb_sbuf *b, const struct page *pg, const char *title, const char *preamble)
 {
     const struct pb_rp_set *set = pg->set;
@@ -578,16 +687,30 @@ static void render_html(struct pb_sbuf *b, const struct page *pg, const char *ti
     pb__sb_printf(b, "</h1>\n<p class=\"ctx\">parbench %s (%s); %zu result file%s, %zu row%s.</p>\n", pb_version(),
                   pb_git_commit(), set->n_files, set->n_files == 1 ? "" : "s", set->n_rows,
                   set->n_rows == 1 ? "" : "s");
+    comparisons_count(b, set);
     nav(b, pg, preamble != NULL);
     if (preamble)
         pb__sb_printf(b, "%s", preamble);
     pb__rp_summary_html(b, set, pg->lines, pg->n_lines);
     devices_section(b, set);
-    for (size_t k = 0; k < set->n_files; k++) {
-        size_t study = file_study(&set->files[pg->order[k]]);
-        if (k == 0 || study != file_study(&set->files[pg->order[k - 1]]))
-            study_heading(b, study);
-        file_section(b, pg, pg->order[k]);
+    /* Per study (in the studies' order, then the rest): its comparisons, then its files. */
+    for (size_t s = 0; s <= pb__study_count(); s++) {
+        size_t study = s < pb__study_count() ? (size_t)atoi(pb__study_at(s)->id) : SIZE_MAX;
+        bool any = false;
+        for (size_t c = 0; c < set->n_comparisons; c++)
+            if (comparison_study(&set->comparisons[c]) == study) {
+                if (!any)
+                    study_heading(b, study);
+                any = true;
+                comparison_section(b, set, c);
+            }
+        for (size_t k = 0; k < set->n_files; k++)
+            if (file_study(&set->files[pg->order[k]]) == study) {
+                if (!any)
+                    study_heading(b, study);
+                any = true;
+                file_section(b, pg, pg->order[k]);
+            }
     }
     pb__sb_printf(b, "<section>\n<h2 id=\"roofline\">Roofline</h2>\n<p class=\"note\">Every OK row with both "
                      "GFLOP/s and GB/s, placed at its arithmetic intensity (the benchmark's FLOP count over "
@@ -640,7 +763,10 @@ static int report_write(char **inputs, int n, const char *ceilings, const char *
 {
     struct pb_rp_set set = {0};
     struct pb_rp_charts ch = {0};
-    int rc = load_inputs(&set, inputs, n, ceilings, preamble != NULL);
+    int rc = load_inputs(&set, inputs, n, ceilings, true);
+    /* Comparisons alone make a report; a study's report may have no rows. */
+    if (rc == PB_EXIT_OK && !set.n_rows && !set.n_comparisons && !preamble)
+        rc = pb__cli_die(PB_EXIT_ERROR, "%s", "no result rows in the given files");
     if (rc == PB_EXIT_OK) {
         pb_status st = pb__rp_charts_build(&set, &ch);
         if (st != PB_OK)
@@ -678,14 +804,20 @@ static void report_help(FILE *f)
 {
     fprintf(f, "usage: parbench report RESULTS... -o report.html [options]\n\n"
                "One self-contained HTML file (inline SVG charts, no script, no network) from parbench\n"
-               "result files (.json or .csv; a directory adds the result files in it). Per file: the\n"
-               "rate against the parameter that varies, one series per backend/variant, ceilings\n"
-               "drawn in; then the table with statistics and verification status (FAILED and SKIP\n"
-               "rows are listed, never plotted); then a roofline per device.\n\noptions:\n"
+               "result files (.json or .csv). A directory adds the result files in it and in its\n"
+               "folders, read recursively (up to %d levels; hidden folders and links to folders are\n"
+               "not entered), each named by its path below the directory; files of a folder named\n"
+               "study-NNN go under that study. A study's comparison.csv (parbench study) opens its\n"
+               "study's section as a table of their figures beside ours, with the verdicts counted\n"
+               "at the top. Per file: the rate against the parameter that varies, one series per\n"
+               "backend/variant, ceilings drawn in; then the table with statistics and verification\n"
+               "status (FAILED and SKIP rows are listed, never plotted); then a roofline per device.\n"
+               "\noptions:\n"
                "  -o, --out FILE          the HTML file to write (- = standard output)\n"
                "  --ceilings FILE         ceilings to draw (a ceilings file among RESULTS works too)\n"
                "  --title TEXT            the page title (default \"parbench report\")\n"
-               "\nexit status: 0 written, 2 usage error, 3 a file could not be read or written.\n");
+               "\nexit status: 0 written, 2 usage error, 3 a file could not be read or written.\n",
+            PB_RP_MAX_DEPTH);
 }
 
 int pb__cmd_report(int argc, char **argv)

@@ -1,5 +1,6 @@
 /* Result files read back (see results.h). */
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -52,13 +53,27 @@ static void free_row(struct pb_rp_row *r)
     free(r->samples);
 }
 
+static void free_comparison(struct pb_rp_comparison *c)
+{
+    for (size_t i = 0; i < c->n_figs; i++) {
+        struct pb_rp_figure *f = &c->figs[i];
+        char **strs[] = {&f->figure, &f->source, &f->their_device, &f->unit, &f->our_backend, &f->our_device,
+                         &f->note};
+        for (size_t k = 0; k < sizeof strs / sizeof strs[0]; k++)
+            free(*strs[k]);
+    }
+    free(c->figs);
+    free(c->path), free(c->name), free(c->study), free(c->copies);
+}
+
 void pb__rp_free(struct pb_rp_set *set)
 {
     for (size_t i = 0; i < set->n_rows; i++)
         free_row(&set->rows[i]);
     for (size_t i = 0; i < set->n_files; i++) {
         struct pb_rp_file *f = &set->files[i];
-        char **strs[] = {&f->path, &f->name, &f->bench, &f->date, &f->commit, &f->host, &f->cpu, &f->command};
+        char **strs[] = {&f->path, &f->name, &f->study, &f->bench, &f->date, &f->commit, &f->host, &f->cpu,
+                         &f->command};
         for (size_t k = 0; k < sizeof strs / sizeof strs[0]; k++)
             free(*strs[k]);
     }
@@ -67,6 +82,9 @@ void pb__rp_free(struct pb_rp_set *set)
         free(d->backend), free(d->name), free(d->kind);
         free_kvs(d->props, d->n_props);
     }
+    for (size_t i = 0; i < set->n_comparisons; i++)
+        free_comparison(&set->comparisons[i]);
+    free(set->comparisons);
     free(set->devices);
     free(set->rows);
     free(set->files);
@@ -152,7 +170,27 @@ static bool fill_strings(struct pb_rp_row *r)
     return true;
 }
 
-static struct pb_rp_file *new_file(struct pb_rp_set *set, const char *path)
+/* The NNN of the nearest folder of path named study-NNN, or "". */
+static void folder_study(const char *path, char out[4])
+{
+    out[0] = '\0';
+    for (const char *end = strrchr(path, '/'); end;) {
+        const char *start = end;
+        while (start > path && start[-1] != '/')
+            start--;
+        if (end - start == 9 && strncmp(start, "study-", 6) == 0 && isdigit((unsigned char)start[6]) &&
+            isdigit((unsigned char)start[7]) && isdigit((unsigned char)start[8])) {
+            memcpy(out, start + 6, 3);
+            out[3] = '\0';
+            return;
+        }
+        end = start > path ? start - 1 : NULL;
+    }
+}
+
+/* shown: the name to show (NULL: path without directories). NULL when out of
+ * memory; the set then holds the file for pb__rp_free. */
+static struct pb_rp_file *new_file(struct pb_rp_set *set, const char *path, const char *shown)
 {
     struct pb_rp_file *bigger = realloc(set->files, (set->n_files + 1) * sizeof *bigger);
     if (!bigger)
@@ -161,10 +199,13 @@ static struct pb_rp_file *new_file(struct pb_rp_set *set, const char *path)
     struct pb_rp_file *f = &set->files[set->n_files++];
     memset(f, 0, sizeof *f);
     const char *slash = strrchr(path, '/');
+    char study[4];
+    folder_study(path, study);
     f->path = strdup(path);
-    f->name = strdup(slash ? slash + 1 : path);
+    f->name = strdup(shown ? shown : slash ? slash + 1 : path);
+    f->study = strdup(study);
     f->first_row = set->n_rows;
-    return f;
+    return f->path && f->name && f->study ? f : NULL;
 }
 
 /* ---- JSON ------------------------------------------------------------------ */
@@ -319,7 +360,7 @@ static pb_status load_devices(struct pb_rp_set *set, const cJSON *doc)
     return PB_OK;
 }
 
-static pb_status load_json(struct pb_rp_set *set, const char *path, const char *text, bool quiet)
+static pb_status load_json(struct pb_rp_set *set, const char *path, const char *shown, const char *text, bool quiet)
 {
     cJSON *doc = cJSON_Parse(text);
     if (is_devices(doc)) {
@@ -342,7 +383,7 @@ static pb_status load_json(struct pb_rp_set *set, const char *path, const char *
         return quiet ? PB_ERR_UNSUPPORTED
                      : pb__fail(PB_ERR_PARSE, "%s is not a parbench results file (JSON with \"results\")", path);
     }
-    struct pb_rp_file *f = new_file(set, path);
+    struct pb_rp_file *f = new_file(set, path, shown);
     if (!f) {
         cJSON_Delete(doc);
         return pb__fail(PB_ERR_NOMEM, "out of memory");
@@ -457,7 +498,30 @@ static int col_index(char **head, int n, const char *name)
     return -1;
 }
 
-static pb_status load_csv(struct pb_rp_set *set, const char *path, const char *text, bool quiet)
+/* The next record of a CSV body into *v (nh fields; NULL at the end of the
+ * text), blank lines skipped; *line counts the lines read, for messages. */
+static pb_status csv_next(const char **p, const char *path, int *line, int nh, char ***v)
+{
+    *v = NULL;
+    while (**p) {
+        ++*line;
+        int n = csv_record(p, v);
+        if (n < 0) {
+            *v = NULL;
+            return pb__fail(PB_ERR_NOMEM, "out of memory");
+        }
+        bool blank = n == 1 && !(*v)[0][0];
+        if (n == nh && !blank)
+            return PB_OK;
+        free_fields(*v, n);
+        *v = NULL;
+        if (!blank)
+            return pb__fail(PB_ERR_PARSE, "%s:%d: %d fields, the header has %d", path, *line, n, nh);
+    }
+    return PB_OK;
+}
+
+static pb_status load_csv(struct pb_rp_set *set, const char *path, const char *shown, const char *text, bool quiet)
 {
     const char *p = text;
     char **head;
@@ -475,7 +539,7 @@ static pb_status load_csv(struct pb_rp_set *set, const char *path, const char *t
                      : pb__fail(PB_ERR_PARSE, "%s is not a parbench results file (CSV needs bench, "
                                               "threads, problem, status and check columns)", path);
     }
-    struct pb_rp_file *f = new_file(set, path);
+    struct pb_rp_file *f = new_file(set, path, shown);
     if (!f) {
         free_fields(head, nh);
         return pb__fail(PB_ERR_NOMEM, "out of memory");
@@ -489,21 +553,11 @@ static pb_status load_csv(struct pb_rp_set *set, const char *path, const char *t
                                         "sm_mhz", "mem_mhz", "throttle", "energy_source"};
     pb_status st = PB_OK;
     int line = 1;
-    while (*p && st == PB_OK) {
+    for (;;) {
         char **v;
-        line++;
-        int n = csv_record(&p, &v);
-        if (n < 0)
-            return pb__fail(PB_ERR_NOMEM, "out of memory");
-        if (n == 1 && !v[0][0]) { /* blank line */
-            free_fields(v, n);
-            continue;
-        }
-        if (n != nh) {
-            free_fields(v, n);
-            st = pb__fail(PB_ERR_PARSE, "%s:%d: %d fields, the header has %d", path, line, n, nh);
+        if ((st = csv_next(&p, path, &line, nh, &v)) != PB_OK || !v)
             break;
-        }
+        int n = nh;
 #define COL(name) (col_index(head, nh, name) >= 0 ? v[col_index(head, nh, name)] : NULL)
         struct pb_rp_row *r = new_row(set);
         if (!r) {
@@ -571,6 +625,8 @@ static pb_status load_csv(struct pb_rp_set *set, const char *path, const char *t
         if (st == PB_OK && !fill_strings(r))
             st = pb__fail(PB_ERR_NOMEM, "out of memory");
         free_fields(v, n);
+        if (st != PB_OK)
+            break;
     }
     if (!f->date) {
         f->bench = strdup("");
@@ -585,20 +641,141 @@ static pb_status load_csv(struct pb_rp_set *set, const char *path, const char *t
     return st;
 }
 
+/* ---- comparisons ---------------------------------------------------------------- */
+
+static bool same_num(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
+
+static bool same_figs(const struct pb_rp_comparison *a, const struct pb_rp_comparison *b)
+{
+    if (a->n_figs != b->n_figs || strcmp(a->study, b->study) != 0)
+        return false;
+    for (size_t i = 0; i < a->n_figs; i++) {
+        const struct pb_rp_figure *x = &a->figs[i], *y = &b->figs[i];
+        const char *xs[] = {x->figure, x->source, x->their_device, x->unit, x->our_backend, x->our_device, x->note};
+        const char *ys[] = {y->figure, y->source, y->their_device, y->unit, y->our_backend, y->our_device, y->note};
+        for (size_t k = 0; k < sizeof xs / sizeof xs[0]; k++)
+            if (strcmp(xs[k], ys[k]) != 0)
+                return false;
+        if (!same_num(x->theirs, y->theirs) || !same_num(x->ours, y->ours) || !same_num(x->ratio, y->ratio) ||
+            x->measured != y->measured || x->verdict != y->verdict)
+            return false;
+    }
+    return true;
+}
+
+/* A copy of a comparison already loaded (`parbench study` output kept both in
+ * its folder and beside it) is named on the first, not shown twice. */
+static pb_status add_comparison(struct pb_rp_set *set, struct pb_rp_comparison *c)
+{
+    for (size_t i = 0; i < set->n_comparisons; i++) {
+        struct pb_rp_comparison *have = &set->comparisons[i];
+        if (!same_figs(have, c))
+            continue;
+        size_t len = strlen(have->copies);
+        char *copies = realloc(have->copies, len + strlen(c->name) + 3);
+        if (!copies)
+            return pb__fail(PB_ERR_NOMEM, "out of memory");
+        snprintf(copies + len, strlen(c->name) + 3, "%s%s", len ? ", " : "", c->name);
+        have->copies = copies;
+        free_comparison(c);
+        return PB_OK;
+    }
+    struct pb_rp_comparison *bigger = realloc(set->comparisons, (set->n_comparisons + 1) * sizeof *bigger);
+    if (!bigger)
+        return pb__fail(PB_ERR_NOMEM, "out of memory");
+    set->comparisons = bigger;
+    bigger[set->n_comparisons++] = *c;
+    return PB_OK;
+}
+
+static const char comparison_head[] = "study,figure,source,their_device";
+
+static pb_status load_comparison(struct pb_rp_set *set, const char *path, const char *shown, const char *text)
+{
+    enum { STUDY, FIGURE, SOURCE, THEIR_DEVICE, THEIR_VALUE, UNIT, OUR_BACKEND, OUR_DEVICE, OUR_VALUE, RATIO,
+           MEASURED, VERDICT, NOTE, N_COLS };
+    static const char *const names[N_COLS] = {"study", "figure", "source", "their_device", "their_value", "unit",
+                                              "our_backend", "our_device", "our_value", "ratio", "measured",
+                                              "verdict", "note"};
+    const char *p = text;
+    char **head;
+    int nh = csv_record(&p, &head);
+    if (nh < 0)
+        return pb__fail(PB_ERR_NOMEM, "out of memory");
+    int col[N_COLS];
+    for (int k = 0; k < N_COLS; k++)
+        col[k] = col_index(head, nh, names[k]);
+    struct pb_rp_comparison c = {0};
+    pb_status st = PB_OK;
+    int line = 1;
+    while (st == PB_OK) {
+        char **v;
+        if ((st = csv_next(&p, path, &line, nh, &v)) != PB_OK || !v)
+            break;
+        int n = nh;
+        struct pb_rp_figure *bigger = realloc(c.figs, (c.n_figs + 1) * sizeof *bigger);
+        if (!bigger) {
+            free_fields(v, n);
+            st = pb__fail(PB_ERR_NOMEM, "out of memory");
+            break;
+        }
+        c.figs = bigger;
+#define FIELD(k) (col[k] >= 0 ? v[col[k]] : NULL)
+        struct pb_rp_figure *f = &c.figs[c.n_figs++];
+        *f = (struct pb_rp_figure){dup_or_empty(FIELD(FIGURE)), dup_or_empty(FIELD(SOURCE)),
+                                   dup_or_empty(FIELD(THEIR_DEVICE)), dup_or_empty(FIELD(UNIT)),
+                                   dup_or_empty(FIELD(OUR_BACKEND)), dup_or_empty(FIELD(OUR_DEVICE)),
+                                   dup_or_empty(FIELD(NOTE)), parse_num(FIELD(THEIR_VALUE)),
+                                   parse_num(FIELD(OUR_VALUE)), parse_num(FIELD(RATIO)), false, 0};
+        const char *measured = FIELD(MEASURED), *verdict = FIELD(VERDICT);
+        f->measured = measured && strcmp(measured, "yes") == 0;
+        f->verdict = !verdict ? 0 : strcmp(verdict, "agrees") == 0 ? 1 : strcmp(verdict, "contradicts") == 0 ? -1 : 0;
+        if (!c.study && !(c.study = dup_or_empty(FIELD(STUDY))))
+            st = pb__fail(PB_ERR_NOMEM, "out of memory");
+#undef FIELD
+        if (!f->figure || !f->source || !f->their_device || !f->unit || !f->our_backend || !f->our_device ||
+            !f->note)
+            st = pb__fail(PB_ERR_NOMEM, "out of memory");
+        free_fields(v, n);
+    }
+    free_fields(head, nh);
+    if (st == PB_OK) {
+        const char *slash = strrchr(path, '/');
+        char study[4];
+        folder_study(path, study);
+        c.path = strdup(path);
+        c.name = strdup(shown ? shown : slash ? slash + 1 : path);
+        c.copies = strdup("");
+        if (!c.study)
+            c.study = strdup(study);
+        if (!c.path || !c.name || !c.copies || !c.study)
+            st = pb__fail(PB_ERR_NOMEM, "out of memory");
+    }
+    if (st == PB_OK)
+        st = add_comparison(set, &c);
+    if (st != PB_OK)
+        free_comparison(&c);
+    return st;
+}
+
 /* ---- files and directories ------------------------------------------------------ */
 
-/* quiet: a file that is not parbench output is skipped (PB_ERR_UNSUPPORTED). */
-static pb_status load_text(struct pb_rp_set *set, const char *path, const char *text, bool quiet)
+/* quiet: a file that is not parbench output is skipped (PB_ERR_UNSUPPORTED).
+ * shown: the name to show, NULL for path without directories. */
+static pb_status load_text(struct pb_rp_set *set, const char *path, const char *shown, const char *text,
+                           bool quiet)
 {
     const char *s = text;
     while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
         s++;
     if (*s == '{' || *s == '[')
-        return load_json(set, path, text, quiet);
-    return load_csv(set, path, text, quiet);
+        return load_json(set, path, shown, text, quiet);
+    if (strncmp(text, comparison_head, sizeof comparison_head - 1) == 0)
+        return load_comparison(set, path, shown, text);
+    return load_csv(set, path, shown, text, quiet);
 }
 
-static pb_status load_file(struct pb_rp_set *set, const char *path, bool quiet)
+static pb_status load_file(struct pb_rp_set *set, const char *path, const char *shown, bool quiet)
 {
     char *text;
     pb_status st = pb__read_file(path, &text);
@@ -606,17 +783,94 @@ static pb_status load_file(struct pb_rp_set *set, const char *path, bool quiet)
         return pb__fail(PB_ERR_IO, "cannot read %s: no such file", path);
     if (st != PB_OK)
         return st;
-    st = load_text(set, path, text, quiet);
+    st = load_text(set, path, shown, text, quiet);
     free(text);
     return st;
 }
 
 pb_status pb__rp_load_text(struct pb_rp_set *set, const char *name, const char *text)
 {
-    return load_text(set, name, text, false);
+    return load_text(set, name, NULL, text, false);
 }
 
-static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+struct entry {
+    char *name;
+    bool dir;
+};
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const struct entry *)a)->name, ((const struct entry *)b)->name);
+}
+
+static char *join(const char *dir, const char *name)
+{
+    size_t n = strlen(dir), len = n + strlen(name) + 2;
+    char *full = malloc(len);
+    if (full)
+        snprintf(full, len, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", name);
+    return full;
+}
+
+/* The .json and .csv files of dir and of its folders, depth levels down;
+ * rel: dir's path relative to the directory given ("" for it), for the
+ * names shown. */
+static pb_status load_dir(struct pb_rp_set *set, const char *path, const char *rel, int depth)
+{
+    DIR *d = opendir(path);
+    if (!d)
+        return pb__fail(PB_ERR_IO, "cannot read %s: %s", path, strerror(errno));
+    struct entry *ents = NULL;
+    size_t n = 0;
+    pb_status st = PB_OK;
+    for (struct dirent *e; st == PB_OK && (e = readdir(d)) != NULL;) {
+        const char *dot = strrchr(e->d_name, '.');
+        bool data = dot && (strcmp(dot, ".json") == 0 || strcmp(dot, ".csv") == 0);
+        char *full = join(path, e->d_name);
+        if (!full) {
+            st = pb__fail(PB_ERR_NOMEM, "out of memory");
+            break;
+        }
+        /* A link to a folder is not entered: it may lead back up. */
+        struct stat sb;
+        bool link = lstat(full, &sb) == 0 && S_ISLNK(sb.st_mode);
+        bool dir = (link ? stat(full, &sb) : lstat(full, &sb)) == 0 && S_ISDIR(sb.st_mode);
+        free(full);
+        if (dir ? link || e->d_name[0] == '.' || depth >= PB_RP_MAX_DEPTH : !data)
+            continue;
+        struct entry *bigger = realloc(ents, (n + 1) * sizeof *bigger);
+        if (!bigger || !(bigger[n].name = strdup(e->d_name))) {
+            ents = bigger ? bigger : ents;
+            st = pb__fail(PB_ERR_NOMEM, "out of memory");
+            break;
+        }
+        ents = bigger;
+        ents[n++].dir = dir;
+    }
+    closedir(d);
+    if (n)
+        qsort(ents, n, sizeof *ents, by_name);
+    for (size_t i = 0; i < n; i++) {
+        char *full = st == PB_OK ? join(path, ents[i].name) : NULL;
+        char *shown = full ? malloc(strlen(rel) + strlen(ents[i].name) + 2) : NULL;
+        if (st == PB_OK && !shown) {
+            st = pb__fail(PB_ERR_NOMEM, "out of memory");
+        } else if (st == PB_OK && ents[i].dir) {
+            sprintf(shown, "%s%s/", rel, ents[i].name);
+            st = load_dir(set, full, shown, depth + 1);
+        } else if (st == PB_OK) {
+            sprintf(shown, "%s%s", rel, ents[i].name);
+            st = load_file(set, full, shown, true);
+            if (st == PB_ERR_UNSUPPORTED)
+                st = PB_OK;
+        }
+        free(full);
+        free(shown);
+        free(ents[i].name);
+    }
+    free(ents);
+    return st;
+}
 
 pb_status pb__rp_load(struct pb_rp_set *set, const char *path)
 {
@@ -624,45 +878,6 @@ pb_status pb__rp_load(struct pb_rp_set *set, const char *path)
     if (stat(path, &sb) != 0)
         return pb__fail(PB_ERR_IO, "cannot read %s: %s", path, strerror(errno));
     if (!S_ISDIR(sb.st_mode))
-        return load_file(set, path, false);
-    DIR *d = opendir(path);
-    if (!d)
-        return pb__fail(PB_ERR_IO, "cannot read %s: %s", path, strerror(errno));
-    char **names = NULL;
-    size_t n = 0;
-    pb_status st = PB_OK;
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        const char *dot = strrchr(e->d_name, '.');
-        if (!dot || (strcmp(dot, ".json") != 0 && strcmp(dot, ".csv") != 0))
-            continue;
-        char **bigger = realloc(names, (n + 1) * sizeof *bigger);
-        if (!bigger || !(bigger[n] = strdup(e->d_name))) {
-            names = bigger ? bigger : names;
-            st = pb__fail(PB_ERR_NOMEM, "out of memory");
-            break;
-        }
-        names = bigger;
-        n++;
-    }
-    closedir(d);
-    if (n)
-        qsort(names, n, sizeof *names, by_name);
-    for (size_t i = 0; i < n; i++) {
-        if (st == PB_OK) {
-            size_t len = strlen(path) + strlen(names[i]) + 2;
-            char *full = malloc(len);
-            if (!full) {
-                st = pb__fail(PB_ERR_NOMEM, "out of memory");
-            } else {
-                snprintf(full, len, "%s%s%s", path, path[strlen(path) - 1] == '/' ? "" : "/", names[i]);
-                st = load_file(set, full, true);
-                if (st == PB_ERR_UNSUPPORTED)
-                    st = PB_OK;
-                free(full);
-            }
-        }
-        free(names[i]);
-    }
-    free(names);
-    return st;
+        return load_file(set, path, NULL, false);
+    return load_dir(set, path, "", 0);
 }

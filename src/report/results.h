@@ -35,7 +35,10 @@ struct pb_rp_row {
 
 /* Context of one file (from JSON's "context" or the first CSV row). */
 struct pb_rp_file {
-    char *path, *name; /* name: path without directories */
+    char *path;
+    char *name;  /* as shown: the path relative to the directory given (a file given itself: without
+                    directories), so that two report.csv of different folders stay apart */
+    char *study; /* "NNN" when the file lies in a folder named study-NNN (the nearest such), else "" */
     char *bench, *date, *commit, *host, *cpu, *command;
     size_t first_row, n_rows;
 };
@@ -47,6 +50,25 @@ struct pb_rp_device {
     size_t n_props;
 };
 
+/* One figure of a comparison: its line of the CSV; strings never NULL,
+ * numbers NAN when absent. */
+struct pb_rp_figure {
+    char *figure, *source, *their_device, *unit, *our_backend, *our_device, *note;
+    double theirs, ours, ratio;
+    bool measured;
+    int verdict; /* +1 agrees with the study's conclusion, -1 contradicts it, 0 no test */
+};
+
+/* A study's published figures beside ours, as `parbench study` writes them to
+ * DIR/comparison.csv (the header starts "study,figure,source,their_device"). */
+struct pb_rp_comparison {
+    char *path, *name; /* as a file's */
+    char *study;       /* the study column of its first line; without lines, the folder's as a file's */
+    char *copies;      /* names of files identical to it, ", "-separated; "" when none */
+    struct pb_rp_figure *figs;
+    size_t n_figs;
+};
+
 struct pb_rp_set {
     struct pb_rp_row *rows;
     size_t n_rows, cap_rows;
@@ -55,12 +77,19 @@ struct pb_rp_set {
     struct pb_ceilings ceilings; /* from ceilings files among the inputs */
     struct pb_rp_device *devices; /* from devices files among the inputs */
     size_t n_devices;
+    struct pb_rp_comparison *comparisons; /* comparison files among the inputs; a file identical to
+                                             one already loaded for the same study is kept once */
+    size_t n_comparisons;
 };
 
-/* Adds a results file (.json or .csv, by content), a ceilings file or a
- * devices file (parbench devices --format json) to set;
- * a directory adds its .json and .csv files in name order, skipping those that
- * are neither. PB_ERR_IO / PB_ERR_PARSE with a message naming the file. */
+/* Adds a results file (.json or .csv, by content), a ceilings file, a
+ * devices file (parbench devices --format json) or a study's comparison to set;
+ * a directory adds its .json and .csv files and those of its folders, in name
+ * order, skipping files that are none of these; folders whose names start
+ * with '.', symbolic links to folders and folders more than PB_RP_MAX_DEPTH
+ * levels down are not entered. PB_ERR_IO / PB_ERR_PARSE with a message
+ * naming the file. */
+#define PB_RP_MAX_DEPTH 4
 pb_status pb__rp_load(struct pb_rp_set *set, const char *path);
 /* The same for one file's NUL-terminated text (name: its path, for messages). */
 pb_status pb__rp_load_text(struct pb_rp_set *set, const char *name, const char *text);

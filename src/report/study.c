@@ -246,10 +246,10 @@ void pb__study_compare(const struct pb_study *st, const struct pb_rp_set *set, c
 /* ---- output --------------------------------------------------------------------- */
 
 /* Theirs as transcribed (all its digits), or a ratio of two of their numbers. */
-static void their_num(char *buf, size_t len, const struct pb_study_cmp *c)
+static void their_num(char *buf, size_t len, double theirs, bool exact)
 {
-    if (isfinite(c->theirs))
-        snprintf(buf, len, c->fig->per != 0 ? "%.4g" : "%.10g", c->theirs);
+    if (isfinite(theirs))
+        snprintf(buf, len, exact ? "%.10g" : "%.4g", theirs);
     else
         snprintf(buf, len, "-");
 }
@@ -354,7 +354,7 @@ void pb__study_text(struct pb_sbuf *b, const struct pb_study *st, const struct p
         for (size_t i = 0; i < st->n_figs; i++) {
             const struct pb_study_fig *f = c[i].fig;
             char theirs[64], ours[64], ratio[64];
-            their_num(theirs, sizeof theirs, &c[i]);
+            their_num(theirs, sizeof theirs, c[i].theirs, f->per == 0);
             num(ours, sizeof ours, c[i].ours);
             num(ratio, sizeof ratio, c[i].ratio);
             snprintf(cell[0], sizeof cell[0], "%s", f->what);
@@ -388,11 +388,41 @@ static void td(struct pb_sbuf *b, const char *s, bool left)
     pb__sb_printf(b, "</td>");
 }
 
-static void td_wrap(struct pb_sbuf *b, const char *s)
+static void td_wrap(struct pb_sbuf *b, const char *s, int min_em)
 {
-    pb__sb_printf(b, "<td class=\"t\" style=\"white-space:normal;min-width:24em\">");
+    pb__sb_printf(b, "<td class=\"t\" style=\"white-space:normal;min-width:%dem\">", min_em);
     pb__sb_escape(b, s);
     pb__sb_printf(b, "</td>");
+}
+
+void pb__study_table_html(struct pb_sbuf *b, const struct pb_study_line *l, size_t n)
+{
+    pb__sb_printf(b, "<div class=\"scroll\"><table>\n<thead><tr><th>figure</th><th>source</th><th>their device</th>"
+                     "<th>theirs</th><th>unit</th><th>our device</th><th>ours</th><th>ours/theirs</th>"
+                     "<th>verdict</th><th>note</th></tr></thead>\n<tbody>\n");
+    for (size_t i = 0; i < n; i++) {
+        char theirs[64], ours[64], ratio[64], dev[256];
+        their_num(theirs, sizeof theirs, l[i].theirs, l[i].theirs_exact);
+        num(ours, sizeof ours, l[i].ours);
+        num(ratio, sizeof ratio, l[i].ratio);
+        snprintf(dev, sizeof dev, "%s%s%s", l[i].our_backend, l[i].our_backend[0] ? " " : "", l[i].our_device);
+        pb__sb_printf(b, "<tr class=\"%s\">", l[i].verdict < 0 ? "FAILED" : l[i].measured ? "OK" : "SKIP");
+        /* Only the numbers stay on one line: ten columns fit the page width. */
+        td_wrap(b, l[i].figure, 14);
+        td_wrap(b, l[i].source, 9);
+        td_wrap(b, l[i].their_device, 7);
+        td(b, theirs, false);
+        td(b, l[i].unit, true);
+        td_wrap(b, dev, 7);
+        td(b, ours, false);
+        td(b, ratio, false);
+        td(b, l[i].verdict > 0 ? "agrees" : l[i].verdict < 0 ? "contradicts" : "-", true);
+        td_wrap(b, l[i].note, 22);
+        pb__sb_printf(b, "</tr>\n");
+    }
+    pb__sb_printf(b, "</tbody></table></div>\n<p class=\"note\">ours/theirs divides like by like: above 1 a rate "
+                     "is higher here, a time longer. verdict: whether ours agrees with the conclusion the study "
+                     "draws from the figure; rows that contradict one are shaded.</p>\n");
 }
 
 void pb__study_html(struct pb_sbuf *b, const struct pb_study *st, const struct pb_study_cmp *c, bool quick,
@@ -414,31 +444,21 @@ void pb__study_html(struct pb_sbuf *b, const struct pb_study *st, const struct p
         pb__sb_printf(b, "<p class=\"note\"><b>Quick run</b>: small sizes and few repetitions, for checking that "
                          "everything runs; figures are matched at the quick run's sizes where the notes say so, "
                          "and are not the study's.</p>\n");
-    pb__sb_printf(b, "<h3>Their figures beside ours</h3>\n<div class=\"scroll\"><table>\n<thead><tr><th>figure</th>"
-                     "<th>source</th><th>their device</th><th>theirs</th><th>unit</th><th>ours</th>"
-                     "<th>ours/theirs</th><th>our device</th><th>note</th></tr></thead>\n<tbody>\n");
+    struct pb_study_line *lines = calloc(st->n_figs ? st->n_figs : 1, sizeof *lines);
+    if (!lines) {
+        b->failed = true;
+        return;
+    }
     for (size_t i = 0; i < st->n_figs; i++) {
         const struct pb_study_fig *f = c[i].fig;
-        char theirs[64], ours[64], ratio[64], dev[256];
-        their_num(theirs, sizeof theirs, &c[i]);
-        num(ours, sizeof ours, c[i].ours);
-        num(ratio, sizeof ratio, c[i].ratio);
-        snprintf(dev, sizeof dev, "%s%s%s", c[i].backend, c[i].backend[0] ? " " : "", c[i].device);
-        pb__sb_printf(b, "<tr class=\"%s\">", c[i].verdict < 0 ? "FAILED" : c[i].measured ? "OK" : "SKIP");
-        td_wrap(b, f->what);
-        td(b, f->source, true);
-        td(b, f->device, true);
-        td(b, theirs, false);
-        td(b, f->unit, true);
-        td(b, ours, false);
-        td(b, ratio, false);
-        td(b, dev, true);
-        td_wrap(b, c[i].note);
-        pb__sb_printf(b, "</tr>\n");
+        lines[i] = (struct pb_study_line){f->what, f->source, f->device, f->unit, c[i].backend, c[i].device,
+                                          c[i].note, c[i].theirs, c[i].ours, c[i].ratio, f->per == 0,
+                                          c[i].measured, c[i].verdict};
     }
-    pb__sb_printf(b, "</tbody></table></div>\n<p class=\"note\">ours/theirs divides like by like: above 1 a rate "
-                     "is higher here, a time longer. Rows that contradict a conclusion of the study are "
-                     "shaded.</p>\n<h3>Experiments</h3>\n<ul>\n");
+    pb__sb_printf(b, "<h3>Their figures beside ours</h3>\n");
+    pb__study_table_html(b, lines, st->n_figs);
+    free(lines);
+    pb__sb_printf(b, "<h3>Experiments</h3>\n<ul>\n");
     for (size_t e = 0; e < st->n_exps; e++) {
         const struct pb_study_exp *x = &st->exps[e];
         pb__sb_printf(b, "<li><b>");

@@ -83,6 +83,20 @@ struct pb_study_cmp {
 void pb__study_compare(const struct pb_study *st, const struct pb_rp_set *set, const char *const *file_exp,
                        const char *const *missing, bool quick, struct pb_study_cmp *out);
 
+/* One line of a comparison as the HTML reports show it: study.c's from a
+ * pb_study_cmp, parbench report's from a comparison.csv read back. */
+struct pb_study_line {
+    const char *figure, *source, *their_device, *unit, *our_backend, *our_device, *note;
+    double theirs, ours, ratio; /* NAN when absent */
+    bool theirs_exact;          /* theirs as transcribed (every digit), not a ratio of two of theirs */
+    bool measured;
+    int verdict;                /* as pb_study_cmp's */
+};
+
+/* The table of lines, with the note that reads it; marks b failed when out
+ * of memory. */
+void pb__study_table_html(struct pb_sbuf *b, const struct pb_study_line *lines, size_t n);
+
 /* The comparison as CSV (one header line, one line per figure), as a plain
  * text table, and as the HTML section at the top of the study's report. */
 void pb__study_csv(struct pb_sbuf *b, const struct pb_study *st, const struct pb_study_cmp *c);

@@ -7,7 +7,8 @@
  * The input, up to its first NUL, is loaded twice into one set, as two files
  * of a directory would be. Whatever the outcome, the set must be whole: every
  * row complete with its strings, its file and its numbered parameters, every
- * file's rows its own; the second load of a file that loaded doubles it.
+ * file's rows its own, every comparison's figures whole; the second load of
+ * a file that loaded doubles it, but for a comparison, kept once.
  * ASan/LSan/UBSan catch the rest. */
 #include <math.h>
 #include <stdint.h>
@@ -57,16 +58,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     pb_status st = pb__rp_load_text(&set, "dir/fuzz.csv", text);
     if (st != PB_OK)
         CHECK(pb_last_error()[0] != '\0');
-    size_t rows = set.n_rows, files = set.n_files, ceilings = set.ceilings.n;
+    size_t rows = set.n_rows, files = set.n_files, ceilings = set.ceilings.n, comparisons = set.n_comparisons;
     if (st == PB_OK) {
         pb_status st2 = pb__rp_load_text(&set, "dir/again.json", text);
         CHECK(st2 == PB_OK);
         CHECK(set.n_rows == 2 * rows && set.n_files == 2 * files && set.ceilings.n == ceilings);
+        CHECK(set.n_comparisons == comparisons);
+        for (size_t i = 0; i < set.n_comparisons; i++) {
+            const struct pb_rp_comparison *c = &set.comparisons[i];
+            CHECK(c->path && c->name && c->study && c->copies && (!c->n_figs || c->figs));
+            CHECK(strcmp(c->copies, "again.json") == 0);
+            for (size_t k = 0; k < c->n_figs; k++) {
+                const struct pb_rp_figure *f = &c->figs[k];
+                CHECK(f->figure && f->source && f->their_device && f->unit && f->our_backend && f->our_device &&
+                      f->note);
+            }
+        }
         for (size_t i = 0; i < set.n_rows; i++)
             check_row(&set, &set.rows[i]);
         for (size_t i = 0; i < set.n_files; i++) {
             const struct pb_rp_file *f = &set.files[i];
-            CHECK(f->path && f->name && f->bench && f->date && f->commit && f->host && f->cpu && f->command);
+            CHECK(f->path && f->name && f->study && f->bench && f->date && f->commit && f->host && f->cpu &&
+                  f->command);
             CHECK(f->first_row + f->n_rows <= set.n_rows);
             for (size_t k = f->first_row; k < f->first_row + f->n_rows; k++)
                 CHECK(set.rows[k].file == i);
