@@ -4,7 +4,7 @@
 # racecheck), then the benchmarks. Results and logs go to $OUT (default
 # bench/results/<date>-<gpu>/).
 #
-# usage: scripts/gpu-check.sh [quick|full|spmv|zoo|zoo_cpu|memlab|conv|ceilings|opencl|opencl_copies|opencl_kernels|mpi|trust|studies]
+# usage: scripts/gpu-check.sh [quick|full|spmv|zoo|zoo_cpu|memlab|conv|limits|ceilings|opencl|opencl_copies|opencl_kernels|mpi|trust|studies]
 #   quick: tests, sanitizers and a GEMM whose rows must carry NVML's energy columns; spmv, memlab, conv, ceilings, opencl: build, then only
 #   that section (ceilings also renders the report of everything in $OUT; opencl, the OpenCL
 #   twins, runs as its two halves opencl_copies and opencl_kernels within 10 minutes each). spmv
@@ -12,8 +12,10 @@
 #   MPI tests, a multi-rank run under compute-sanitizer, 1/2/4 ranks sharing the GPU
 #   ("every rank at once"), allreduce (MPI and NCCL), spmv-dist, gemm-dist, p2p, the other
 #   collectives and pingpong; its parts mpi_ep, mpi_dist and mpi_coll also run alone, within
-#   10 minutes each; trust: a GPU fault mid-run, a problem too big for the device, 10,000
-#   library turns; studies: parbench study 000..004 --quick, each in its folder, and one report
+#   10 minutes each; limits: conv at R = 1..128 beside cuDNN, conv-stream's strips and
+#   streams, copies both ways at once; trust: a GPU fault mid-run, a problem too big for the device, 10,000
+#   library turns; studies: parbench study 000..004 --quick (PB_STUDY_FULL=1: the full
+#   studies), each in its folder, and one report
 # PB_GIT_COMMIT=HASH names the commit measured in every row (set it where the
 # tree is a copy whose .git may be stale or absent).
 # Missing cJSON/cmocka development files are taken from .deps/*.deb when present
@@ -126,6 +128,37 @@ conv_section() {
     run $pb run conv-stream --backend cuda --width 16384 --radius 32 --streams 3 --reps 12 --quiet --out "$out/conv-stream.csv"
 }
 
+# Kernels against their bounds (conv at every radius beside cuDNN, conv-stream's
+# strips and streams, both copy directions at once), after the ceilings that
+# give conv its FMA bound.
+limits_section() {
+    step "limits: ceilings (FMA peak for conv's fma_bound_s)"
+    run $pb ceilings --backend cuda --reps 5 --ceilings "$out/ceilings.json"
+    local c="--ceilings $out/ceilings.json" anchor=""
+    $pb list | grep 'cuda/cudnn' >/dev/null && anchor=,cudnn
+    step "limits: compute-sanitizer on regs (awkward shapes, every tail of the tap loop) and cudnn"
+    run compute-sanitizer --tool memcheck --error-exitcode 9 \
+        $pb run conv --backend cuda --variant regs --width 33,1001,1002 --height 17,530 --radius 1,3,5,17,33,63,128 \
+        --border zero,clamp --precision float,double --reps 1 --warmup 0 --quiet
+    run compute-sanitizer --tool racecheck --error-exitcode 9 \
+        $pb run conv --backend cuda --variant regs --width 300,1024 --height 70 --radius 1,9,64 --precision float,double \
+        --reps 1 --warmup 0 --quiet
+    [ -n "$anchor" ] && run compute-sanitizer --tool memcheck --error-exitcode 9 \
+        $pb run conv --backend cuda --variant cudnn --width 33,1001 --height 17 --radius 1,17 --precision float,double \
+        --reps 1 --warmup 1 --quiet
+    step "limits: conv 8192^2, R = 1..128, float and double, beside ${anchor:-no cuDNN (not built)}"
+    run $pb run conv --backend cuda --variant "regs,fused$anchor" --width 8192 --radius 1,2,4,8,16,32,64,80,128 \
+        --precision float,double --reps 10 --quiet $c --out "$out/conv-limits.csv"
+    run $pb run conv --backend cuda --variant "regs,fused$anchor" --width 5000 --height 7001 --radius 3,32,100 \
+        --precision float,double --reps 10 --quiet $c --out "$out/conv-limits.csv" --append
+    step "limits: conv-stream 16384^2, R = 32: strips and streams"
+    run $pb run conv-stream --backend cuda --variant streams --width 16384 --radius 32 --streams 2,3,4 \
+        --strip 0,128,512,2048 --reps 5 --quiet $c --out "$out/conv-stream-limits.csv"
+    step "limits: copies both ways at once"
+    run $pb run bandwidth --backend cuda --variant h2d-pinned,d2h-pinned,bidir-pinned --size 256M,1G --buffers 1,4,16 \
+        --reps 20 --quiet $c --out "$out/bidir-limits.csv"
+}
+
 ceilings_section() {
     step "ceilings (peak FMA, read-only, copies) and the report"
     run compute-sanitizer --tool memcheck --error-exitcode 9 \
@@ -137,9 +170,12 @@ ceilings_section() {
 # The five studies as a user runs them (parbench study ID --quick), each into its folder with
 # its comparison and report, then one report over all their results and the ceilings.
 studies_section() {
-    step "studies 000-004 (--quick): results, comparison with the published figures, report"
+    local size=--quick dir=${PB_MATRICES:-}
+    [ "${PB_STUDY_FULL:-0}" = 1 ] && size=""
+    [ -z "$dir" ] && for d in ../shared/data/matrices .data/matrices; do [ -d "$d" ] && dir=$d && break; done
+    step "studies 000-004 (${size:-full}): results, comparison with the published figures, report"
     for id in 000 001 002 003 004; do
-        run $pb study "$id" --quick --out "$out/study-$id" --matrices "${PB_MATRICES:-../shared/data/matrices}"
+        run $pb study "$id" $size --out "$out/study-$id" --matrices "${dir:-../shared/data/matrices}"
         cp "$out/study-$id/comparison.csv" "$out/study-$id-comparison.csv" 2>/dev/null
     done
     run $pb report "$out"/study-0*/ "$out/devices.json" -o "$out/studies-report.html" --title "parbench studies on $gpu"
@@ -303,7 +339,7 @@ trust_section() {
 
 twins="--backend cuda,opencl --device nvidia"
 case "$mode" in
-spmv | zoo | zoo_cpu | memlab | conv | ceilings | opencl | opencl_copies | opencl_kernels | mpi | mpi_ep | mpi_dist | mpi_coll | trust | studies)
+spmv | zoo | zoo_cpu | memlab | conv | limits | ceilings | opencl | opencl_copies | opencl_kernels | mpi | mpi_ep | mpi_dist | mpi_coll | trust | studies)
     [ "$mode" = studies ] && $pb devices --format json >"$out/devices.json"
     ${mode}_section
     tail -n 30 "$log"

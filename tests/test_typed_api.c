@@ -17,7 +17,7 @@ static const struct {
 } expected_defaults[] = {
     {"ref", "ikj", "csr", "rowcol", "loops", "pairwise"},
     {"openmp", "blocked", "csr", "ring", "blocked", "pairwise"},
-    {"cuda", "regblock", "csr-vector", "fused", "padded", "last-block"},
+    {"cuda", "regblock", "csr-vector", "regs", "padded", "last-block"},
     {"opencl", "regblock", "csr-vector", "tiled", "padded", "multiple-per-thread"},
 };
 

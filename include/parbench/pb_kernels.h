@@ -251,7 +251,7 @@ pb_status pb_kernel_workspace(pb_device *dev, const char *bench, const char *var
  *   gemm       regblock (cuda, opencl), blocked (openmp), ikj (ref)
  *   spmv       CSR: auto, csr-vector (cuda, opencl), csr (openmp, ref);
  *              ELL: ell; ELLT: ellt
- *   conv       fused (cuda, R <= 64), regs (cuda), tiled (cuda, opencl),
+ *   conv       regs (cuda), fused (cuda, R <= 64), tiled (cuda, opencl),
  *              ring (openmp), rowcol (ref)
  *   transpose  padded (cuda, opencl), blocked (openmp), loops (ref)
  *   reduce     last-block (cuda: deterministic, one pass, needs a workspace),

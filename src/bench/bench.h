@@ -67,10 +67,11 @@ struct pb_bench {
      * the row. baseline_backend NULL = the row's own backend. */
     const char *baseline_backend, *baseline_variant;
     /* Extra metrics of this benchmark, one column each (NULL extras = none):
-     * computed after the timed runs from the bound state and the time. */
+     * computed after the timed runs from the bound state, the time and the
+     * row's device ceilings (NULL when no ceilings file covers it). */
     const char *const *extra_names;
     size_t n_extras;
-    void (*extras)(void *state, const struct pb_stats *time, double *out);
+    void (*extras)(void *state, const struct pb_stats *time, const struct pb_ceiling *ceiling, double *out);
     /* What an OK row's variant chose (an `auto` variant's pick), into the
      * row's reason; NULL = nothing to say. */
     void (*note)(void *state, char *buf, size_t len);

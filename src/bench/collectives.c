@@ -457,8 +457,9 @@ static pb_status coll_check(void *state, const void *host, bool corrupt, struct 
     return PB_OK;
 }
 
-static void coll_extras(void *state, const struct pb_stats *time, double *out)
+static void coll_extras(void *state, const struct pb_stats *time, const struct pb_ceiling *ceiling, double *out)
 {
+    (void)ceiling;
     struct coll_state *s = state;
     int ranks = pb__comm_size(s->args.comm);
     double bytes = (double)(s->args.count * (s->op->pieces ? (size_t)ranks : 1) * pb_precision_size(s->prec));

@@ -2,9 +2,10 @@
  * step 2). A row pass into an intermediate image, then a column pass, with a
  * filter of radius R. Each row also reports, measured once per binding, the
  * transfer of the image in and the result out through pinned memory (the
- * study's transfer time), kernel/transfer, their total, and the time bound of
+ * study's transfer time), kernel/transfer, their total, the time bound of
  * moving the image four times (read and write per pass) at the device's
- * measured device-to-device copy bandwidth, with the kernel's fraction of it.
+ * measured device-to-device copy bandwidth, the time bound of its FMAs at the
+ * ceilings file's FMA peak, and the kernel's fraction of the higher bound.
  * Kernel times are the trimmed mean of the repetitions (the study timed 12
  * runs dropping min and max: --reps 12). */
 #include <math.h>
@@ -24,8 +25,8 @@ static const struct pb_param_def conv_params[] = {
     [PB_CONV_P_FILTER] = {"filter", "gauss (sigma R/3), gauss:SIGMA, box, or a file of 2R+1 taps", "gauss", true},
 };
 
-static const char *const conv_extra_names[] = {"kernel_s", "transfer_s", "ratio", "total_s", "d2d_bound_s",
-                                               "bound_frac"};
+static const char *const conv_extra_names[] = {"kernel_s",    "transfer_s",  "ratio",     "total_s",
+                                               "d2d_bound_s", "fma_bound_s", "bound_frac"};
 
 struct conv_state {
     struct pb_conv_args args;
@@ -169,16 +170,22 @@ static pb_status conv_check(void *state, const void *host, bool corrupt, struct 
     return pb__conv_host_check(h, image, corrupt, out);
 }
 
-static void conv_extras(void *state, const struct pb_stats *time, double *out)
+static void conv_extras(void *state, const struct pb_stats *time, const struct pb_ceiling *ceiling, double *out)
 {
     const struct conv_state *s = state;
-    double kernel = time->trimmed_mean, bound = 2.0 * s->d2d_s; /* a copy moves the image twice */
+    const struct pb_conv_args *a = &s->args;
+    double kernel = time->trimmed_mean, copy = 2.0 * s->d2d_s; /* a copy moves the image twice */
+    double peak = ceiling ? (a->prec == PB_DOUBLE ? ceiling->fp64_gflops : ceiling->fp32_gflops) : NAN;
+    double flops = 4.0 * (2.0 * a->radius + 1) * (double)a->width * (double)a->height;
+    double fma = peak > 0 ? flops / (peak * 1e9) : NAN;
+    double bound = isnan(fma) ? copy : fmax(copy, fma);
     out[0] = kernel;
     out[1] = s->transfer_s;
     out[2] = s->transfer_s > 0 ? kernel / s->transfer_s : NAN;
     out[3] = kernel + s->transfer_s;
-    out[4] = bound;
-    out[5] = kernel > 0 ? bound / kernel : NAN;
+    out[4] = copy;
+    out[5] = fma;
+    out[6] = kernel > 0 ? bound / kernel : NAN;
 }
 
 const struct pb_bench pb__bench_conv = {

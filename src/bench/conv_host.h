@@ -85,8 +85,9 @@ struct pb_conv_engine;
 /* Rows per strip for the job: PB_ERR_INVALID when even one row does not fit
  * device_mem. */
 pb_status pb__conv_strip_rows(const struct pb_conv_job *job, size_t *rows);
-/* The variant "auto" stands for on this backend (NULL when it has none). */
-const struct pb_variant *pb__conv_auto_variant(const pb_device *dev, const char *name);
+/* The variant "auto" stands for on this backend for a filter of this radius
+ * (NULL when it has none); another name is looked up as it is. */
+const struct pb_variant *pb__conv_auto_variant(const pb_device *dev, const char *name, size_t radius);
 pb_status pb__conv_engine_create(pb_device *dev, const struct pb_conv_job *job, const double *taps,
                                  struct pb_conv_engine **out);
 void pb__conv_engine_free(struct pb_conv_engine *e);

@@ -176,8 +176,9 @@ static pb_status cs_check(void *state, const void *host, bool corrupt, struct pb
     return pb__conv_host_check(host, s->out, corrupt, out);
 }
 
-static void cs_extras(void *state, const struct pb_stats *time, double *out)
+static void cs_extras(void *state, const struct pb_stats *time, const struct pb_ceiling *ceiling, double *out)
 {
+    (void)ceiling;
     const struct cs_state *s = state;
     double total = time->trimmed_mean, bound = s->kernel_s > s->transfer_s ? s->kernel_s : s->transfer_s;
     out[0] = s->kernel_s;

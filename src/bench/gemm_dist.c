@@ -659,8 +659,9 @@ static pb_status gd_check(void *state, const void *host, bool corrupt, struct pb
  * the compute part of the time; the rest of the median is communication the
  * overlap did not hide. Host clocks around products queued on a stream
  * would not tell the two apart. */
-static void gd_extras(void *state, const struct pb_stats *time, double *out)
+static void gd_extras(void *state, const struct pb_stats *time, const struct pb_ceiling *ceiling, double *out)
 {
+    (void)ceiling;
     struct gd_state *s = state;
     const struct layout *L = &s->h->L;
     double best = 0;

@@ -315,8 +315,9 @@ static pb_status ov_check(void *state, const void *host, bool corrupt, struct pb
     return PB_OK;
 }
 
-static void ov_extras(void *state, const struct pb_stats *time, double *out)
+static void ov_extras(void *state, const struct pb_stats *time, const struct pb_ceiling *ceiling, double *out)
 {
+    (void)ceiling;
     const struct ov_state *s = state;
     double bound = s->copy_s > s->kernel_s ? s->copy_s : s->kernel_s;
     out[0] = s->copy_s;

@@ -308,8 +308,9 @@ static double p2p_run_seconds(void *state) { return ((struct p2p_state *)state)-
 /* latency_us: the median time of one copy (of each direction at once for
  * the -bidir variants); peer: 1 = the GPUs reached each other directly,
  * 0 = the driver staged the copies through host memory. */
-static void p2p_extras(void *state, const struct pb_stats *time, double *out)
+static void p2p_extras(void *state, const struct pb_stats *time, const struct pb_ceiling *ceiling, double *out)
 {
+    (void)ceiling;
     struct p2p_state *s = state;
     out[0] = time->median / (double)s->args.copies * 1e6;
     out[1] = s->result.peer < 0 ? NAN : s->result.peer;

@@ -545,11 +545,12 @@ static bool measure(struct run_state *rs, pb_device *dev, pb_energy *meter, cons
     r->gbps = t > 0 && b->bytes ? b->bytes(p, j->variant, host) / t * 1e-9 : NAN;
     bool dbl = p->prec == PB_DOUBLE && !b->typeless;
     const char *dev_name = pb_device_name(dev);
-    r->fraction = pb__ceiling_fraction(pb__ceilings_find(cfg->ceilings, j->backend->name, dev_name),
+    const struct pb_ceiling *ceiling = pb__ceilings_find(cfg->ceilings, j->backend->name, dev_name);
+    r->fraction = pb__ceiling_fraction(ceiling,
                                        pb__bench_roof(b, j->variant->desc.name, j->backend->name, dev_name, dbl),
                                        dbl, r->gflops, r->gbps);
     if (b->extras)
-        b->extras(state, &r->stats, r->extras);
+        b->extras(state, &r->stats, ceiling, r->extras);
     if (metering)
         set_energy(r, &energy);
     if (b->note)

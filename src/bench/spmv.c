@@ -386,8 +386,9 @@ static pb_status spmv_check(void *state, const void *host, bool corrupt, struct 
 /* break_even: products after which the preparation has paid for itself
  * against the fastest variant without one measured before on this device
  * (variants are listed plain first); NAN when it never does or none ran. */
-static void spmv_extras(void *state, const struct pb_stats *time, double *out)
+static void spmv_extras(void *state, const struct pb_stats *time, const struct pb_ceiling *ceiling, double *out)
 {
+    (void)ceiling;
     struct spmv_state *s = state;
     struct spmv_host *h = s->h;
     out[0] = h->m.n_rows;

@@ -967,8 +967,9 @@ static pb_status sd_check(void *state, const void *host, bool corrupt, struct pb
 
 /* The local products alone, a few times (outside the timed runs): the
  * compute part of the time; the rest of the median is exposed exchange. */
-static void sd_extras(void *state, const struct pb_stats *time, double *out)
+static void sd_extras(void *state, const struct pb_stats *time, const struct pb_ceiling *ceiling, double *out)
 {
+    (void)ceiling;
     struct sd_state *s = state;
     double best = INFINITY;
     for (int i = 0; i < 3; i++) {

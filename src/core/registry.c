@@ -365,7 +365,7 @@ static const struct {
 } defaults[] = {
     {"gemm", {"regblock", "blocked", "ikj"}},
     {"spmv", {"auto", "csr-vector", "csr", "ell", "ellt"}},
-    {"conv", {"fused", "regs", "tiled", "ring", "rowcol"}},
+    {"conv", {"regs", "fused", "tiled", "ring", "rowcol"}},
     {"transpose", {"padded", "blocked", "loops"}},
     {"reduce", {"last-block", "multiple-per-thread", "pairwise"}},
 };

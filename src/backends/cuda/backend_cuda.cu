@@ -86,6 +86,9 @@ static void cuda_close(pb_device *dev)
 #ifdef PB_HAVE_NCCL
     pb__cuda_nccl_release(impl);
 #endif
+#ifdef PB_HAVE_CUDNN
+    pb__cuda_cudnn_release(impl);
+#endif
     free(impl);
 }
 
@@ -406,7 +409,7 @@ static const struct pb_variant cuda_variants[] = {
     {.desc = {"peak", "read", "grid-stride read-only sum, four loads in flight per thread", 0}, .supports = pb__cuda_peak_supports, .run = pb__cuda_peak_read},
     {.desc = {"conv", "naive", "one thread per output, pixels and taps from global memory", 0}, .supports = pb__cuda_conv_naive_supports, .run = pb__cuda_conv_naive},
     {.desc = {"conv", "tiled", "shared-memory tiles with the halo, taps in constant memory (study 003)", 0}, .supports = pb__cuda_conv_tiled_supports, .run = pb__cuda_conv_tiled},
-    {.desc = {"conv", "regs", "8 (rows) or 16 (columns) outputs per thread in registers, R <= 8 and 16 unrolled", 0}, .supports = pb__cuda_conv_regs_supports, .run = pb__cuda_conv_regs},
+    {.desc = {"conv", "regs", "each pass from a shared tile, 20 (rows) or 32 (columns) outputs per thread, taps 32 at a time in registers (any R)", 0}, .supports = pb__cuda_conv_regs_supports, .run = pb__cuda_conv_regs},
 #ifdef PB_HAVE_NCCL
     {.desc = {"allreduce", "nccl", "ncclAllReduce on the device buffers (NCCL loaded at run time)", PB_VARIANT_ANCHOR}, .supports = pb__cuda_nccl_supports, .run = pb__cuda_nccl_allreduce, .data = "NCCL"},
     {.desc = {"allgather", "nccl", "ncclAllGather on the device buffers (NCCL loaded at run time)", PB_VARIANT_ANCHOR}, .supports = pb__cuda_nccl_supports, .run = pb__cuda_nccl_allgather, .data = "NCCL"},
@@ -421,6 +424,9 @@ static const struct pb_variant cuda_variants[] = {
     {.desc = {"p2p", "sm-pull-bidir", "sm-pull both ways at once: each GPU reads the other's memory", 0}, .supports = pb__cuda_p2p_sm_pull_supports, .run = pb__cuda_p2p_sm_pull, .data = &pb__p2p_both_ways},
     {.desc = {"p2p", "sm-push-bidir", "sm-push both ways at once: each GPU writes the other's memory", 0}, .supports = pb__cuda_p2p_sm_push_supports, .run = pb__cuda_p2p_sm_push, .data = &pb__p2p_both_ways},
     {.desc = {"conv", "fused", "both passes in one kernel: columns in registers, rows from shared memory; R <= 64", 0}, .supports = pb__cuda_conv_fused_supports, .run = pb__cuda_conv_fused},
+#ifdef PB_HAVE_CUDNN
+    {.desc = {"conv", "cudnn", "cuDNN's cudnnConvolutionForward, a 1 x (2R+1) then a (2R+1) x 1 filter (cuDNN loaded at run time)", PB_VARIANT_ANCHOR}, .supports = pb__cuda_conv_cudnn_supports, .run = pb__cuda_conv_cudnn},
+#endif
 };
 
 extern "C" const struct pb_backend pb__backend_cuda = {

@@ -3,15 +3,14 @@
 //   naive  one thread per output, pixels and taps from global memory
 //   tiled  the study's kernels: shared-memory tiles with the R-wide halo
 //          loaded coalesced, taps in constant memory, one output per thread
-//   regs   several outputs per thread accumulated in registers: the row pass
-//          reads a skewed (conflict-free) shared-memory row tile and writes
-//          through shared memory; the column pass reads straight from global
-//          memory, each loaded pixel feeding every output it touches. Radii
-//          1-8 and 16 are compiled with R fixed, so loops unroll and taps
-//          become constant-bank operands; other radii go in chunks of taps.
-//   fused  regs' two passes in one kernel (columns first, in registers, then
+//   regs   each pass from a shared-memory tile (16-byte loads where aligned),
+//          several outputs per thread accumulated in registers: taps go in
+//          chunks of 32 (float) or 16 (double) held in (uniform) registers
+//          while the window of pixels streams past them once, so nearly every
+//          instruction of the inner loop is an FMA, at any radius.
+//   fused  both passes in one kernel (columns first, in registers, then
 //          rows from shared memory): the image crosses memory twice, not
-//          four times; R <= 64.
+//          four times; R <= 64. Radii 1-8 and 16 are compiled with R fixed.
 // Taps live in constant memory up to PB_CONV_CONST_BYTES; longer filters are
 // read from global memory. A tile that does not fit shared memory (opt-in
 // maximum) makes the variant report UNSUPPORTED.
@@ -134,16 +133,11 @@ __global__ void __launch_bounds__(TILED_COLS_X *TILED_COLS_Y)
     out[y * g.width + x] = acc;
 }
 
-// ---- regs ---------------------------------------------------------------------
+// ---- fused ----------------------------------------------------------------------
 
-#define REGS_W 8        // outputs per thread along a row
-#define REGS_ROWS_Y 8   // rows per block of the row pass
-#define REGS_COLS_Y 8   // column strips per block of the column pass
+#define REGS_W 8     // outputs per thread along a row
 #define REGS_TILE (32 * REGS_W)
-#define REGS_CHUNK 8    // taps per step when R is not fixed at compile time
-
-// Outputs per thread down a column: fewer for double, to stay in registers.
-template <typename T> __host__ __device__ constexpr int regs_h() { return sizeof(T) == 4 ? 32 : 16; }
+#define REGS_CHUNK 8 // taps per step when R is not fixed at compile time
 
 // Skewed shared index: thread t's window starts at t*REGS_W, so its reads
 // fall in bank t*(REGS_W+1) + j: distinct over a warp.
@@ -185,70 +179,6 @@ __device__ __forceinline__ void accumulate(T (&acc)[N], long r, Taps f, Load loa
     }
 }
 
-// RC > 0: the radius is RC, fixed at compile time; 0: g.radius at run time.
-template <typename T, int RC, typename Taps>
-__global__ void __launch_bounds__(32 *REGS_ROWS_Y)
-    conv_rows_regs(ConvGeom g, Tiling t, const T *__restrict__ in, T *__restrict__ tmp, Taps f)
-{
-    extern __shared__ __align__(16) unsigned char conv_smem[];
-    const long r = RC ? RC : g.radius, len = REGS_TILE + 2 * r, pitch = skew(len + REGS_CHUNK) + 1;
-    T *s = reinterpret_cast<T *>(conv_smem);
-    T *srow = s + threadIdx.y * pitch;
-    T *sout = s + REGS_ROWS_Y * pitch + threadIdx.y * (REGS_TILE + REGS_TILE / REGS_W);
-    const long x0 = t.bx() * REGS_TILE, y = t.by() * REGS_ROWS_Y + threadIdx.y;
-    const bool row_ok = y < g.in_rows;
-    const T *line = in + y * g.width;
-    if (row_ok) {
-#pragma unroll 4
-        for (long i = threadIdx.x; i < len; i += 32)
-            srow[skew(i)] = line_at(line, x0 - r + i, g.width, 1, g.clamp);
-    }
-    __syncthreads();
-    T acc[REGS_W];
-#pragma unroll
-    for (int i = 0; i < REGS_W; i++)
-        acc[i] = 0;
-    const long start = threadIdx.x * REGS_W;
-    // Past the tile (the last chunk's spare taps) reads are in the padded
-    // pitch and multiplied by no tap.
-    accumulate<T, REGS_W, RC>(acc, r, f, [&](long j) { return srow[skew(start + j)]; });
-    // Through shared memory, so the stores to tmp are coalesced.
-#pragma unroll
-    for (int i = 0; i < REGS_W; i++)
-        sout[skew(start + i)] = acc[i];
-    __syncwarp();
-    if (!row_ok)
-        return;
-    T *dst = tmp + y * g.width + x0;
-#pragma unroll
-    for (int i = threadIdx.x; i < REGS_TILE; i += 32)
-        if (x0 + i < g.width)
-            dst[i] = sout[skew(i)];
-}
-
-template <typename T, int RC, typename Taps>
-__global__ void __launch_bounds__(32 *REGS_COLS_Y)
-    conv_cols_regs(ConvGeom g, Tiling t, const T *__restrict__ tmp, T *__restrict__ out, Taps f)
-{
-    constexpr int H = regs_h<T>();
-    const long r = RC ? RC : g.radius;
-    const long x = t.bx() * 32 + threadIdx.x, y0 = (t.by() * REGS_COLS_Y + threadIdx.y) * H;
-    if (x >= g.width || y0 >= g.height)
-        return;
-    const T *col = tmp + x;
-    const long first = y0 + g.in_top - r; // tmp row feeding output y0's first tap
-    T acc[H];
-#pragma unroll
-    for (int i = 0; i < H; i++)
-        acc[i] = 0;
-    accumulate<T, H, RC>(acc, r, f, [&](long j) { return line_at(col, first + j, g.in_rows, g.width, g.clamp); });
-#pragma unroll
-    for (int i = 0; i < H; i++)
-        if (y0 + i < g.height)
-            out[(y0 + i) * g.width + x] = acc[i];
-}
-
-// ---- fused ----------------------------------------------------------------------
 
 #define FUSED_COLS 256 // threads of a block = input columns of its tile
 #define FUSED_MAX_RADIUS 64
@@ -319,6 +249,201 @@ __global__ void __launch_bounds__(FUSED_COLS)
     }
 }
 
+// ---- regs -----------------------------------------------------------------------
+
+// A 16-byte vector of T, the width of the row pass's shared and global accesses.
+template <typename T> struct Vec16;
+template <> struct Vec16<float> {
+    using type = float4;
+};
+template <> struct Vec16<double> {
+    using type = double2;
+};
+template <typename T> __host__ __device__ constexpr int vec_n() { return 16 / sizeof(T); }
+
+// Outputs per lane along a row: a multiple of the vector whose quotient is
+// odd, so the lanes of a quarter warp read distinct banks with 16-byte loads
+// and no skewing; down a column, lanes read neighbouring words anyway.
+template <typename T> __host__ __device__ constexpr int win_row_n() { return sizeof(T) == 4 ? 20 : 10; }
+template <typename T> __host__ __device__ constexpr int win_col_n() { return sizeof(T) == 4 ? 32 : 16; }
+// Taps per chunk of the main loop, held in registers while the chunk runs.
+template <typename T> __host__ __device__ constexpr int win_taps() { return sizeof(T) == 4 ? 32 : 16; }
+#define WIN_ROW_WARPS 4 // row segments per block of the row pass (one a warp)
+#define WIN_COL_WARPS 8 // warps per block of the column pass, stacked down 32 columns
+
+// The row pass's window: W consecutive pixels a load, 16-byte aligned.
+template <typename T> struct RowWindow {
+    static constexpr int W = vec_n<T>();
+    const T *p;
+    __device__ __forceinline__ void load(int j, T (&v)[W]) const
+    {
+        *reinterpret_cast<typename Vec16<T>::type *>(v) = *reinterpret_cast<const typename Vec16<T>::type *>(p + j);
+    }
+};
+// The column pass's window: one pixel a load, 32 words apart.
+template <typename T> struct ColWindow {
+    static constexpr int W = 1;
+    const T *p;
+    __device__ __forceinline__ void load(int j, T (&v)[1]) const { v[0] = p[j * 32]; }
+};
+
+// acc[i] += f[k0 + k] * window(i + k) for k < S: the S taps in registers,
+// the N + S - 1 pixels streamed through once, each feeding every output it
+// touches (taps summed in increasing k, as the reference does).
+template <typename T, int N, int S, typename Taps, typename Win>
+__device__ __forceinline__ void win_chunk(T (&acc)[N], int k0, Taps f, Win win)
+{
+    constexpr int W = Win::W, M = (N + S - 1 + W - 1) / W * W;
+    T fk[S];
+#pragma unroll
+    for (int k = 0; k < S; k++)
+        fk[k] = f[k0 + k];
+#pragma unroll
+    for (int jj = 0; jj < M; jj += W) {
+        T v[W];
+        win.load(k0 + jj, v);
+#pragma unroll
+        for (int c = 0; c < W; c++)
+#pragma unroll
+            for (int i = 0; i < N; i++)
+                if (jj + c - i >= 0 && jj + c - i < S)
+                    acc[i] += fk[jj + c - i] * v[c];
+    }
+}
+
+// The taps left after the full chunks, in halving chunks (binary digits of
+// rem) down to the window's vector width, which keeps k0 aligned for its
+// loads; the last rem % W taps in one chunk of their own.
+template <int S, typename T, int N, typename Taps, typename Win>
+__device__ __forceinline__ void win_tail(T (&acc)[N], int k0, int rem, Taps f, Win win)
+{
+    constexpr int W = Win::W;
+    if constexpr (S >= W && S >= 1) {
+        if (rem & S) { // uniform over the grid
+            win_chunk<T, N, S>(acc, k0, f, win);
+            k0 += S;
+        }
+        win_tail<S / 2>(acc, k0, rem, f, win);
+    } else if constexpr (W == 4) {
+        switch (rem & 3) {
+        case 1: win_chunk<T, N, 1>(acc, k0, f, win); break;
+        case 2: win_chunk<T, N, 2>(acc, k0, f, win); break;
+        case 3: win_chunk<T, N, 3>(acc, k0, f, win); break;
+        default: break;
+        }
+    } else if constexpr (W == 2) {
+        if (rem & 1)
+            win_chunk<T, N, 1>(acc, k0, f, win);
+    }
+}
+
+template <typename T, int N, typename Taps, typename Win>
+__device__ __forceinline__ void win_all(T (&acc)[N], int taps, Taps f, Win win)
+{
+    constexpr int S = win_taps<T>();
+    int k0 = 0;
+    for (; k0 + S <= taps; k0 += S)
+        win_chunk<T, N, S>(acc, k0, f, win);
+    win_tail<S / 2>(acc, k0, taps - k0, f, win);
+}
+
+__device__ __forceinline__ bool aligned16(const void *p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+
+// Row pass: each warp owns a segment of 32 * N outputs of one row; its input
+// (with the 2R halo) goes to shared memory, each lane filters N outputs from
+// there, and the results go back through the same shared row so the stores
+// are coalesced. Warps never wait for each other.
+template <typename T, typename Taps>
+__global__ void __launch_bounds__(32 *WIN_ROW_WARPS)
+    conv_rows_regs(ConvGeom g, Tiling t, const T *__restrict__ in, T *__restrict__ tmp, Taps f)
+{
+    using V = typename Vec16<T>::type;
+    constexpr int N = win_row_n<T>(), TW = 32 * N, W = vec_n<T>();
+    extern __shared__ __align__(16) unsigned char conv_smem[];
+    const int r = (int)g.radius, len = TW + 2 * r, lane = threadIdx.x;
+    const int pitch = (len + 2 * W - 1) / W * W; // + a vector: the last chunk's loads may run past
+    T *srow = reinterpret_cast<T *>(conv_smem) + threadIdx.y * pitch;
+    const long x0 = t.bx() * TW, y = t.by() * WIN_ROW_WARPS + threadIdx.y;
+    if (y >= g.in_rows)
+        return; // the whole warp
+    const T *line = in + y * g.width, *src = line + x0 - r;
+    if (x0 - r >= 0 && x0 + TW + r <= g.width) {
+        if (aligned16(src) && len % W == 0) {
+#pragma unroll 4
+            for (int i = lane; i < len / W; i += 32)
+                reinterpret_cast<V *>(srow)[i] = __ldg(reinterpret_cast<const V *>(src) + i);
+        } else {
+#pragma unroll 4
+            for (int i = lane; i < len; i += 32)
+                srow[i] = __ldg(src + i);
+        }
+    } else {
+        for (int i = lane; i < len; i += 32)
+            srow[i] = line_at(line, x0 - r + i, g.width, 1, g.clamp);
+    }
+    __syncwarp();
+    T acc[N];
+#pragma unroll
+    for (int i = 0; i < N; i++)
+        acc[i] = 0;
+    win_all<T, N>(acc, 2 * r + 1, f, RowWindow<T>{srow + lane * N});
+    __syncwarp(); // every lane done reading before the row is overwritten
+#pragma unroll
+    for (int i = 0; i < N; i += W)
+        *reinterpret_cast<V *>(srow + lane * N + i) = *reinterpret_cast<const V *>(acc + i);
+    __syncwarp();
+    T *dst = tmp + y * g.width + x0;
+    const int n = g.width - x0 < TW ? (int)(g.width - x0) : TW;
+    if (aligned16(dst) && n % W == 0) {
+        for (int i = lane; i < n / W; i += 32)
+            reinterpret_cast<V *>(dst)[i] = reinterpret_cast<const V *>(srow)[i];
+    } else {
+        for (int i = lane; i < n; i += 32)
+            dst[i] = srow[i];
+    }
+}
+
+// Column pass: a block owns 32 columns and WIN_COL_WARPS * N rows; the tile
+// with its halo is loaded once, coalesced, into shared memory, and each lane
+// filters N outputs down its column from there.
+template <typename T, typename Taps>
+__global__ void __launch_bounds__(32 *WIN_COL_WARPS)
+    conv_cols_regs(ConvGeom g, Tiling t, const T *__restrict__ tmp, T *__restrict__ out, Taps f)
+{
+    using V = typename Vec16<T>::type;
+    constexpr int N = win_col_n<T>(), TH = WIN_COL_WARPS * N, W = vec_n<T>();
+    extern __shared__ __align__(16) unsigned char conv_smem[];
+    T *s = reinterpret_cast<T *>(conv_smem);
+    const int r = (int)g.radius, rows = TH + 2 * r, tid = threadIdx.x + 32 * threadIdx.y;
+    const long x0 = t.bx() * 32, x = x0 + threadIdx.x, y0 = t.by() * TH, first = y0 + g.in_top - r;
+    const T *src = tmp + first * g.width + x0;
+    if (first >= 0 && first + rows <= g.in_rows && x0 + 32 <= g.width && aligned16(src) && g.width % W == 0) {
+        // 32 / W lanes a row, 16 bytes each
+        constexpr int PER_ROW = 32 / W, ROWS_AT_ONCE = 32 * WIN_COL_WARPS / PER_ROW;
+        const int c = tid % PER_ROW;
+#pragma unroll 4
+        for (int i = tid / PER_ROW; i < rows; i += ROWS_AT_ONCE)
+            reinterpret_cast<V *>(s + i * 32)[c] = __ldg(reinterpret_cast<const V *>(src + i * g.width) + c);
+    } else {
+        for (int i = threadIdx.y; i < rows; i += WIN_COL_WARPS)
+            s[i * 32 + threadIdx.x] =
+                x < g.width ? line_at(tmp + x, first + i, g.in_rows, g.width, g.clamp) : T(0);
+    }
+    __syncthreads();
+    T acc[N];
+#pragma unroll
+    for (int i = 0; i < N; i++)
+        acc[i] = 0;
+    win_all<T, N>(acc, 2 * r + 1, f, ColWindow<T>{s + threadIdx.y * N * 32 + threadIdx.x});
+    const long y = y0 + threadIdx.y * N;
+    if (x >= g.width)
+        return;
+#pragma unroll
+    for (int i = 0; i < N; i++)
+        if (y + i < g.height)
+            out[(y + i) * g.width + x] = acc[i];
+}
+
 // ---- host side ----------------------------------------------------------------
 
 static const pb_conv_args *conv_args(const void *args) { return static_cast<const pb_conv_args *>(args); }
@@ -343,8 +468,15 @@ static size_t tiled_cols_smem(const pb_conv_args *a)
 }
 static size_t regs_rows_smem(const pb_conv_args *a)
 {
-    size_t len = REGS_TILE + 2 * a->radius + REGS_CHUNK, pitch = len + len / REGS_W + 1;
-    return REGS_ROWS_Y * (pitch + REGS_TILE + REGS_TILE / REGS_W) * pb_precision_size(a->prec);
+    bool d = a->prec == PB_DOUBLE;
+    size_t n = d ? win_row_n<double>() : win_row_n<float>(), w = d ? vec_n<double>() : vec_n<float>();
+    size_t pitch = (32 * n + 2 * a->radius + 2 * w - 1) / w * w; // as conv_rows_regs's
+    return WIN_ROW_WARPS * pitch * pb_precision_size(a->prec);
+}
+static size_t regs_cols_smem(const pb_conv_args *a)
+{
+    size_t n = a->prec == PB_DOUBLE ? win_col_n<double>() : win_col_n<float>();
+    return (WIN_COL_WARPS * n + 2 * a->radius) * 32 * pb_precision_size(a->prec);
 }
 
 static bool smem_fits(const pb_device *dev, size_t bytes, const char **why)
@@ -400,7 +532,8 @@ bool pb__cuda_conv_fused_supports(const pb_device *dev, const void *args, const 
 bool pb__cuda_conv_regs_supports(const pb_device *dev, const void *args, const char **why)
 {
     const pb_conv_args *a = conv_args(args);
-    return device_buffers(a, why) && smem_fits(dev, regs_rows_smem(a), why);
+    return device_buffers(a, why) && smem_fits(dev, regs_rows_smem(a), why) &&
+           smem_fits(dev, regs_cols_smem(a), why);
 }
 
 // Launches kernel on a 1-D grid over a nbx x nby tiling, raising the
@@ -454,24 +587,26 @@ template <typename T, typename Taps> static pb_status run_tiled_with(const pb_co
     return st;
 }
 
-// How the register variants run for a fixed or run-time radius.
-enum register_kind { REGS, FUSED };
-
-template <typename T, int RC, typename Taps, register_kind K>
-static pb_status run_registers_with(const pb_conv_args *a, cudaStream_t s, Taps f)
+template <typename T, typename Taps> static pb_status run_regs_with(const pb_conv_args *a, cudaStream_t s, Taps f)
 {
     ConvGeom g = geom(a);
-    if (K == FUSED)
-        return launch<T, Taps>(conv_fused<T, RC, Taps>, g, cdiv(g.width, FUSED_COLS - 2 * g.radius),
-                               cdiv(g.height, fused_h<T>()), dim3(32, FUSED_COLS / 32), fused_smem(a), s, a->in,
-                               a->out, f);
-    pb_status st = launch<T, Taps>(conv_rows_regs<T, RC, Taps>, g, cdiv(g.width, REGS_TILE),
-                                   cdiv(g.in_rows, REGS_ROWS_Y), dim3(32, REGS_ROWS_Y), regs_rows_smem(a), s, a->in,
-                                   a->tmp, f);
+    pb_status st = launch<T, Taps>(conv_rows_regs<T, Taps>, g, cdiv(g.width, 32 * win_row_n<T>()),
+                                   cdiv(g.in_rows, WIN_ROW_WARPS), dim3(32, WIN_ROW_WARPS), regs_rows_smem(a), s,
+                                   a->in, a->tmp, f);
     if (st == PB_OK)
-        st = launch<T, Taps>(conv_cols_regs<T, RC, Taps>, g, cdiv(g.width, 32), cdiv(g.height, regs_h<T>() * REGS_COLS_Y),
-                             dim3(32, REGS_COLS_Y), 0, s, a->tmp, a->out, f);
+        st = launch<T, Taps>(conv_cols_regs<T, Taps>, g, cdiv(g.width, 32),
+                             cdiv(g.height, WIN_COL_WARPS * win_col_n<T>()), dim3(32, WIN_COL_WARPS),
+                             regs_cols_smem(a), s, a->tmp, a->out, f);
     return st;
+}
+
+// The fused kernel for a fixed (RC > 0) or run-time radius.
+template <typename T, int RC, typename Taps> static pb_status run_fused_with(const pb_conv_args *a, cudaStream_t s, Taps f)
+{
+    ConvGeom g = geom(a);
+    return launch<T, Taps>(conv_fused<T, RC, Taps>, g, cdiv(g.width, FUSED_COLS - 2 * g.radius),
+                           cdiv(g.height, fused_h<T>()), dim3(32, FUSED_COLS / 32), fused_smem(a), s, a->in, a->out,
+                           f);
 }
 
 // Taps in constant memory where they fit, else read from global memory.
@@ -487,49 +622,42 @@ static pb_status with_taps(const pb_conv_args *a, cudaStream_t s)
 template <typename T, typename Taps> struct TiledRunner {
     static pb_status run(const pb_conv_args *a, cudaStream_t s, Taps f) { return run_tiled_with<T, Taps>(a, s, f); }
 };
-template <register_kind K> struct RuntimeRadius {
-    template <typename T, typename Taps> struct Runner {
-        static pb_status run(const pb_conv_args *a, cudaStream_t s, Taps f)
-        {
-            return run_registers_with<T, 0, Taps, K>(a, s, f);
-        }
-    };
+template <typename T, typename Taps> struct RegsRunner {
+    static pb_status run(const pb_conv_args *a, cudaStream_t s, Taps f) { return run_regs_with<T, Taps>(a, s, f); }
+};
+template <typename T, typename Taps> struct FusedRunner {
+    static pb_status run(const pb_conv_args *a, cudaStream_t s, Taps f) { return run_fused_with<T, 0, Taps>(a, s, f); }
 };
 
-template <typename T, int RC, register_kind K> static pb_status run_fixed(const pb_conv_args *a, cudaStream_t s)
+template <typename T, int RC> static pb_status run_fused_fixed(const pb_conv_args *a, cudaStream_t s)
 {
     pb_status st = upload_taps(a, s);
-    return st != PB_OK ? st : run_registers_with<T, RC, ConstTaps<T>, K>(a, s, ConstTaps<T>{});
+    return st != PB_OK ? st : run_fused_with<T, RC, ConstTaps<T>>(a, s, ConstTaps<T>{});
 }
 
 // Radii 1-8 and 16 unrolled with R fixed; others in chunks of taps.
-template <typename T, register_kind K> static pb_status run_registers(const pb_conv_args *a, cudaStream_t s)
+template <typename T> static pb_status run_fused(const pb_conv_args *a, cudaStream_t s)
 {
     using Fixed = pb_status (*)(const pb_conv_args *, cudaStream_t);
     static const Fixed fixed[] = {nullptr,
-                                  run_fixed<T, 1, K>,
-                                  run_fixed<T, 2, K>,
-                                  run_fixed<T, 3, K>,
-                                  run_fixed<T, 4, K>,
-                                  run_fixed<T, 5, K>,
-                                  run_fixed<T, 6, K>,
-                                  run_fixed<T, 7, K>,
-                                  run_fixed<T, 8, K>};
+                                  run_fused_fixed<T, 1>,
+                                  run_fused_fixed<T, 2>,
+                                  run_fused_fixed<T, 3>,
+                                  run_fused_fixed<T, 4>,
+                                  run_fused_fixed<T, 5>,
+                                  run_fused_fixed<T, 6>,
+                                  run_fused_fixed<T, 7>,
+                                  run_fused_fixed<T, 8>};
     if (a->radius < sizeof fixed / sizeof fixed[0])
         return fixed[a->radius](a, s);
     if (a->radius == 16)
-        return run_fixed<T, 16, K>(a, s);
-    return with_taps<T, RuntimeRadius<K>::template Runner>(a, s);
+        return run_fused_fixed<T, 16>(a, s);
+    return with_taps<T, FusedRunner>(a, s);
 }
 
 template <typename T> static pb_status run_regs(const pb_conv_args *a, cudaStream_t s)
 {
-    return run_registers<T, REGS>(a, s);
-}
-
-template <typename T> static pb_status run_fused(const pb_conv_args *a, cudaStream_t s)
-{
-    return run_registers<T, FUSED>(a, s);
+    return with_taps<T, RegsRunner>(a, s);
 }
 
 template <typename T> static pb_status run_tiled(const pb_conv_args *a, cudaStream_t s)

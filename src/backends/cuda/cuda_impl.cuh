@@ -8,6 +8,7 @@
 #include "core/backend_impl.h"
 
 struct pb_cuda_sparse; // the cuSPARSE anchor's handle and cached matrix (spmv.cu)
+struct pb_cuda_cudnn;  // the cuDNN anchor's handle, shapes and workspaces (conv_cudnn.cu)
 
 struct pb_comm;
 
@@ -17,6 +18,7 @@ struct pb_cuda_device {
     pb_cuda_sparse *sparse; // created on first use
     void *nccl;             // ncclComm_t over nccl_ranks, made on first use (nccl.cu)
     const pb_comm *nccl_ranks;
+    pb_cuda_cudnn *cudnn;   // made on first use (conv_cudnn.cu)
 };
 
 static inline pb_cuda_device *pb__cuda(pb_device *dev) { return static_cast<pb_cuda_device *>(dev->impl); }
@@ -128,6 +130,12 @@ bool pb__cuda_conv_tiled_supports(const pb_device *dev, const void *args, const 
 bool pb__cuda_conv_regs_supports(const pb_device *dev, const void *args, const char **why);
 pb_status pb__cuda_conv_fused(pb_device *dev, const void *args, pb_stream *s);
 bool pb__cuda_conv_fused_supports(const pb_device *dev, const void *args, const char **why);
+
+
+// cuDNN as the conv anchor (conv_cudnn.cu; built when cudnn.h is found).
+pb_status pb__cuda_conv_cudnn(pb_device *dev, const void *args, pb_stream *s);
+bool pb__cuda_conv_cudnn_supports(const pb_device *dev, const void *args, const char **why);
+void pb__cuda_cudnn_release(pb_cuda_device *impl);
 
 // Copies between two GPUs (p2p.cu).
 pb_status pb__cuda_p2p_ce(pb_device *dev, const void *args, pb_stream *s);
