@@ -15,7 +15,7 @@
 #   10 minutes each; limits: conv at R = 1..128 beside cuDNN, conv-stream's strips and
 #   streams, copies both ways at once; trust: a GPU fault mid-run, a problem too big for the device, 10,000
 #   library turns; studies: parbench study 000..004 --quick (PB_STUDY_FULL=1: the full
-#   studies), each in its folder, and one report
+#   studies; PB_STUDIES="003 004": only those), each in its folder, and one report
 # PB_GIT_COMMIT=HASH names the commit measured in every row (set it where the
 # tree is a copy whose .git may be stale or absent).
 # Missing cJSON/cmocka development files are taken from .deps/*.deb when present
@@ -174,7 +174,7 @@ studies_section() {
     [ "${PB_STUDY_FULL:-0}" = 1 ] && size=""
     [ -z "$dir" ] && for d in ../shared/data/matrices .data/matrices; do [ -d "$d" ] && dir=$d && break; done
     step "studies 000-004 (${size:-full}): results, comparison with the published figures, report"
-    for id in 000 001 002 003 004; do
+    for id in ${PB_STUDIES:-000 001 002 003 004}; do
         run $pb study "$id" $size --out "$out/study-$id" --matrices "${dir:-../shared/data/matrices}"
         cp "$out/study-$id/comparison.csv" "$out/study-$id-comparison.csv" 2>/dev/null
     done
