@@ -476,6 +476,16 @@ contains "$tmp/conv.csv" ",clamp,box,"
 contains "$tmp/conv.csv" "trimmed_mean_s"
 contains "$tmp/conv.csv" "d2d_bound_s"
 if grep -q "FAILED" "$tmp/conv.csv"; then bad "a conv row failed"; else ok; fi
+# The FMA bound from the ceilings file (1 GFLOP/s here): 4 (2R+1) w h flops,
+# and bound_frac held against the higher of the two bounds.
+expect 0 "$pb" run conv --backend ref --width 45 --height 31 --radius 1 --reps 1 --quiet --format csv \
+    --ceilings "$tmp/ref-ceil.json"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "fma_bound_s") f = i; if ($i == "d2d_bound_s") d = i
+                                              if ($i == "kernel_s") k = i; if ($i == "bound_frac") b = i } }
+         NR > 1 { n++; want = 4 * 3 * 45 * 31 / 1e9; hi = $f > $d ? $f : $d
+                  if (($f - want) ^ 2 > (1e-9 * want) ^ 2 || ($b - hi / $k) ^ 2 > (1e-6 * $b) ^ 2) {
+                      print "fma_bound_s " $f " (want " want "), bound_frac " $b; bad = 1 } }
+         END { exit bad || n != 1 || !f }' "$tmp/out" && ok || bad "conv's FMA bound or bound_frac is wrong"
 expect 0 "$pb" run conv-stream --width 200 --height 150 --radius 4 --device-mem 64K --streams 2 --backend ref,openmp,opencl --reps 2 --quiet --format csv --out "$tmp/cs.csv"
 contains "$tmp/cs.csv" "efficiency"
 contains "$tmp/cs.csv" ",streams,"
