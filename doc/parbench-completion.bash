@@ -107,7 +107,7 @@ _parbench()
         case $prev in
         --backend) _parbench_list_reply "$(_parbench_backends "$pb")" "$cur"; return ;;
         --variant) _parbench_list_reply "$(_parbench_variants "$pb" "$bench")" "$cur"; return ;;
-        --precision) _parbench_list_reply "float double" "$cur"; return ;;
+        --precision) _parbench_list_reply "float double tf32 bf16 fp16" "$cur"; return ;;
         --border) _parbench_list_reply "zero clamp" "$cur"; return ;;
         --format) [[ $arg == *'|'* ]] || arg="table|csv|json" ;;
         esac

@@ -4,7 +4,7 @@
 # racecheck), then the benchmarks. Results and logs go to $OUT (default
 # bench/results/<date>-<gpu>/).
 #
-# usage: scripts/gpu-check.sh [quick|full|spmv|zoo|zoo_cpu|memlab|conv|limits|ceilings|opencl|opencl_copies|opencl_kernels|mpi|trust|studies]
+# usage: scripts/gpu-check.sh [quick|full|spmv|zoo|zoo_cpu|memlab|conv|limits|tensor|ceilings|opencl|opencl_copies|opencl_kernels|mpi|trust|studies]
 #   quick: tests, sanitizers and a GEMM whose rows must carry NVML's energy columns; spmv, memlab, conv, ceilings, opencl: build, then only
 #   that section (ceilings also renders the report of everything in $OUT; opencl, the OpenCL
 #   twins, runs as its two halves opencl_copies and opencl_kernels within 10 minutes each). spmv
@@ -13,7 +13,7 @@
 #   ("every rank at once"), allreduce (MPI and NCCL), spmv-dist, gemm-dist, p2p, the other
 #   collectives and pingpong; its parts mpi_ep, mpi_dist and mpi_coll also run alone, within
 #   10 minutes each; limits: conv at R = 1..128 beside cuDNN, conv-stream's strips and
-#   streams, copies both ways at once; trust: a GPU fault mid-run, a problem too big for the device, 10,000
+#   streams, copies both ways at once; tensor: gemm in tf32/bf16/fp16, tc beside cuBLAS; trust: a GPU fault mid-run, a problem too big for the device, 10,000
 #   library turns; studies: parbench study 000..004 --quick (PB_STUDY_FULL=1: the full
 #   studies; PB_STUDIES="003 004": only those), each in its folder, and one report
 # PB_GIT_COMMIT=HASH names the commit measured in every row (set it where the
@@ -157,6 +157,18 @@ limits_section() {
     step "limits: copies both ways at once"
     run $pb run bandwidth --backend cuda --variant h2d-pinned,d2h-pinned,bidir-pinned --size 256M,1G --buffers 1,4,16 \
         --reps 20 --quiet $c --out "$out/bidir-limits.csv"
+}
+
+# Tensor-core precisions: our tc kernel beside cuBLAS (cublasGemmEx), verified
+# on awkward shapes under memcheck, then measured.
+tensor_section() {
+    step "tensor: compute-sanitizer on tc and cublas, tf32/bf16/fp16 (awkward shapes)"
+    run compute-sanitizer --tool memcheck --error-exitcode 9 \
+        $pb run gemm --backend cuda --variant tc,cublas --m 33,1,130 --n 17,129 --k 5,67,1 --precision tf32,bf16,fp16 \
+        --reps 1 --warmup 0 --quiet
+    step "tensor: tc and cublas at n = 2048..8192"
+    run $pb run gemm --backend cuda --variant tc,cublas --n 2048,4096,8192 --precision tf32,bf16,fp16 --reps 10 --quiet \
+        --out "$out/gemm-tensor.csv"
 }
 
 ceilings_section() {
@@ -339,7 +351,7 @@ trust_section() {
 
 twins="--backend cuda,opencl --device nvidia"
 case "$mode" in
-spmv | zoo | zoo_cpu | memlab | conv | limits | ceilings | opencl | opencl_copies | opencl_kernels | mpi | mpi_ep | mpi_dist | mpi_coll | trust | studies)
+spmv | zoo | zoo_cpu | memlab | conv | limits | tensor | ceilings | opencl | opencl_copies | opencl_kernels | mpi | mpi_ep | mpi_dist | mpi_coll | trust | studies)
     [ "$mode" = studies ] && $pb devices --format json >"$out/devices.json"
     ${mode}_section
     tail -n 30 "$log"

@@ -179,6 +179,30 @@ expect 1 "$pb" run gemm --n 16 --reps 1 --inject-fault --format csv --out "$tmp/
 contains "$tmp/out" "FAILED"
 if grep -q ",OK," "$tmp/f.csv"; then bad "an injected fault passed"; else ok; fi
 
+# The tensor-core types: gemm only; ref computes them, openmp and opencl
+# answer UNSUPPORTED with the reason (opencl: test_gemm), a planted fault fails, the
+# summary keeps each apart.
+expect 0 "$pb" run gemm --n 33 --m 17 --k 45 --precision tf32,bf16,fp16 --backend ref,openmp --reps 1 --quiet --format csv --out "$tmp/lowp.csv"
+for p in tf32 bf16 fp16; do
+    contains "$tmp/lowp.csv" ",gemm,ref,ikj,0,"
+    if grep -q ",ref,ikj,.*,$p,1,1,0,17,33,45,,0,17x33x45,OK," "$tmp/lowp.csv"; then ok; else bad "no OK ref/ikj row in $p"; fi
+    if grep -q ",openmp,blocked,.*,$p,.*,UNSUPPORTED,no tensor cores: tf32/bf16/fp16 run on cuda," "$tmp/lowp.csv"; then ok
+    else bad "openmp/blocked in $p is not UNSUPPORTED with the reason"; fi
+done
+if grep -q ",openmp,.*,OK," "$tmp/lowp.csv"; then bad "an openmp row computed a tensor-core type"; else ok; fi
+expect 0 "$pb" report "$tmp/lowp.csv" -o "$tmp/lowp.html"
+for p in tf32 bf16 fp16; do contains "$tmp/lowp.html" "gemm</a></td><td class=\"t\">$p</td>"; done
+expect 1 "$pb" run gemm --n 40 --backend ref --precision bf16,fp16,tf32 --reps 1 --inject-fault --quiet --format csv --out "$tmp/lowp-fault.csv"
+if [ "$(grep -c ",FAILED," "$tmp/lowp-fault.csv")" -eq 6 ]; then ok; else bad "a planted fault passed in a tensor-core type"; fi
+expect 2 "$pb" run conv --precision bf16
+contains "$tmp/err" "conv has no precision bf16: float or double"
+expect 2 "$pb" run gemm-dist --precision float,tf32
+contains "$tmp/err" "gemm-dist has no precision tf32: float or double"
+expect 2 "$pb" run gemm --precision bf61
+contains "$tmp/err" "unknown precision 'bf61' (float, double, tf32, bf16, fp16)"
+expect 0 "$pb" run gemm --help
+contains "$tmp/out" "Precisions (--precision): float, double, tf32, bf16 or fp16."
+
 # Unwritable output: exit 3 before measuring anything.
 expect 3 "$pb" run gemm --n 16 --out "$tmp/no/such/dir/r.csv"
 contains "$tmp/err" "cannot write"

@@ -1,5 +1,6 @@
 /* The cross-backend GEMM test: every backend compiled in and available, every
- * gemm variant it offers, float and double, awkward shapes, a few thread
+ * gemm variant it offers, float and double (and tf32, bf16, fp16 on the
+ * variants flagged PB_VARIANT_LOWP), awkward shapes, a few thread
  * counts, through the public API only, against a double reference computed
  * here. Each failure is printed with backend/variant/threads/precision/shape;
  * a test fails when any case did. */
@@ -7,6 +8,7 @@
 
 #include "test_util.h"
 
+#include "core/precision.h"
 #include "core/rng.h"
 #include "core/verify.h"
 #include "parbench/pb_backend.h"
@@ -70,18 +72,9 @@ struct target {
 
 /* ---- host-side matrices ------------------------------------------------- */
 
-static double get(const void *x, enum pb_precision prec, size_t i)
-{
-    return prec == PB_DOUBLE ? ((const double *)x)[i] : (double)((const float *)x)[i];
-}
+static double get(const void *x, enum pb_precision prec, size_t i) { return pb__precision_value(x, prec, i); }
 
-static void put(void *x, enum pb_precision prec, size_t i, double v)
-{
-    if (prec == PB_DOUBLE)
-        ((double *)x)[i] = v;
-    else
-        ((float *)x)[i] = (float)v;
-}
+static void put(void *x, enum pb_precision prec, size_t i, double v) { pb__precision_store(x, prec, i, v); }
 
 /* rows x ld array of prec elements: random in the first cols of each row, pad
  * elsewhere. An extra TAIL elements of pad follow when tail is set. */
@@ -123,7 +116,7 @@ static double *reference(const struct gemm_case *gc, const void *a, size_t lda, 
                 sum += t;
                 sumsq += t * t;
             }
-            double c = gc->mode->beta != 0 ? gc->mode->beta * get(c0, gc->prec, i * ldc + j) : 0;
+            double c = gc->mode->beta != 0 ? gc->mode->beta * get(c0, pb__precision_out(gc->prec), i * ldc + j) : 0;
             ref[i * n + j] = alpha * sum + c;
             ref[m * n + i * n + j] = pb__dot_scale(gc->prec, (double)k + 2, alpha * alpha * sumsq + c * c);
         }
@@ -140,7 +133,7 @@ static const char *compare(const struct gemm_case *gc, const void *c, size_t ldc
     size_t m = gc->s.m, n = gc->s.n;
     for (size_t i = 0; i < m * ldc + TAIL; i++) {
         size_t row = i / (ldc ? ldc : 1), col = ldc ? i % ldc : 0;
-        double x = get(c, gc->prec, i);
+        double x = get(c, pb__precision_out(gc->prec), i);
         if (ldc == 0 || row >= m || col >= n) {
             if (x != PAD_SENTINEL) {
                 snprintf(why, len, "padding element %zu overwritten with %g", i, x);
@@ -168,7 +161,8 @@ static pb_status upload(pb_device *dev, const struct gemm_case *gc, const void *
                         const void *b, size_t ldb, const void *c0, size_t ldc, pb_buf *buf[3])
 {
     size_t elt = pb_precision_size(gc->prec), m = gc->s.m, n = gc->s.n, k = gc->s.k;
-    size_t bytes[3] = {m * lda * elt, k * ldb * elt, (m * ldc + TAIL) * elt};
+    size_t elt_c = pb_precision_size(pb__precision_out(gc->prec));
+    size_t bytes[3] = {m * lda * elt, k * ldb * elt, (m * ldc + TAIL) * elt_c};
     const void *src[3] = {a, b, NULL};
     for (int i = 0; i < 3; i++) {
         pb_status st = pb_buf_alloc(dev, PB_MEM_DEVICE, bytes[i], &buf[i]);
@@ -180,15 +174,15 @@ static pb_status upload(pb_device *dev, const struct gemm_case *gc, const void *
     pb_status st = pb_buf_fill_bytes(buf[2], 0xFF);
     const char *c_bytes = c0;
     for (size_t i = 0; i < m && st == PB_OK; i++) {
-        size_t off = i * ldc * elt;
+        size_t off = i * ldc * elt_c;
         if (gc->mode->c_finite)
-            st = pb_buf_write(buf[2], off, c_bytes + off, n * elt);
+            st = pb_buf_write(buf[2], off, c_bytes + off, n * elt_c);
         if (st == PB_OK && ldc > n)
-            st = pb_buf_write(buf[2], off + n * elt, c_bytes + off + n * elt, (ldc - n) * elt);
+            st = pb_buf_write(buf[2], off + n * elt_c, c_bytes + off + n * elt_c, (ldc - n) * elt_c);
     }
-    size_t tail_off = m * ldc * elt;
+    size_t tail_off = m * ldc * elt_c;
     if (st == PB_OK)
-        st = pb_buf_write(buf[2], tail_off, c_bytes + tail_off, TAIL * elt);
+        st = pb_buf_write(buf[2], tail_off, c_bytes + tail_off, TAIL * elt_c);
     return st;
 }
 
@@ -198,13 +192,14 @@ static int run_case(struct target *t, const struct gemm_case *gc)
     const struct mode *md = gc->mode;
     size_t m = gc->s.m, n = gc->s.n, k = gc->s.k;
     size_t lda = k + md->pad_a, ldb = n + md->pad_b, ldc = n + md->pad_c;
-    size_t elt = pb_precision_size(gc->prec);
+    enum pb_precision out = pb__precision_out(gc->prec); /* of C */
+    size_t elt = pb_precision_size(out);
     struct pb_rng rng;
     pb__rng_init(&rng, 2024, m * 1000003 + n * 1009 + k);
     /* Pads of A and B hold NaN: a kernel that reads them gets caught. */
     void *a = make_matrix(gc->prec, m, k, lda, NAN, &rng, false);
     void *b = make_matrix(gc->prec, k, n, ldb, NAN, &rng, false);
-    void *c0 = make_matrix(gc->prec, m, n, ldc, PAD_SENTINEL, &rng, true);
+    void *c0 = make_matrix(out, m, n, ldc, PAD_SENTINEL, &rng, true);
     void *c = malloc((m * ldc + TAIL) * elt);
     double *ref = reference(gc, a, lda, b, ldb, c0, ldc);
     assert_non_null(c);
@@ -256,15 +251,26 @@ static int run_case(struct target *t, const struct gemm_case *gc)
 
 /* ---- every target ------------------------------------------------------- */
 
-static const enum pb_precision precs[] = {PB_FLOAT, PB_DOUBLE};
+/* Device 0 of backend b, or NULL (a skip noted) where b cannot run here. */
+static pb_device *open_usable(const pb_backend *b)
+{
+    pb_device *dev = NULL;
+    if (pb_test_backend_usable(b))
+        assert_int_equal(pb_device_open(b, 0, &dev), PB_OK);
+    return dev;
+}
 
-/* Runs the shapes in every mode given on one target; returns the number of
+static const enum pb_precision precs[] = {PB_FLOAT, PB_DOUBLE, PB_TF32, PB_BF16, PB_FP16};
+
+/* Runs the shapes in every mode given on one target, in float and double and,
+ * where the variant takes them, the tensor-core types; returns the number of
  * failed cases. */
 static int run_on_targets(struct target *t, const struct shape *s, size_t n_shapes,
                           const struct mode *const *modes, size_t n_modes)
 {
     int failed = 0;
-    for (size_t p = 0; p < PB_ARRAY_LEN(precs); p++)
+    size_t n_precs = t->variant.flags & PB_VARIANT_LOWP ? PB_ARRAY_LEN(precs) : 2;
+    for (size_t p = 0; p < n_precs; p++)
         for (size_t i = 0; i < n_shapes; i++)
             for (size_t md = 0; md < n_modes; md++) {
                 struct gemm_case gc = {precs[p], s[i], modes[md]};
@@ -283,10 +289,9 @@ static void run_everywhere(const struct shape *s, size_t n_shapes, const struct 
     size_t targets = 0;
     for (size_t bi = 0; bi < pb_backend_count(); bi++) {
         const pb_backend *b = pb_backend_at(bi);
-        if (!pb_test_backend_usable(b))
+        pb_device *dev = open_usable(b);
+        if (!dev)
             continue;
-        pb_device *dev = NULL;
-        assert_int_equal(pb_device_open(b, 0, &dev), PB_OK);
         /* Threaded backends take the thread count; the others keep their own. */
         int before = pb_device_threads(dev);
         pb_device_set_threads(dev, 3);
@@ -383,10 +388,9 @@ static void test_launch_shapes(void **state)
     size_t shaped = 0;
     for (size_t bi = 0; bi < pb_backend_count(); bi++) {
         const pb_backend *b = pb_backend_at(bi);
-        if (!pb_test_backend_usable(b))
+        pb_device *dev = open_usable(b);
+        if (!dev)
             continue;
-        pb_device *dev = NULL;
-        assert_int_equal(pb_device_open(b, 0, &dev), PB_OK);
         struct pb_variant_desc variants[32];
         size_t nv = pb_kernel_variants(b, "gemm", variants, PB_ARRAY_LEN(variants));
         for (size_t v = 0; v < nv; v++) {
@@ -412,9 +416,67 @@ static void test_launch_shapes(void **state)
         }
         pb_device_close(dev);
     }
-    if (pb_test_backend_usable(pb_backend_find("opencl")))
+    const pb_backend *cl = pb_backend_find("opencl"); /* NULL in a build without OpenCL */
+    if (cl && pb_test_backend_usable(cl))
         assert_true(shaped >= 1);
     assert_int_equal(failed, 0);
+}
+
+/* tf32, bf16, fp16: variants not flagged PB_VARIANT_LOWP refuse them with a
+ * reason that says where they run (no tensor cores at all on openmp and
+ * opencl), and the default variant of a backend is one that takes them. */
+static void test_tensor_types_refused(void **state)
+{
+    (void)state;
+    static const enum pb_precision lowp[] = {PB_TF32, PB_BF16, PB_FP16};
+    size_t refused = 0, lowp_variants = 0;
+    for (size_t bi = 0; bi < pb_backend_count(); bi++) {
+        const pb_backend *b = pb_backend_at(bi);
+        pb_device *dev = open_usable(b);
+        if (!dev)
+            continue;
+        pb_buf *in = NULL, *c = NULL;
+        assert_int_equal(pb_buf_alloc(dev, PB_MEM_DEVICE, 16 * sizeof(float), &in), PB_OK);
+        assert_int_equal(pb_buf_alloc(dev, PB_MEM_DEVICE, 16 * sizeof(float), &c), PB_OK);
+        assert_int_equal(pb_buf_fill_bytes(in, 0), PB_OK);
+        struct pb_variant_desc variants[32];
+        size_t nv = pb_kernel_variants(b, "gemm", variants, PB_ARRAY_LEN(variants)), lowp_here = 0;
+        for (size_t v = 0; v < nv; v++)
+            lowp_here += (variants[v].flags & PB_VARIANT_LOWP) != 0;
+        bool tensorless = strcmp(pb_backend_name(b), "openmp") == 0 || strcmp(pb_backend_name(b), "opencl") == 0;
+        if (tensorless)
+            assert_int_equal(lowp_here, 0);
+        for (size_t p = 0; p < PB_ARRAY_LEN(lowp); p++) {
+            struct pb_gemm_args g = {.prec = lowp[p], .m = 4, .n = 4, .k = 4, .alpha = 1, .a = in, .lda = 4,
+                                     .b = in, .ldb = 4, .c = c, .ldc = 4};
+            for (size_t v = 0; v < nv; v++) {
+                if (variants[v].flags & PB_VARIANT_LOWP)
+                    continue;
+                assert_int_equal(pb_gemm(dev, variants[v].name, &g), PB_ERR_UNSUPPORTED);
+                const char *why = pb_last_error();
+                if (!strstr(why, "tf32/bf16/fp16 run on") ||
+                    (tensorless && !strstr(why, "no tensor cores: tf32/bf16/fp16 run on cuda")))
+                    fail_msg("%s/%s %s: reason '%s'", pb_backend_name(b), variants[v].name,
+                             pb_precision_name(lowp[p]), why);
+                refused++;
+            }
+            const char *chosen = NULL;
+            pb_status st = pb_kernel_default(dev, "gemm", &g, &chosen);
+            if (lowp_here) {
+                assert_int_equal(st, PB_OK);
+                assert_true(pb_gemm(dev, NULL, &g) == PB_OK);
+            } else {
+                assert_int_equal(st, PB_ERR_UNSUPPORTED);
+            }
+        }
+        lowp_variants += lowp_here;
+        pb_buf_free(in);
+        pb_buf_free(c);
+        pb_device_close(dev);
+    }
+    /* ref's ijk and ikj take them; openmp's variants refuse them */
+    assert_true(lowp_variants >= 2);
+    assert_true(refused >= 3);
 }
 
 int main(void)
@@ -423,6 +485,7 @@ int main(void)
         cmocka_unit_test(test_shapes),     cmocka_unit_test(test_leading_dimensions),
         cmocka_unit_test(test_alpha_beta), cmocka_unit_test(test_k_zero),
         cmocka_unit_test(test_empty),      cmocka_unit_test(test_launch_shapes),
+        cmocka_unit_test(test_tensor_types_refused),
     };
     return pb_test_run(tests, NULL, NULL);
 }

@@ -416,7 +416,8 @@ static double fraction(const char *bench, const char *variant, const char *backe
 {
     const struct pb_bench *b = pb__bench_find(bench);
     assert_non_null(b);
-    return pb__ceiling_fraction(&h100, pb__bench_roof(b, variant, backend, device, dbl), dbl, gflops, gbps);
+    return pb__ceiling_fraction(&h100, pb__bench_roof(b, variant, backend, device, dbl ? PB_DOUBLE : PB_FLOAT), dbl,
+                                gflops, gbps);
 }
 
 static void assert_fraction(double got, double want)
@@ -461,7 +462,17 @@ static void test_roofs(void **state)
     assert_true(isnan(fraction("allreduce", "nccl", "cuda", gpu, false, NAN, 400)));
     /* Without a roof of its own: the plain roofline, the closer bound. */
     assert_fraction(fraction("conv", "tiled", "cuda", gpu, false, 6000, 1500), 0.5);
-    struct pb_roof plain = pb__bench_roof(NULL, "x", "cuda", gpu, false);
+    /* The tensor-core types: no peak measured for any variant, so no fraction. */
+    static const enum pb_precision lowp[] = {PB_TF32, PB_BF16, PB_FP16};
+    static const char *const lowp_variants[][2] = {{"tc", "cuda"}, {"cublas", "cuda"}, {"ikj", "ref"}};
+    for (size_t p = 0; p < 3; p++)
+        for (size_t v = 0; v < 3; v++) {
+            struct pb_roof r = pb__bench_roof(pb__bench_find("gemm"), lowp_variants[v][0], lowp_variants[v][1], gpu,
+                                              lowp[p]);
+            assert_int_equal(r.flops, PB_ROOF_TENSOR);
+            assert_true(isnan(pb__ceiling_fraction(&h100, r, false, 1000, 50)));
+        }
+    struct pb_roof plain = pb__bench_roof(NULL, "x", "cuda", gpu, PB_FLOAT);
     assert_int_equal(plain.flops, PB_ROOF_FMA);
     assert_int_equal(plain.bytes, PB_ROOF_MEMORY);
     /* A ceiling not measured gives no fraction rather than another's. */

@@ -307,10 +307,30 @@ static void test_too_large(void **state)
     csv_free(csv);
 }
 
+/* A problem in a type its benchmark does not take never reaches it: conv
+ * would read bf16 as float. */
+static void test_precision_refused(void **state)
+{
+    struct fixture *f = *state;
+    struct pb_problem p = {.prec = PB_BF16, .v = {64, 64, 3}};
+    struct pb_run_config cfg = config(f);
+    cfg.bench = pb__bench_find("conv");
+    cfg.problems = &p;
+    cfg.n_problems = 1;
+    struct pb_run_summary sum;
+    pb__clear_error();
+    assert_int_equal(pb__run(&cfg, &sum), PB_ERR_INVALID);
+    assert_string_equal(pb_last_error(), "conv has no precision bf16: float or double");
+    assert_int_equal(sum.ok + sum.failed + sum.unsupported + sum.errors, 0);
+    assert_int_equal(pb__bench_takes(f->gemm, PB_BF16), PB_OK);
+    assert_int_equal(pb__bench_takes(f->gemm, (enum pb_precision)9), PB_ERR_INVALID);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_all_variants_ok, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_precision_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_inject_fault, setup, teardown),
         cmocka_unit_test_setup_teardown(test_selection, setup, teardown),
         cmocka_unit_test_setup_teardown(test_validate, setup, teardown),

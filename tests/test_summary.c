@@ -95,6 +95,46 @@ static void test_lines(void **state)
     pb__rp_free(&set);
 }
 
+/* Precisions are strings: bf16 rows meet their own anchor, apart from float's;
+ * a precision this build does not know is grouped by its name too and held
+ * against float's roof; tensor-core rows have no fraction of ceiling. */
+static const char lowp[] = HEAD
+    "2026-11-03T00:00:00Z,h,0.1,c,gemm,cuda,tc,0,"GPU",bf16,0,4096,4096,OK,5,1,0.01,170000,max\n"
+    "2026-11-03T00:00:00Z,h,0.1,c,gemm,cuda,cublas,1,"GPU",bf16,0,4096,4096,OK,5,1,0.01,590000,max\n"
+    "2026-11-03T00:00:00Z,h,0.1,c,gemm,cuda,tc,0,"GPU",fp8,0,4096,4096,OK,5,1,0.01,300000,max\n"
+    "2026-11-03T00:00:00Z,h,0.1,c,gemm,cuda,regblock,0,"GPU",float,0,4096,4096,OK,5,1,0.01,47000,max\n";
+
+static void test_precisions(void **state)
+{
+    (void)state;
+    struct pb_rp_set set;
+    memset(&set, 0, sizeof set);
+    assert_int_equal(pb__rp_load_text(&set, "lowp.csv", lowp), PB_OK);
+    assert_int_equal(set.n_rows, 4);
+    assert_int_equal(pb__rp_roof(&set.rows[0]).flops, PB_ROOF_TENSOR);
+    assert_int_equal(pb__rp_roof(&set.rows[2]).flops, PB_ROOF_FMA); /* unknown: float's */
+    size_t *superseded;
+    struct pb_rp_summary_line *lines;
+    size_t n;
+    assert_int_equal(pb__rp_superseded(&set, &superseded), PB_OK);
+    assert_int_equal(pb__rp_summarize(&set, superseded, &lines, &n), PB_OK);
+    assert_int_equal(n, 3);
+    bool seen_bf16 = false;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(lines[i].precision, "bf16") != 0)
+            continue;
+        seen_bf16 = true;
+        assert_string_equal(lines[i].ours->variant, "tc");
+        assert_string_equal(lines[i].anchor->variant, "cublas");
+        assert_true(fabs(lines[i].ratio - 170000.0 / 590000.0) < 1e-12);
+        assert_true(isnan(lines[i].fraction));
+    }
+    assert_true(seen_bf16);
+    free(lines);
+    free(superseded);
+    pb__rp_free(&set);
+}
+
 static void test_noisy(void **state)
 {
     (void)state;
@@ -137,7 +177,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_superseded), cmocka_unit_test(test_lines), cmocka_unit_test(test_noisy),
-        cmocka_unit_test(test_studies), cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_studies), cmocka_unit_test(test_empty), cmocka_unit_test(test_precisions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

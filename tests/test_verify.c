@@ -3,13 +3,17 @@
  * (a later k slice overwriting instead of accumulating, a block edge off by
  * one, inputs rounded to TF32, a zeroed SpMV row among rows of tiny values,
  * a fault injected anywhere), at shapes up to and past 2^33 multiply-adds,
- * next to the correct results that must pass. */
+ * next to the correct results that must pass; and GEMM in tf32, bf16, fp16
+ * (products of the rounded inputs summed in fp32 in order, as tensor cores
+ * do, and by ref, must pass; a fault, a zeroed element and inputs rounded
+ * further must fail). */
 #include <float.h>
 
 #include "test_util.h"
 
 #include "bench/bench.h"
 #include "bench/gemm_host.h"
+#include "core/precision.h"
 #include "core/rng.h"
 #include "core/verify.h"
 #include "parbench/pb_backend.h"
@@ -502,6 +506,147 @@ static void test_gemm_planted(void **state)
     }
 }
 
+/* ---- GEMM in the tensor-core types: planted bugs -------------------------- */
+
+/* expect_gemm, its label naming the precision. */
+static void expect_lowp(void *host, const float *c, size_t m, size_t n, bool pass, const char *what,
+                        enum pb_precision p)
+{
+    char label[64];
+    snprintf(label, sizeof label, "%s: %s", pb_precision_name(p), what);
+    expect_gemm(host, c, m, n, pass, label);
+}
+
+static double in(const void *x, enum pb_precision p, size_t i) { return pb__precision_value(x, p, i); }
+
+/* C from the problem's inputs, fp32 accumulation: in order (block 1), or as
+ * tensor cores add: the products of `block` k-steps summed (exactly enough,
+ * in double), then added to the fp32 sum with truncation (toward zero). */
+static float *lowp_product(const void *a, const void *b, enum pb_precision p, size_t m, size_t n, size_t k, size_t block)
+{
+    float *c = malloc(m * n * sizeof *c);
+    assert_non_null(c);
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++) {
+            float acc = 0;
+            for (size_t p0 = 0; p0 < k; p0 += block) {
+                double s = acc;
+                for (size_t q = p0; q < p0 + block && q < k; q++)
+                    s += in(a, p, i * k + q) * in(b, p, q * n + j);
+                float f = (float)s;
+                if (block > 1 && fabs((double)f) > fabs(s))
+                    f = nextafterf(f, 0.0f);
+                acc = f;
+            }
+            c[i * n + j] = acc;
+        }
+    return c;
+}
+
+/* x with `bits` explicit mantissa bits (nearest even): inputs rounded further. */
+static float coarser(float x, unsigned bits)
+{
+    uint32_t u = pb__f32_bits(x), drop = 23 - bits;
+    u = (u + (1u << (drop - 1)) - 1 + ((u >> drop) & 1)) >> drop << drop;
+    return pb__f32_from_bits(u);
+}
+
+/* C by a library variant (ref's ikj: the inputs as float, fp32 sums). */
+static float *library_product(const void *a, const void *b, enum pb_precision p, size_t m, size_t n, size_t k)
+{
+    pb_device *dev = NULL;
+    assert_int_equal(pb_device_open(pb_backend_find("ref"), 0, &dev), PB_OK);
+    size_t elt = pb_precision_size(p);
+    pb_buf *buf[3] = {NULL, NULL, NULL};
+    float *c = malloc(m * n * sizeof *c);
+    assert_non_null(c);
+    assert_int_equal(pb_buf_wrap_host(dev, (void *)a, m * k * elt, &buf[0]), PB_OK);
+    assert_int_equal(pb_buf_wrap_host(dev, (void *)b, k * n * elt, &buf[1]), PB_OK);
+    assert_int_equal(pb_buf_wrap_host(dev, c, m * n * sizeof *c, &buf[2]), PB_OK);
+    struct pb_gemm_args g = {.prec = p, .m = m, .n = n, .k = k, .alpha = 1, .beta = 0, .a = buf[0], .lda = k,
+                             .b = buf[1], .ldb = n, .c = buf[2], .ldc = n};
+    assert_int_equal(pb_gemm(dev, "ikj", &g), PB_OK);
+    for (int i = 0; i < 3; i++)
+        pb_buf_free(buf[i]);
+    pb_device_close(dev);
+    return c;
+}
+
+static void test_gemm_planted_lowp(void **state)
+{
+    (void)state;
+    static const enum pb_precision lowp[] = {PB_TF32, PB_BF16, PB_FP16};
+    static const struct {
+        size_t m, n, k;
+    } shapes[] = {{1, 1, 1}, {37, 29, 61}, {64, 64, 4096}, {300, 200, 700}, {16, 16, 65536}};
+    for (size_t pi = 0; pi < PB_ARRAY_LEN(lowp); pi++) {
+        enum pb_precision p = lowp[pi];
+        size_t block = p == PB_TF32 ? 8 : 16; /* k of one mma instruction */
+        for (size_t s = 0; s < PB_ARRAY_LEN(shapes); s++) {
+            size_t m = shapes[s].m, n = shapes[s].n, k = shapes[s].k;
+            print_message("%s gemm %zux%zux%zu\n", pb_precision_name(p), m, n, k);
+            struct pb_problem prob = pb__gemm_problem(p, (int64_t)m, (int64_t)n, (int64_t)k);
+            void *host = NULL, *host_f = NULL;
+            assert_int_equal(pb__gemm_host_prepare(&prob, 42, &host), PB_OK);
+            const void *a = pb__gemm_host_input(host, 'a'), *b = pb__gemm_host_input(host, 'b');
+
+            /* The inputs are the float problem's, rounded to the type. */
+            struct pb_problem prob_f = pb__gemm_problem(PB_FLOAT, (int64_t)m, (int64_t)n, (int64_t)k);
+            assert_int_equal(pb__gemm_host_prepare(&prob_f, 42, &host_f), PB_OK);
+            const float *af = pb__gemm_host_input(host_f, 'a');
+            for (size_t i = 0; i < m * k; i++) {
+                float want = p == PB_TF32   ? pb__f32_to_tf32(af[i])
+                             : p == PB_BF16 ? pb__bf16_to_f32(pb__f32_to_bf16(af[i]))
+                                            : pb__f16_to_f32(pb__f32_to_f16(af[i]));
+                if (in(a, p, i) != (double)want)
+                    fail_msg("A[%zu] = %g, the float input %g rounded is %g", i, in(a, p, i), af[i], want);
+            }
+            pb__gemm_host_release(host_f);
+
+            float *seq = lowp_product(a, b, p, m, n, k, 1), *tc = lowp_product(a, b, p, m, n, k, block);
+            expect_lowp(host, seq, m, n, true, "fp32 sums in order", p);
+            expect_lowp(host, tc, m, n, true, "tensor-core model (blocks, truncation)", p);
+            float *lib = library_product(a, b, p, m, n, k);
+            expect_lowp(host, lib, m, n, true, "ref/ikj through pb_gemm", p);
+            free(lib);
+
+            struct pb_check faulty = gemm_check(host, seq, m, n, true);
+            if (faulty.pass)
+                fail_msg("%s: injected fault passed (err_max %g)", pb_precision_name(p), faulty.err_max);
+            print_message("  injected fault: err_max %.3g (%s)\n", faulty.err_max, faulty.detail);
+
+            float *bad = malloc(m * n * sizeof *bad);
+            assert_non_null(bad);
+            memcpy(bad, seq, m * n * sizeof *bad);
+            size_t at = (m * n) / 2;
+            bad[at] = 0;
+            expect_lowp(host, bad, m, n, false, "one element zeroed", p);
+
+            /* The tolerance has no room for the inputs' own rounding: the
+             * same products from inputs with fewer mantissa bits fail. */
+            if (k >= 64) {
+                size_t ea = m * k, eb = k * n;
+                float *a2 = malloc(ea * sizeof *a2), *b2 = malloc(eb * sizeof *b2);
+                assert_true(a2 && b2);
+                unsigned bits = p == PB_BF16 ? 5 : 8;
+                for (size_t i = 0; i < ea; i++)
+                    a2[i] = coarser((float)in(a, p, i), bits);
+                for (size_t i = 0; i < eb; i++)
+                    b2[i] = coarser((float)in(b, p, i), bits);
+                float *c2 = lowp_product(a2, b2, PB_FLOAT, m, n, k, 1);
+                expect_lowp(host, c2, m, n, false, "inputs rounded to fewer bits", p);
+                free(c2);
+                free(a2);
+                free(b2);
+            }
+            free(bad);
+            free(seq);
+            free(tc);
+            pb__gemm_host_release(host);
+        }
+    }
+}
+
 /* ---- SpMV: planted bugs ------------------------------------------------- */
 
 enum { SPMV_MATRIX, SPMV_GROUP, SPMV_BLOCK, SPMV_FILL, SPMV_COMPLEX }; /* spmv.c's parameters */
@@ -642,6 +787,7 @@ int main(void)
         cmocka_unit_test(test_scaled),
         cmocka_unit_test(test_dot_scale),
         cmocka_unit_test(test_gemm_planted),
+        cmocka_unit_test(test_gemm_planted_lowp),
         cmocka_unit_test(test_spmv_planted),
     };
     int first = pb_test_run(tests, setup, teardown), second = pb_test_run(planted, gemm_setup, gemm_teardown);

@@ -51,11 +51,21 @@ const char *pb_version(void);
 /* Git commit the library was built from, or "unknown". */
 const char *pb_git_commit(void);
 
-enum pb_precision { PB_FLOAT = 0, PB_DOUBLE = 1 };
+/* Element types. FLOAT and DOUBLE hold inputs and outputs alike. The
+ * tensor-core types (gemm only; pb_kernels.h) are the types of the INPUTS,
+ * multiplied with fp32 accumulation into an fp32 output:
+ *   PB_TF32  fp32 storage whose values kernels use as TF32 (10 explicit
+ *            mantissa bits, fp32's range);
+ *   PB_BF16  bfloat16 storage (8 exponent, 7 mantissa bits);
+ *   PB_FP16  IEEE half storage (5 exponent, 10 mantissa bits).
+ * Values may be appended, never renumbered. */
+enum pb_precision { PB_FLOAT = 0, PB_DOUBLE = 1, PB_TF32 = 2, PB_BF16 = 3, PB_FP16 = 4 };
 
-/* "float" / "double" */
+/* "float", "double", "tf32", "bf16", "fp16"; "unknown" for a value outside
+ * the list. */
 const char *pb_precision_name(enum pb_precision p);
-/* sizeof(float) / sizeof(double) */
+/* Bytes of one element as stored (of the inputs, for the tensor-core types):
+ * 4, 8, 4, 2, 2; 0 for a value outside the list. */
 size_t pb_precision_size(enum pb_precision p);
 
 /* Where a buffer lives. Host-memory backends (ref, openmp) treat DEVICE as

@@ -20,8 +20,15 @@ extern "C" {
 #endif
 
 /* C = alpha * A * B + beta * C, row-major. A is m x k (lda >= k), B is k x n
- * (ldb >= n), C is m x n (ldc >= n). Elements are prec-sized. beta == 0 means
- * C is not read (it may hold NaN). */
+ * (ldb >= n), C is m x n (ldc >= n). beta == 0 means C is not read (it may
+ * hold NaN). A and B hold pb_precision_size(prec)-byte elements; C holds
+ * doubles for PB_DOUBLE and floats otherwise: the tensor-core types PB_TF32,
+ * PB_BF16 and PB_FP16 are multiplied with fp32 accumulation into an fp32 C,
+ * only by variants flagged PB_VARIANT_LOWP (others report
+ * PB_ERR_UNSUPPORTED). PB_TF32's fp32 inputs are used as TF32: values with
+ * more mantissa bits are rounded or truncated as the hardware does, so pass
+ * values already rounded (parbench's benchmark does) for the same result on
+ * every variant. */
 struct pb_gemm_args {
     enum pb_precision prec;
     size_t m, n, k;
@@ -121,6 +128,8 @@ struct pb_conv_args {
 #define PB_VARIANT_VARIES 16u /* the result may differ from run to run (atomic additions in an order
                                  that varies): parbench checks every repetition */
 #define PB_VARIANT_SHAPED 32u /* gemm: takes the launch shape of pb_gemm_args (block_x, block_y, groups) */
+#define PB_VARIANT_LOWP 64u /* gemm: takes the tensor-core types PB_TF32, PB_BF16, PB_FP16 (fp32
+                               accumulation and output); variants without it take float and double only */
 
 /* out = in^T: in is rows x cols (ld_in >= cols), out is cols x rows (ld_out >=
  * rows), both row-major, prec-sized elements. Variants flagged
@@ -248,7 +257,8 @@ pb_status pb_kernel_workspace(pb_device *dev, const char *bench, const char *var
  * backend has and that takes args (its format, for spmv; args NULL: any),
  * i.e. each backend's fastest kernel of its own that computes the family's
  * result. Vendor libraries (anchors) and bounds are never the default.
- *   gemm       regblock (cuda, opencl), blocked (openmp), ikj (ref)
+ *   gemm       regblock (cuda, opencl), blocked (openmp), ikj (ref);
+ *              tf32, bf16, fp16: tc (cuda), ikj (ref)
  *   spmv       CSR: auto, csr-vector (cuda, opencl), csr (openmp, ref);
  *              ELL: ell; ELLT: ellt
  *   conv       regs (cuda), fused (cuda, R <= 64), tiled (cuda, opencl),

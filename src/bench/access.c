@@ -188,9 +188,9 @@ static pb_status acc_check(void *state, const void *host, bool corrupt, struct p
 
 /* Global-memory copies against device memory; shared-memory loads against
  * nothing (no on-chip ceiling is measured). */
-static struct pb_roof acc_roof(const char *variant, const char *backend, const char *device, bool double_prec)
+static struct pb_roof acc_roof(const char *variant, const char *backend, const char *device, enum pb_precision prec)
 {
-    (void)backend, (void)device, (void)double_prec;
+    (void)backend, (void)device, (void)prec;
     return (struct pb_roof){PB_ROOF_NONE, strcmp(variant, "shared-stride") == 0 ? PB_ROOF_ONCHIP : PB_ROOF_MEMORY};
 }
 

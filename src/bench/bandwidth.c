@@ -267,9 +267,9 @@ static const struct pb_variant bw_variants[] = {
 
 /* Transfers against the link of their direction, device copies against
  * device memory. */
-static struct pb_roof bw_roof(const char *variant, const char *backend, const char *device, bool double_prec)
+static struct pb_roof bw_roof(const char *variant, const char *backend, const char *device, enum pb_precision prec)
 {
-    (void)backend, (void)device, (void)double_prec;
+    (void)backend, (void)device, (void)prec;
     static const enum pb_roof_kind by_dir[] = {[H2D] = PB_ROOF_H2D, [D2H] = PB_ROOF_D2H, [D2D] = PB_ROOF_MEMORY,
                                                [BIDIR] = PB_ROOF_BIDIR};
     for (size_t i = 0; i < sizeof bw_variants / sizeof bw_variants[0]; i++)

@@ -18,6 +18,7 @@
 #include "parbench/pb_backend.h"
 
 #define PB_MAX_PARAMS 12
+#define PB_PREC(p) (1u << (p))
 #define PB_MAX_EXTRAS 8
 
 /* A benchmark-specific option taking a list of integers ("--n 256,512") or,
@@ -54,6 +55,10 @@ struct pb_bench {
     const char *flop_model; /* e.g. "2*m*n*k" */
     const char *byte_model; /* e.g. "(m*k + k*n + m*n) * element size" */
     bool typeless;          /* no element type: --precision does not apply */
+    /* The precisions --precision may pick, PB_PREC bits; 0 = float and
+     * double. Checked before plan() (pb__bench_takes), so no benchmark meets
+     * a type it would misread as float. */
+    unsigned precisions;
     /* One problem spread over the ranks (comm/comm.h), not one per rank:
      * prepare, bind and run are collective (every rank calls them, and they
      * agree with pb__comm_agree after any step that may fail on one rank
@@ -82,7 +87,7 @@ struct pb_bench {
     /* The ceilings its rates are held against (the fraction of ceiling, the
      * lines of its charts), by variant, backend and device; NULL = the FMA
      * peak and device memory, whichever is closer (the plain roofline). */
-    struct pb_roof (*roof)(const char *variant, const char *backend, const char *device, bool double_prec);
+    struct pb_roof (*roof)(const char *variant, const char *backend, const char *device, enum pb_precision prec);
 
     /* Problems for the given lists (one precision each); checks sizes for
      * overflow and absurdity (PB_ERR_INVALID / PB_ERR_OVERFLOW + message). */
@@ -120,14 +125,20 @@ struct pb_bench {
 /* Roofs shared by several benchmarks: memory-bound (GB/s against device
  * memory, their GFLOP/s against nothing) and unbounded (nothing measured
  * applies: peer links, networks). */
-struct pb_roof pb__roof_memory(const char *variant, const char *backend, const char *device, bool double_prec);
-struct pb_roof pb__roof_none(const char *variant, const char *backend, const char *device, bool double_prec);
+struct pb_roof pb__roof_memory(const char *variant, const char *backend, const char *device, enum pb_precision prec);
+struct pb_roof pb__roof_none(const char *variant, const char *backend, const char *device, enum pb_precision prec);
 /* gemm's (gemm.c), also the roof of gemm-dist's local products. */
-struct pb_roof pb__gemm_roof(const char *variant, const char *backend, const char *device, bool double_prec);
+struct pb_roof pb__gemm_roof(const char *variant, const char *backend, const char *device, enum pb_precision prec);
 
 /* bench->roof, or the plain roofline (also for bench NULL: an unknown name). */
 struct pb_roof pb__bench_roof(const struct pb_bench *bench, const char *variant, const char *backend,
-                              const char *device, bool double_prec);
+                              const char *device, enum pb_precision prec);
+
+/* PB_OK when bench computes in precision p; PB_ERR_INVALID otherwise, with
+ * "conv has no precision bf16: float or double". */
+pb_status pb__bench_takes(const struct pb_bench *bench, enum pb_precision p);
+/* Its precisions as "float or double" into buf. */
+const char *pb__bench_precisions(const struct pb_bench *bench, char *buf, size_t len);
 
 size_t pb__bench_count(void);
 const struct pb_bench *pb__bench_at(size_t i);

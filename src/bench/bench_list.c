@@ -1,7 +1,10 @@
 /* The benchmark table: adding a benchmark = one file + one line here. */
+#include <stdio.h>
 #include <string.h>
 
 #include "bench/bench.h"
+#include "core/core.h"
+#include "core/precision.h"
 
 extern const struct pb_bench pb__bench_gemm, pb__bench_bandwidth, pb__bench_overlap, pb__bench_spmv;
 extern const struct pb_bench pb__bench_transpose, pb__bench_reduce, pb__bench_access;
@@ -43,24 +46,55 @@ const struct pb_bench *pb__bench_find(const char *name)
     return NULL;
 }
 
-struct pb_roof pb__roof_memory(const char *variant, const char *backend, const char *device, bool double_prec)
+struct pb_roof pb__roof_memory(const char *variant, const char *backend, const char *device, enum pb_precision prec)
 {
-    (void)variant, (void)backend, (void)device, (void)double_prec;
+    (void)variant, (void)backend, (void)device, (void)prec;
     return (struct pb_roof){PB_ROOF_NONE, PB_ROOF_MEMORY};
 }
 
-struct pb_roof pb__roof_none(const char *variant, const char *backend, const char *device, bool double_prec)
+struct pb_roof pb__roof_none(const char *variant, const char *backend, const char *device, enum pb_precision prec)
 {
-    (void)variant, (void)backend, (void)device, (void)double_prec;
+    (void)variant, (void)backend, (void)device, (void)prec;
     return (struct pb_roof){PB_ROOF_NONE, PB_ROOF_NONE};
 }
 
 struct pb_roof pb__bench_roof(const struct pb_bench *bench, const char *variant, const char *backend,
-                              const char *device, bool double_prec)
+                              const char *device, enum pb_precision prec)
 {
     if (bench && bench->roof)
-        return bench->roof(variant, backend, device, double_prec);
+        return bench->roof(variant, backend, device, prec);
     return (struct pb_roof){PB_ROOF_FMA, PB_ROOF_MEMORY};
+}
+
+static unsigned takes(const struct pb_bench *bench)
+{
+    return bench->precisions ? bench->precisions : PB_PREC(PB_FLOAT) | PB_PREC(PB_DOUBLE);
+}
+
+const char *pb__bench_precisions(const struct pb_bench *bench, char *buf, size_t len)
+{
+    unsigned set = takes(bench);
+    size_t used = 0;
+    if (len)
+        buf[0] = '\0';
+    for (unsigned i = 0; i < PB__PRECISIONS && used < len; i++) {
+        if (!(set & PB_PREC(i)))
+            continue;
+        bool last = (set >> (i + 1)) == 0;
+        int n = snprintf(buf + used, len - used, "%s%s", !used ? "" : last ? " or " : ", ",
+                         pb_precision_name((enum pb_precision)i));
+        used += n > 0 ? (size_t)n : 0;
+    }
+    return buf;
+}
+
+pb_status pb__bench_takes(const struct pb_bench *bench, enum pb_precision p)
+{
+    if ((unsigned)p < PB__PRECISIONS && (takes(bench) & PB_PREC(p)))
+        return PB_OK;
+    char list[96];
+    return pb__fail(PB_ERR_INVALID, "%s has no precision %s: %s", bench->name, pb_precision_name(p),
+                    pb__bench_precisions(bench, list, sizeof list));
 }
 
 const struct pb_variant *pb__bench_variant(const struct pb_bench *bench, const struct pb_backend *b,

@@ -206,9 +206,9 @@ static double cs_bytes(const struct pb_problem *p, const struct pb_variant *v, c
 
 /* The image goes to the device and comes back: the link both ways bounds
  * it, not device memory; the arithmetic against the FMA peak as conv's. */
-static struct pb_roof cs_roof(const char *variant, const char *backend, const char *device, bool double_prec)
+static struct pb_roof cs_roof(const char *variant, const char *backend, const char *device, enum pb_precision prec)
 {
-    (void)variant, (void)backend, (void)device, (void)double_prec;
+    (void)variant, (void)backend, (void)device, (void)prec;
     return (struct pb_roof){PB_ROOF_FMA, PB_ROOF_BIDIR};
 }
 

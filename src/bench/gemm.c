@@ -1,4 +1,6 @@
-/* gemm: C = A * B, row-major, m x k times k x n, float or double.
+/* gemm: C = A * B, row-major, m x k times k x n, float or double; or
+ * inputs in a tensor-core type (tf32, bf16, fp16: the float problem's inputs
+ * rounded to nearest even) multiplied with fp32 accumulation into an fp32 C.
  *
  * Checked in full at O(m n + m k + k n) cost, at any size: every element must
  * be finite (an unwritten one is NaN), a few exact rows (the first, the last
@@ -8,7 +10,15 @@
  * computed in double with compensated sums. Each value is compared against
  * its own rounding-error scale (verify.h): an element against
  * u sqrt(k sum_p (a_ip b_pj)^2), a row of C*r against the same summed over
- * the row with weights r_j^2, u sqrt(k sum_p a_ip^2 sum_j (b_pj r_j)^2). */
+ * the row with weights r_j^2, u sqrt(k sum_p a_ip^2 sum_j (b_pj r_j)^2).
+ * u is the accumulation's unit roundoff (pb__accum_roundoff): 2^-53 and 2^-24
+ * for double and float, 2^-22 for tf32/bf16/fp16 (fp32 sums on tensor cores,
+ * which truncate). The inputs' own unit roundoff (2^-11 for tf32 and fp16,
+ * 2^-8 for bf16) has no part: the oracle multiplies the rounded inputs, the
+ * very values every kernel reads, and their products are exact in fp32 (11 x
+ * 11 significant bits at most), so only the accumulation errs. A kernel that
+ * rounded them further (cuBLAS's FAST_TF32 rounds fp32 to TF32: a no-op on
+ * values already TF32) would err by about that unit roundoff and fail. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +27,9 @@
 #include "bench/bench.h"
 #include "bench/gemm_host.h"
 #include "core/core.h"
+#include "core/args.h"
 #include "core/parse.h"
+#include "core/precision.h"
 #include "core/rng.h"
 #include "parbench/pb_kernels.h"
 
@@ -42,7 +54,7 @@ static const struct pb_param_def gemm_params[] = {
 struct gemm_host {
     struct pb_problem p;
     uint64_t seed;
-    void *a, *b;             /* inputs in the problem's precision */
+    void *a, *b;             /* inputs in the problem's precision (C: pb__precision_out) */
     size_t *rows, n_rows;    /* the exact rows */
     double *ref, *ref_scale; /* their oracle and error scales, n_rows x n */
     double *r;               /* Freivalds vectors, N_VECTORS x n */
@@ -115,6 +127,8 @@ static pb_status gemm_plan(const struct pb_param_lists *l, enum pb_precision pre
                         if (L->count[P_WG] && (st = parse_wg(L->text[P_WG][iw], &w, &h)) != PB_OK)
                             return st;
                         size_t bytes, elt = pb_precision_size(prec);
+                        if (!elt)
+                            return pb__fail(PB_ERR_INVALID, "gemm: unknown precision %d", (int)prec);
                         if (!matrix_bytes((size_t)m, (size_t)k, elt, &bytes) ||
                             !matrix_bytes((size_t)k, (size_t)n, elt, &bytes) ||
                             !matrix_bytes((size_t)m, (size_t)n, sizeof(double), &bytes))
@@ -159,13 +173,11 @@ static double gemm_bytes(const struct pb_problem *p, const struct pb_variant *v,
     (void)host;
     (void)v;
     double m = (double)p->v[P_M], n = (double)p->v[P_N], k = (double)p->v[P_K];
-    return (m * k + k * n + m * n) * (double)pb_precision_size(p->prec);
+    return (m * k + k * n) * (double)pb_precision_size(p->prec) +
+           m * n * (double)pb_precision_size(pb__precision_out(p->prec));
 }
 
-static double elem(const void *x, enum pb_precision prec, size_t i)
-{
-    return prec == PB_DOUBLE ? ((const double *)x)[i] : (double)((const float *)x)[i];
-}
+static double elem(const void *x, enum pb_precision prec, size_t i) { return pb__precision_value(x, prec, i); }
 
 /* Compensated (Neumaier) sum: the check's own rounding stays far below the
  * double kernels' errors it must judge. */
@@ -206,10 +218,16 @@ static void exact_rows(struct gemm_host *h)
                     c[j] += t;
                     q[j] += t * t;
                 }
-            } else {
+            } else if (prec == PB_FLOAT || prec == PB_TF32) {
                 const float *b = (const float *)h->b + p * n;
                 for (size_t j = 0; j < n; j++) {
                     double t = aip * (double)b[j];
+                    c[j] += t;
+                    q[j] += t * t;
+                }
+            } else {
+                for (size_t j = 0; j < n; j++) {
+                    double t = aip * elem(h->b, prec, p * n + j);
                     c[j] += t;
                     q[j] += t * t;
                 }
@@ -394,7 +412,10 @@ static pb_status gemm_bind(pb_device *dev, const struct pb_problem *p, const str
     const struct gemm_host *h = host;
     if ((p->v[P_WG] || p->v[P_GROUPS]) && !(v->desc.flags & PB_VARIANT_SHAPED))
         return pb__fail(PB_ERR_UNSUPPORTED, "--wg and --groups apply to the naive GPU kernels only");
-    size_t m, n, k, elt = pb_precision_size(p->prec);
+    const char *why = NULL;
+    if (!pb__gemm_variant_takes(dev->backend, v, p->prec, &why))
+        return pb__fail(PB_ERR_UNSUPPORTED, "%s", why);
+    size_t m, n, k, elt = pb_precision_size(p->prec), elt_c = pb_precision_size(pb__precision_out(p->prec));
     dims(p, &m, &n, &k);
     *state = NULL;
     struct gemm_state *s = calloc(1, sizeof *s);
@@ -404,13 +425,13 @@ static pb_status gemm_bind(pb_device *dev, const struct pb_problem *p, const str
     if (st == PB_OK)
         st = pb_buf_alloc(dev, PB_MEM_DEVICE, k * n * elt, &s->b);
     if (st == PB_OK)
-        st = pb_buf_alloc(dev, PB_MEM_DEVICE, m * n * elt, &s->c);
+        st = pb_buf_alloc(dev, PB_MEM_DEVICE, m * n * elt_c, &s->c);
     if (st == PB_OK)
         st = pb_buf_write(s->a, 0, h->a, m * k * elt);
     if (st == PB_OK)
         st = pb_buf_write(s->b, 0, h->b, k * n * elt);
     if (st == PB_OK && !pb_buf_host_ptr(s->c))
-        st = pb__host_alloc(m * n * elt, "gemm result download", &s->download);
+        st = pb__host_alloc(m * n * elt_c, "gemm result download", &s->download);
     if (st != PB_OK) {
         gemm_unbind(s);
         return st;
@@ -443,18 +464,16 @@ static void inject_fault(const struct gemm_host *h, void *c)
     double mag = 0;
     for (size_t p = 0; p < k; p++)
         mag += fabs(elem(h->a, h->p.prec, i * k + p) * elem(h->b, h->p.prec, p * n + j));
-    if (h->p.prec == PB_DOUBLE)
-        ((double *)c)[i * n + j] += FAULT * mag;
-    else
-        ((float *)c)[i * n + j] += (float)(FAULT * mag);
+    enum pb_precision out = pb__precision_out(h->p.prec);
+    pb__precision_store(c, out, i * n + j, elem(c, out, i * n + j) + FAULT * mag);
 }
 
 pb_status pb__gemm_host_check(const void *host, void *c, bool corrupt, struct pb_check *out)
 {
     const struct gemm_host *h = host;
-    size_t m, n, k, elt = pb_precision_size(h->p.prec);
+    enum pb_precision prec = pb__precision_out(h->p.prec); /* of C */
+    size_t m, n, k, elt = pb_precision_size(prec);
     dims(&h->p, &m, &n, &k);
-    enum pb_precision prec = h->p.prec;
     if (corrupt)
         inject_fault(h, c);
     pb__check_begin(out, PB_CHECK_TOL, "full");
@@ -507,7 +526,7 @@ static pb_status gemm_check(void *state, const void *host, bool corrupt, struct 
 {
     struct gemm_state *s = state;
     const struct gemm_host *h = host;
-    size_t m, n, k, elt = pb_precision_size(h->p.prec);
+    size_t m, n, k, elt = pb_precision_size(pb__precision_out(h->p.prec));
     dims(&h->p, &m, &n, &k);
     void *c = pb_buf_host_ptr(s->c);
     if (!c) {
@@ -521,11 +540,13 @@ static pb_status gemm_check(void *state, const void *host, bool corrupt, struct 
 
 /* Against the FMA peak; FP64 products on tensor cores (dmma, cuBLAS on the
  * parts that have them) outrun it, and no tensor peak is measured: their
- * fraction stays empty rather than above 100%. */
-struct pb_roof pb__gemm_roof(const char *variant, const char *backend, const char *device, bool double_prec)
+ * fraction stays empty rather than above 100%. So does every row in a
+ * tensor-core type (tf32, bf16, fp16), whichever variant computed it: the
+ * FMA peak of float is no ceiling of theirs. */
+struct pb_roof pb__gemm_roof(const char *variant, const char *backend, const char *device, enum pb_precision prec)
 {
     bool cublas = strcmp(backend, "cuda") == 0 && strcmp(variant, "cublas") == 0 && pb__fp64_tensor_device(device);
-    bool tensor = double_prec && (strcmp(variant, "dmma") == 0 || cublas);
+    bool tensor = pb__precision_lowp(prec) || (prec == PB_DOUBLE && (strcmp(variant, "dmma") == 0 || cublas));
     return (struct pb_roof){tensor ? PB_ROOF_TENSOR : PB_ROOF_FMA, PB_ROOF_NONE};
 }
 
@@ -533,8 +554,9 @@ const struct pb_bench pb__bench_gemm = {
     .name = "gemm",
     .summary = "dense matrix product C = A*B (row-major)",
     .flop_model = "2*m*n*k",
-    .byte_model = "(m*k + k*n + m*n) * element size",
+    .byte_model = "((m*k + k*n) * input size + m*n * output size; tf32/bf16/fp16: output size 4)",
     .roof = pb__gemm_roof,
+    .precisions = PB_PREC(PB_FLOAT) | PB_PREC(PB_DOUBLE) | PB_PREC(PB_TF32) | PB_PREC(PB_BF16) | PB_PREC(PB_FP16),
     .params = gemm_params,
     .n_params = sizeof gemm_params / sizeof gemm_params[0],
     .baseline_backend = "ref",

@@ -706,10 +706,10 @@ static const struct pb_variant gd_variants[] = {
 static const char *const gd_extra_names[] = {"compute_s", "exposed_comm_s"};
 
 /* The local products' roof: gemm's, with summa-vendor's cuBLAS as its own. */
-static struct pb_roof gd_roof(const char *variant, const char *backend, const char *device, bool double_prec)
+static struct pb_roof gd_roof(const char *variant, const char *backend, const char *device, enum pb_precision prec)
 {
     return pb__gemm_roof(strcmp(variant, "summa-vendor") == 0 && strcmp(backend, "cuda") == 0 ? "cublas" : variant,
-                         backend, device, double_prec);
+                         backend, device, prec);
 }
 
 /* The path the panels took, for the row. */

@@ -16,7 +16,8 @@ pb_status pb__gemm_host_adopt(const struct pb_problem *p, uint64_t seed, void *a
 void pb__gemm_host_release(void *host);
 /* Input 'a' or 'b', row-major in the problem's precision. */
 const void *pb__gemm_host_input(const void *host, char which);
-/* Compare C (host memory, m x n, leading dimension n) with the oracle (see
+/* Compare C (host memory, m x n, leading dimension n; double for double,
+ * float otherwise, the tensor-core types included) with the oracle (see
  * gemm.c); corrupt: first add a fault to a seeded element. PB_ERR_NOMEM when
  * the check's scratch cannot be had. */
 pb_status pb__gemm_host_check(const void *host, void *c, bool corrupt, struct pb_check *out);

@@ -339,9 +339,9 @@ static const struct pb_variant ov_variants[] = {
 };
 
 /* GEMMs against the FMA peak, their operands through the link both ways. */
-static struct pb_roof ov_roof(const char *variant, const char *backend, const char *device, bool double_prec)
+static struct pb_roof ov_roof(const char *variant, const char *backend, const char *device, enum pb_precision prec)
 {
-    (void)variant, (void)backend, (void)device, (void)double_prec;
+    (void)variant, (void)backend, (void)device, (void)prec;
     return (struct pb_roof){PB_ROOF_FMA, PB_ROOF_BIDIR};
 }
 

@@ -265,9 +265,9 @@ static pb_status peak_check(void *state, const void *host, bool corrupt, struct 
     return PB_OK;
 }
 
-static struct pb_roof peak_roof(const char *variant, const char *backend, const char *device, bool double_prec)
+static struct pb_roof peak_roof(const char *variant, const char *backend, const char *device, enum pb_precision prec)
 {
-    (void)backend, (void)device, (void)double_prec;
+    (void)backend, (void)device, (void)prec;
     bool fma = strcmp(variant, "fma") == 0;
     return (struct pb_roof){fma ? PB_ROOF_FMA : PB_ROOF_NONE, fma ? PB_ROOF_NONE : PB_ROOF_MEMORY};
 }

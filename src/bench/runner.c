@@ -546,9 +546,9 @@ static bool measure(struct run_state *rs, pb_device *dev, pb_energy *meter, cons
     bool dbl = p->prec == PB_DOUBLE && !b->typeless;
     const char *dev_name = pb_device_name(dev);
     const struct pb_ceiling *ceiling = pb__ceilings_find(cfg->ceilings, j->backend->name, dev_name);
-    r->fraction = pb__ceiling_fraction(ceiling,
-                                       pb__bench_roof(b, j->variant->desc.name, j->backend->name, dev_name, dbl),
-                                       dbl, r->gflops, r->gbps);
+    r->fraction = pb__ceiling_fraction(
+        ceiling, pb__bench_roof(b, j->variant->desc.name, j->backend->name, dev_name, b->typeless ? PB_FLOAT : p->prec),
+        dbl, r->gflops, r->gbps);
     if (b->extras)
         b->extras(state, &r->stats, ceiling, r->extras);
     if (metering)
@@ -870,6 +870,11 @@ static size_t backend_index(const struct pb_backend *b)
 pb_status pb__run(const struct pb_run_config *cfg, struct pb_run_summary *sum)
 {
     memset(sum, 0, sizeof *sum);
+    /* The CLI refuses these before planning; this keeps any other caller from
+     * handing a benchmark a type it would read as float. */
+    for (size_t i = 0; i < cfg->n_problems; i++)
+        if (!cfg->bench->typeless && pb__bench_takes(cfg->bench, cfg->problems[i].prec) != PB_OK)
+            return PB_ERR_INVALID;
     struct run_state rs = {.cfg = cfg, .sum = sum, .start = pb__now(), .comm = pb__comm_world()};
     rs.rank = pb__comm_rank(rs.comm);
     rs.size = pb__comm_size(rs.comm);

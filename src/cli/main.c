@@ -17,6 +17,7 @@
 #include "core/backend_impl.h"
 #include "core/core.h"
 #include "core/parse.h"
+#include "core/precision.h"
 #include "io/mmio.h"
 #include "output/ceilings.h"
 #include "output/result.h"
@@ -124,6 +125,10 @@ static int cmd_list(int argc, char **argv)
         const struct pb_bench *bench = pb__bench_at(i);
         printf("  %s: %s\n", bench->name, bench->summary);
         printf("    FLOPs: %s; bytes: %s\n", bench->flop_model, bench->byte_model);
+        if (bench->precisions) { /* more than the usual float and double */
+            char precs[96];
+            printf("    precisions: %s\n", pb__bench_precisions(bench, precs, sizeof precs));
+        }
         for (size_t j = 0; j < pb_backend_count(); j++) {
             const struct pb_backend *b = pb_backend_at(j);
             const struct pb_variant *v;
@@ -364,7 +369,8 @@ enum {
 static const struct opt run_opts[N_COMMON] = {
     [O_BACKEND] = {"backend", "LIST", "backends to run (default: all compiled in)"},
     [O_VARIANT] = {"variant", "LIST", "variants, as NAME or BACKEND/NAME (default: all)"},
-    [O_PRECISION] = {"precision", "LIST", "float, double or both (default: float)"},
+    [O_PRECISION] = {"precision", "LIST", "float (fp32), double (fp64); gemm also tf32, bf16, fp16 (inputs of that "
+                                          "type, fp32 accumulation and C; default: float)"},
     [O_REPS] = {"reps", "N", "timed repetitions per row (default 5)"},
     [O_WARMUP] = {"warmup", "N", "untimed warm-up runs before them (default 1)"},
     [O_SEED] = {"seed", "N", "seed of the random inputs (default 42)"},
@@ -399,7 +405,12 @@ static void run_help(FILE *f, const struct pb_bench *bench)
         fprintf(f, "%s\n", bench->notes);
     fprintf(f, "GFLOP/s = %s / median time; GB/s = %s / median time.\n", bench->flop_model,
             bench->byte_model);
-    fprintf(f, "Every result is verified against a double-precision reference.\n\n");
+    fprintf(f, "Every result is verified against a double-precision reference.\n");
+    if (!bench->typeless) {
+        char precs[96];
+        fprintf(f, "Precisions (--precision): %s.\n", pb__bench_precisions(bench, precs, sizeof precs));
+    }
+    fprintf(f, "\n");
     fprintf(f, "%s options (lists: 256,512  ranges: 256:4096 doubling, 256:1024:256 linear, "
                "16:4096:x4 geometric):\n", bench->name);
     for (size_t i = 0; i < bench->n_params; i++) {
@@ -505,13 +516,12 @@ static pb_status build_plan(const struct pb_bench *bench, const struct run_args 
         return pb__fail(PB_ERR_INVALID, "--precision does not apply to %s", bench->name);
     for (size_t i = 0; i < (bench->typeless ? 1 : p->n_precisions); i++) {
         enum pb_precision prec;
-        if (strcmp(p->precisions[i], "float") == 0 || strcmp(p->precisions[i], "fp32") == 0)
-            prec = PB_FLOAT;
-        else if (strcmp(p->precisions[i], "double") == 0 || strcmp(p->precisions[i], "fp64") == 0)
-            prec = PB_DOUBLE;
-        else
-            return pb__fail(PB_ERR_INVALID, "--precision: unknown precision '%s' (float, double)",
-                            p->precisions[i]);
+        char names[96];
+        if (!pb__precision_parse(p->precisions[i], &prec))
+            return pb__fail(PB_ERR_INVALID, "--precision: unknown precision '%s' (%s)", p->precisions[i],
+                            pb__precision_names(names, sizeof names));
+        if (!bench->typeless && (st = pb__bench_takes(bench, prec)) != PB_OK)
+            return st;
         size_t n = 0;
         if ((st = bench->plan(&p->lists, prec, p->problems + p->n_problems, max - p->n_problems, &n)) != PB_OK)
             return st;

@@ -1,10 +1,12 @@
 /* Argument checks common to every variant of a kernel family, run before any
  * variant sees the arguments. */
+#include <stdio.h>
 #include <string.h>
 
 #include "core/args.h"
 #include "core/backend_impl.h"
 #include "core/core.h"
+#include "core/precision.h"
 
 /* Bytes a row-major rows x cols matrix with leading dimension ld spans. */
 static bool matrix_span(size_t rows, size_t cols, size_t ld, size_t elt, size_t *bytes)
@@ -38,18 +40,38 @@ static pb_status check_matrix(const char *name, const pb_buf *buf, size_t rows, 
 pb_status pb__gemm_args_check(const void *p)
 {
     const struct pb_gemm_args *g = p;
-    if (g->prec != PB_FLOAT && g->prec != PB_DOUBLE)
-        return pb__fail(PB_ERR_INVALID, "gemm: unknown precision");
-    size_t elt = pb_precision_size(g->prec);
+    size_t elt = pb_precision_size(g->prec), elt_c = pb_precision_size(pb__precision_out(g->prec));
+    if (!elt)
+        return pb__fail(PB_ERR_INVALID, "gemm: unknown precision %d", (int)g->prec);
     pb_status st;
     if ((st = check_matrix("A", g->a, g->m, g->k, g->lda, elt)) != PB_OK ||
         (st = check_matrix("B", g->b, g->k, g->n, g->ldb, elt)) != PB_OK ||
-        (st = check_matrix("C", g->c, g->m, g->n, g->ldc, elt)) != PB_OK)
+        (st = check_matrix("C", g->c, g->m, g->n, g->ldc, elt_c)) != PB_OK)
         return st;
     if ((g->block_x == 0) != (g->block_y == 0))
         return pb__fail(PB_ERR_INVALID, "gemm: block_x and block_y are both set or both 0 (got %u x %u)",
                         g->block_x, g->block_y);
     return PB_OK;
+}
+
+bool pb__gemm_variant_takes(const struct pb_backend *b, const struct pb_variant *v, enum pb_precision p,
+                            const char **why)
+{
+    if (!pb__precision_lowp(p) || (v->desc.flags & PB_VARIANT_LOWP))
+        return true;
+    static _Thread_local char buf[192];
+    int used = snprintf(buf, sizeof buf, "float and double only: tf32/bf16/fp16 run on");
+    bool any = false;
+    for (size_t i = 0; i < b->n_variants; i++) {
+        const struct pb_variant_desc *d = &b->variants[i].desc;
+        if (strcmp(d->bench, "gemm") != 0 || !(d->flags & PB_VARIANT_LOWP) || (d->flags & PB_VARIANT_HIDDEN))
+            continue;
+        if (used > 0 && (size_t)used < sizeof buf)
+            used += snprintf(buf + used, sizeof buf - (size_t)used, "%s %s", any ? "," : "", d->name);
+        any = true;
+    }
+    *why = any ? buf : "no tensor cores: tf32/bf16/fp16 run on cuda";
+    return false;
 }
 
 bool pb__gemm_shaped(const void *args)
@@ -73,8 +95,9 @@ static pb_status check_array(const char *name, const pb_buf *buf, size_t count, 
 pb_status pb__spmv_args_check(const void *p)
 {
     const struct pb_spmv_args *a = p;
-    if (a->prec != PB_FLOAT && a->prec != PB_DOUBLE)
-        return pb__fail(PB_ERR_INVALID, "spmv: unknown precision");
+    pb_status st = pb__float_or_double("spmv", a->prec);
+    if (st != PB_OK)
+        return st;
     if (a->rows < 0 || a->cols < 0 || a->nnz < 0 || a->width < 0)
         return pb__fail(PB_ERR_INVALID, "spmv: negative size");
     if (a->group < 0 || a->group > 32 || (a->group & (a->group - 1)) != 0)
@@ -94,7 +117,6 @@ pb_status pb__spmv_args_check(const void *p)
     default:
         return pb__fail(PB_ERR_INVALID, "spmv: unknown format");
     }
-    pb_status st;
     if ((a->format == PB_SPARSE_CSR && (st = check_array("ptr", a->ptr, rows + 1, sizeof(int32_t))) != PB_OK) ||
         (st = check_array("idx", a->idx, entries, sizeof(int32_t))) != PB_OK ||
         (st = check_array("val", a->val, entries, elt)) != PB_OK ||
@@ -102,6 +124,25 @@ pb_status pb__spmv_args_check(const void *p)
         (st = check_array("y", a->y, rows, elt)) != PB_OK)
         return st;
     return PB_OK;
+}
+
+pb_status pb__float_or_double(const char *family, enum pb_precision p)
+{
+    if (p == PB_FLOAT || p == PB_DOUBLE)
+        return PB_OK;
+    if (!pb_precision_size(p))
+        return pb__fail(PB_ERR_INVALID, "%s: unknown precision %d", family, (int)p);
+    return pb__fail(PB_ERR_INVALID, "%s: no precision %s: float or double", family, pb_precision_name(p));
+}
+
+static pb_status conv_args_check(const void *args)
+{
+    return pb__float_or_double("conv", ((const struct pb_conv_args *)args)->prec);
+}
+
+static pb_status peak_args_check(const void *args)
+{
+    return pb__float_or_double("peak", ((const struct pb_peak_args *)args)->prec);
 }
 
 pb_status pb__kernel_args_check(const char *bench, const void *args)
@@ -115,6 +156,8 @@ pb_status pb__kernel_args_check(const char *bench, const void *args)
         {"transpose", pb__transpose_args_check},
         {"reduce", pb__reduce_args_check},
         {"access", pb__access_args_check},
+        {"conv", conv_args_check},
+        {"peak", peak_args_check},
     };
     if (!args)
         return pb__fail(PB_ERR_INVALID, "%s: NULL arguments", bench);

@@ -79,8 +79,9 @@ static pb_status need(const char *family, const char *name, const pb_buf *buf, s
 pb_status pb__transpose_args_check(const void *args)
 {
     const struct pb_transpose_args *t = args;
-    if (t->prec != PB_FLOAT && t->prec != PB_DOUBLE)
-        return pb__fail(PB_ERR_INVALID, "transpose: unknown precision");
+    pb_status bad = pb__float_or_double("transpose", t->prec);
+    if (bad != PB_OK)
+        return bad;
     size_t elt = pb_precision_size(t->prec), in, tr, cp;
     if (t->ld_in < t->cols)
         return pb__fail(PB_ERR_INVALID, "transpose: ld_in (%zu) is less than the %zu columns", t->ld_in, t->cols);
@@ -116,8 +117,9 @@ pb_status pb__reduce_args_check(const void *args)
 pb_status pb__access_args_check(const void *args)
 {
     const struct pb_access_args *a = args;
-    if (a->prec != PB_FLOAT && a->prec != PB_DOUBLE)
-        return pb__fail(PB_ERR_INVALID, "access: unknown precision");
+    pb_status bad = pb__float_or_double("access", a->prec);
+    if (bad != PB_OK)
+        return bad;
     size_t out;
     if (!pb__mul_size(a->n, pb_precision_size(a->prec), &out))
         return pb__fail(PB_ERR_OVERFLOW, "access: size overflows");

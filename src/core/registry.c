@@ -363,7 +363,7 @@ static const struct {
     const char *bench;
     const char *names[6];
 } defaults[] = {
-    {"gemm", {"regblock", "blocked", "ikj"}},
+    {"gemm", {"regblock", "tc", "blocked", "ikj"}},
     {"spmv", {"auto", "csr-vector", "csr", "ell", "ellt"}},
     {"conv", {"regs", "fused", "tiled", "ring", "rowcol"}},
     {"transpose", {"padded", "blocked", "loops"}},
@@ -379,9 +379,12 @@ static bool default_takes(const pb_device *dev, const struct pb_variant *v, cons
         return true;
     if (strcmp(bench, "spmv") == 0 && ((const struct pb_spmv_args *)args)->format != pb__spmv_variant_format(v))
         return false;
+    const char *why = NULL;
     if (strcmp(bench, "gemm") == 0 && pb__gemm_shaped(args) && !(v->desc.flags & PB_VARIANT_SHAPED))
         return false;
-    const char *why = NULL;
+    if (strcmp(bench, "gemm") == 0 &&
+        !pb__gemm_variant_takes(dev->backend, v, ((const struct pb_gemm_args *)args)->prec, &why))
+        return false;
     return !v->supports || v->supports(dev, args, &why);
 }
 
@@ -434,6 +437,9 @@ pb_status pb_kernel_launch(pb_device *dev, const char *bench, const char *varian
         return pb__fail(PB_ERR_UNSUPPORTED, "%s/%s: takes no launch shape (block_x, block_y, groups)",
                         dev->backend->name, variant);
     const char *why = NULL;
+    if (strcmp(bench, "gemm") == 0 &&
+        !pb__gemm_variant_takes(dev->backend, v, ((const struct pb_gemm_args *)args)->prec, &why))
+        return pb__fail(PB_ERR_UNSUPPORTED, "%s/%s: %s", dev->backend->name, variant, why);
     if (v->supports && !v->supports(dev, args, &why))
         return pb__fail(PB_ERR_UNSUPPORTED, "%s/%s: %s", dev->backend->name, variant,
                         why ? why : "unsupported arguments");

@@ -2,6 +2,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "core/precision.h"
 #include "core/rng.h"
 
 static uint64_t splitmix64(uint64_t *x)
@@ -55,10 +56,13 @@ void pb__rng_fill(struct pb_rng *r, void *dst, enum pb_precision prec, size_t n)
         double *d = dst;
         for (size_t i = 0; i < n; i++)
             d[i] = pb__rng_uniform(r);
-    } else {
+    } else if (prec == PB_FLOAT) {
         float *f = dst;
         for (size_t i = 0; i < n; i++)
             f[i] = (float)pb__rng_uniform(r);
+    } else { /* the float values, rounded to the narrower type */
+        for (size_t i = 0; i < n; i++)
+            pb__precision_store(dst, prec, i, (float)pb__rng_uniform(r));
     }
 }
 

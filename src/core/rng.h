@@ -27,7 +27,8 @@ double pb__rng_at(uint64_t seed, uint64_t stream, uint64_t index);
 /* n distinct row indices of 0..m-1 (2 < n < m), sorted: the first, the last
  * and seeded ones in between (the rows a sampled oracle covers). */
 void pb__rng_sample_rows(uint64_t seed, size_t m, size_t *rows, size_t n);
-/* Fill n elements of a float or double array with uniform values. */
+/* Fill n elements of an array of precision prec with uniform values; the
+ * tensor-core types get the float values (the same draws) rounded to them. */
 void pb__rng_fill(struct pb_rng *r, void *dst, enum pb_precision prec, size_t n);
 
 #endif

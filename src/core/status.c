@@ -54,6 +54,4 @@ const char *pb_version(void)
 
 const char *pb_git_commit(void) { return PB_GIT_COMMIT; }
 
-const char *pb_precision_name(enum pb_precision p) { return p == PB_DOUBLE ? "double" : "float"; }
-
-size_t pb_precision_size(enum pb_precision p) { return p == PB_DOUBLE ? sizeof(double) : sizeof(float); }
+/* pb_precision_name and pb_precision_size: core/precision.c, beside the other facts of each type. */

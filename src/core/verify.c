@@ -4,16 +4,42 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/precision.h"
 #include "core/verify.h"
 
-double pb__epsilon(enum pb_precision p) { return p == PB_DOUBLE ? DBL_EPSILON : FLT_EPSILON; }
+double pb__epsilon(enum pb_precision p)
+{
+    switch (p) {
+    case PB_DOUBLE:
+        return DBL_EPSILON;
+    case PB_TF32:
+    case PB_FP16:
+        return 0x1p-10;
+    case PB_BF16:
+        return 0x1p-7;
+    default:
+        return FLT_EPSILON;
+    }
+}
 
 double pb__unit_roundoff(enum pb_precision p) { return pb__epsilon(p) / 2; }
+
+double pb__accum_roundoff(enum pb_precision p)
+{
+    /* Tensor cores add in fp32 but not as IEEE does: products of a k-step are
+     * aligned to the largest with few extra bits and the sum is truncated
+     * (Fasi, Higham, Mikaitis & Pranesh, PeerJ CS 2021, on V100 to A100; the
+     * same on Hopper's HMMA and WGMMA). Biased truncation errs up to one ulp
+     * (2u) per step where IEEE rounding errs u, and its errors cancel less;
+     * 4u = 2^-22 covers both at the k of real problems (one rounding per
+     * 8 or 16 products) and still sits 2^11 below fp16's and TF32's own u. */
+    return pb__precision_lowp(p) ? 0x1p-22 : pb__unit_roundoff(p);
+}
 
 double pb__dot_scale(enum pb_precision p, double n, double sumsq)
 {
     double tiny = p == PB_DOUBLE ? DBL_MIN : FLT_MIN;
-    return pb__unit_roundoff(p) * sqrt(n * sumsq) + n * tiny;
+    return pb__accum_roundoff(p) * sqrt(n * sumsq) + n * tiny;
 }
 
 void pb__check_begin(struct pb_check *c, double tol, const char *mode)
@@ -23,10 +49,7 @@ void pb__check_begin(struct pb_check *c, double tol, const char *mode)
     c->mode = mode;
 }
 
-static double element(const void *out, enum pb_precision prec, size_t i)
-{
-    return prec == PB_DOUBLE ? ((const double *)out)[i] : (double)((const float *)out)[i];
-}
+static double element(const void *out, enum pb_precision prec, size_t i) { return pb__precision_value(out, prec, i); }
 
 static void note_nonfinite(struct pb_check *c, double x, size_t index)
 {

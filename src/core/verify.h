@@ -43,14 +43,20 @@ struct pb_check {
     const char *worst_what;
 };
 
-/* Machine epsilon of a precision (2^-23, 2^-52). */
+/* Machine epsilon of a precision's elements (2^-23, 2^-52; TF32 and FP16
+ * 2^-10, BF16 2^-7). */
 double pb__epsilon(enum pb_precision p);
 /* Unit roundoff: the largest relative error of one rounding (eps / 2). */
 double pb__unit_roundoff(enum pb_precision p);
+/* The unit roundoff of the sums a kernel computes from inputs of precision
+ * p: p's own for float and double; 2^-22 for TF32, BF16 and FP16, whose
+ * products tensor cores accumulate in fp32 (2^-24) with truncation and
+ * fewer alignment bits than IEEE addition (verify.c says why 4u). */
+double pb__accum_roundoff(enum pb_precision p);
 
 /* The error scale of a sum of n terms t_j computed in precision p in any
  * order, given sumsq = sum t_j^2:
- *     u * sqrt(n * sumsq) + n * tiny
+ *     u * sqrt(n * sumsq) + n * tiny,   u = pb__accum_roundoff(p)
  * Why: the benchmarks draw one factor of every term (x, B, the image) as
  * seeded values symmetric about 0, so any partial sum s of any summation
  * order has E[s^2] <= sumsq. Each of the n - 1 additions (and each product)
@@ -59,8 +65,10 @@ double pb__unit_roundoff(enum pb_precision p);
  * u^2 / 3 * n * sumsq. Unlike u * sum|t_j| this grows with sqrt(n) where one
  * term dominates a long sum, and unlike a worst-case u * n * sum|t_j| it stays
  * tight enough to tell rounded inputs (TF32) from accumulation error.
- * n * tiny (tiny = the smallest normal number) covers products that underflow
- * or are flushed to zero. */
+ * n * tiny (tiny = the smallest normal number of the accumulation: DBL_MIN
+ * or FLT_MIN) covers products that underflow or are flushed to zero. The
+ * inputs' own rounding is no part of it: the oracle multiplies the very
+ * values the kernel read. */
 double pb__dot_scale(enum pb_precision p, double n, double sumsq);
 
 void pb__check_begin(struct pb_check *c, double tol, const char *mode);

@@ -12,6 +12,7 @@
 
 #include "bench/bench.h"
 #include "core/core.h"
+#include "core/precision.h"
 #include "report/results.h"
 
 static char *dup_or_empty(const char *s) { return strdup(s ? s : ""); }
@@ -107,8 +108,10 @@ bool pb__rp_ok(const struct pb_rp_row *r) { return strcmp(r->status, "OK") == 0;
 
 struct pb_roof pb__rp_roof(const struct pb_rp_row *r)
 {
-    return pb__bench_roof(pb__bench_find(r->bench), r->variant, r->backend, r->device,
-                          strcmp(r->precision, "double") == 0);
+    /* A typeless row's "" or a precision this build does not know: float's roof. */
+    enum pb_precision prec = PB_FLOAT;
+    pb__precision_parse(r->precision, &prec);
+    return pb__bench_roof(pb__bench_find(r->bench), r->variant, r->backend, r->device, prec);
 }
 
 double pb__rp_fraction(const struct pb_rp_set *set, const struct pb_rp_row *r)

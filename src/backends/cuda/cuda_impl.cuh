@@ -50,6 +50,9 @@ pb_status pb__cuda_gemm_cublas(pb_device *dev, const void *args, pb_stream *s);
 bool pb__cuda_gemm_dmma_supports(const pb_device *dev, const void *args, const char **why);
 bool pb__cuda_gemm_supports(const pb_device *dev, const void *args, const char **why);
 bool pb__cuda_gemm_cublas_supports(const pb_device *dev, const void *args, const char **why);
+// Tensor-core types on the tensor cores (gemm_tc.cu).
+pb_status pb__cuda_gemm_tc(pb_device *dev, const void *args, pb_stream *s);
+bool pb__cuda_gemm_tc_supports(const pb_device *dev, const void *args, const char **why);
 pb_status pb__cuda_peak_fma(pb_device *dev, const void *args, pb_stream *s); // peak.cu
 pb_status pb__cuda_peak_read(pb_device *dev, const void *args, pb_stream *s);
 bool pb__cuda_peak_supports(const pb_device *dev, const void *args, const char **why);

@@ -1,6 +1,7 @@
 // GEMM on CUDA: the teaching kernels of the studies (naive, shared-memory
 // tiles of 8, 16, 32), the register-blocked fast kernel (gemm_regblock.cu) and
-// cuBLAS as the anchor. Row-major throughout; beta == 0 never reads C.
+// cuBLAS as the anchor, also of the tensor-core types (tf32, bf16, fp16; their
+// own kernel is gemm_tc.cu). Row-major throughout; beta == 0 never reads C.
 #include <limits.h>
 #include <stdio.h>
 
@@ -8,6 +9,7 @@
 #include "backends/cuda/cuda_impl.cuh"
 #include "backends/cuda/gemm_dmma.cuh"
 #include "backends/cuda/gemm_regblock.cuh"
+#include "core/precision.h"
 
 template <typename T> __device__ __forceinline__ void store_c(T *c, T acc, T alpha, T beta)
 {
@@ -251,8 +253,11 @@ pb_status pb__cuda_gemm_dmma(pb_device *dev, const void *args, pb_stream *s)
 
 bool pb__cuda_gemm_cublas_supports(const pb_device *dev, const void *args, const char **why)
 {
-    (void)dev;
     const pb_gemm_args *g = gemm_args(args);
+    if ((g->prec == PB_TF32 || g->prec == PB_BF16) && static_cast<const pb_cuda_device *>(dev->impl)->prop.major < 8) {
+        *why = "TF32 and BF16 tensor cores need compute capability 8.0 or newer";
+        return false;
+    }
     if (g->m > INT_MAX || g->n > INT_MAX || g->k > INT_MAX || g->lda > INT_MAX || g->ldb > INT_MAX ||
         g->ldc > INT_MAX) {
         *why = "dimension exceeds the int range of the cuBLAS interface";
@@ -274,7 +279,16 @@ pb_status pb__cuda_gemm_cublas(pb_device *dev, const void *args, pb_stream *s)
     // Leading dimensions must be >= 1 even when nothing is read (k == 0).
     int m = (int)g->m, n = (int)g->n, k = (int)g->k;
     int lda = g->lda ? (int)g->lda : 1, ldb = g->ldb ? (int)g->ldb : 1, ldc = (int)g->ldc;
-    if (g->prec == PB_DOUBLE) {
+    if (pb__precision_lowp(g->prec)) {
+        // Tensor-core types through cublasGemmEx, fp32 C: bf16/fp16 inputs with
+        // fp32 accumulation; tf32 = fp32 inputs that FAST_TF32 rounds to TF32.
+        cudaDataType_t in = g->prec == PB_BF16 ? CUDA_R_16BF : g->prec == PB_FP16 ? CUDA_R_16F : CUDA_R_32F;
+        cublasComputeType_t compute = g->prec == PB_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+        float alpha = (float)g->alpha, beta = (float)g->beta;
+        PB_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, pb__cuda_ptr<const void>(g->b), in,
+                                     ldb, pb__cuda_ptr<const void>(g->a), in, lda, &beta, pb__cuda_ptr<void>(g->c),
+                                     CUDA_R_32F, ldc, compute, CUBLAS_GEMM_DEFAULT));
+    } else if (g->prec == PB_DOUBLE) {
         double alpha = g->alpha, beta = g->beta;
         PB_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, pb__cuda_ptr<const double>(g->b),
                                     ldb, pb__cuda_ptr<const double>(g->a), lda, &beta, pb__cuda_ptr<double>(g->c),
