@@ -93,6 +93,14 @@ for coll in allgather alltoall broadcast; do
     head -1 "$tmp/${coll}2.csv" >"$tmp/header"
     contains "$tmp/header" ",busbw_gbps"
 done
+# The row for all ranks states busbw over its own time, as its GB/s: for a
+# broadcast (factor 1) the two are equal.
+for np in 2 3; do
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+             $col["rank"] == "all" { n++; g = $col["gbps"]; b = $col["busbw_gbps"]
+                                     if ((g - b) ^ 2 > (1e-9 * g) ^ 2) { print "gbps " g ", busbw " b; bad = 1 } }
+             END { exit bad || n != 16 }' "$tmp/broadcast$np.csv" && ok || bad "broadcast$np: busbw_gbps of the all row is not its GB/s"
+done
 count "$tmp/allgather3.csv" ",8,12 B," 4
 count "$tmp/alltoall3.csv" ",8,12 B," 4
 count "$tmp/alltoall3.csv" ",8,24 B," 4

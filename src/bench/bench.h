@@ -77,6 +77,9 @@ struct pb_bench {
     const char *const *extra_names;
     size_t n_extras;
     void (*extras)(void *state, const struct pb_stats *time, const struct pb_ceiling *ceiling, double *out);
+    /* Bit e: extra e is a rate worked out from the row's time (work / time),
+     * so a distributed run's row for all ranks scales it to its own time. */
+    unsigned rate_extras;
     /* What an OK row's variant chose (an `auto` variant's pick), into the
      * row's reason; NULL = nothing to say. */
     void (*note)(void *state, char *buf, size_t len);

@@ -565,6 +565,7 @@ const struct pb_bench pb__bench_allreduce = {
     .extra_names = busbw_names,
     .n_extras = 1,
     .extras = coll_extras,
+    .rate_extras = 1, /* busbw_gbps */
     .plan = allreduce_plan,
     .variants = allreduce_variants,
     COLLECTIVE,
@@ -587,6 +588,7 @@ const struct pb_bench pb__bench_allgather = {
     .extra_names = busbw_names,
     .n_extras = 1,
     .extras = coll_extras,
+    .rate_extras = 1, /* busbw_gbps */
     .plan = allgather_plan,
     .variants = allgather_variants,
     COLLECTIVE,
@@ -609,6 +611,7 @@ const struct pb_bench pb__bench_alltoall = {
     .extra_names = busbw_names,
     .n_extras = 1,
     .extras = coll_extras,
+    .rate_extras = 1, /* busbw_gbps */
     .plan = alltoall_plan,
     .variants = alltoall_variants,
     COLLECTIVE,
@@ -630,6 +633,7 @@ const struct pb_bench pb__bench_broadcast = {
     .extra_names = busbw_names,
     .n_extras = 1,
     .extras = coll_extras,
+    .rate_extras = 1, /* busbw_gbps */
     .plan = broadcast_plan,
     .variants = broadcast_variants,
     COLLECTIVE,

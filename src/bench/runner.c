@@ -667,7 +667,7 @@ static bool echoed(const char *reason)
  * (whose extras are its slowest rank's). A distributed benchmark that times
  * itself (run_seconds, e.g. pingpong: rank 0's round trip / 2, 0 on the
  * ranks that only answer) takes the largest of the ranks' own times. */
-static void aggregate_rows(const struct pb_result *rows, int n, int reps, bool distributed, bool self_timed,
+static void aggregate_rows(const struct pb_result *rows, int n, int reps, const struct pb_bench *b,
                            double *samples, double *host_samples, double *scratch, struct pb_result *agg)
 {
     static const enum pb_result_status order[] = {PB_RESULT_FAILED, PB_RESULT_ERROR, PB_RESULT_SKIP,
@@ -712,7 +712,7 @@ static void aggregate_rows(const struct pb_result *rows, int n, int reps, bool d
     /* The host clock from the common start to each rank's end: device events
      * of separate processes share no clock, and ranks that share a GPU each
      * time only their own turn on it. */
-    bool own = distributed && self_timed;
+    bool distributed = b->distributed, own = distributed && b->run_seconds != NULL;
     for (int i = 0; i < reps; i++) {
         samples[i] = host_samples[i] = 0;
         for (int r = 0; r < n; r++) {
@@ -730,8 +730,14 @@ static void aggregate_rows(const struct pb_result *rows, int n, int reps, bool d
     for (int r = 1; r < n; r++)
         if (rows[r].stats.median > rows[slowest].stats.median)
             slowest = r;
-    if (distributed)
+    if (distributed) {
         memcpy(agg->extras, rows[slowest].extras, sizeof agg->extras);
+        /* Rates among them were worked out from that rank's own time: over
+         * the row's time instead, as its GB/s is (busbw = algbw x factor). */
+        for (size_t e = 0; e < b->n_extras; e++)
+            if (b->rate_extras & (1u << e))
+                agg->extras[e] *= rows[slowest].stats.median / agg->stats.median;
+    }
     /* Work of each rank = its rate x its time; the per-rank rates give the spread. */
     double flop = 0, byte = 0, ceiling = 0, *rates = distributed ? NULL : malloc((size_t)n * 2 * sizeof *rates);
     bool use_flops = !isnan(rows[0].gflops);
@@ -793,7 +799,7 @@ static void exchange_rows(struct run_state *rs, const struct pb_result *mine)
                 emit(rs, &rows[r]);
         }
         rows[n] = *mine;
-        aggregate_rows(rows, n, reps, rs->cfg->bench->distributed, rs->cfg->bench->run_seconds != NULL,
+        aggregate_rows(rows, n, reps, rs->cfg->bench,
                        agg_samples, agg_samples + reps, agg_samples + 2 * reps, &rows[n]);
         emit(rs, &rows[n]);
     }
