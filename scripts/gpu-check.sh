@@ -4,7 +4,7 @@
 # racecheck), then the benchmarks. Results and logs go to $OUT (default
 # bench/results/<date>-<gpu>/).
 #
-# usage: scripts/gpu-check.sh [quick|full|spmv|zoo|zoo_cpu|memlab|conv|limits|tensor|ceilings|opencl|opencl_copies|opencl_kernels|mpi|trust|studies]
+# usage: scripts/gpu-check.sh [quick|full|spmv|zoo|zoo_cpu|memlab|conv|limits|tensor|ceilings|opencl|opencl_copies|opencl_kernels|mpi|devpath|multi|trust|studies]
 #   quick: tests, sanitizers and a GEMM whose rows must carry NVML's energy columns; spmv, memlab, conv, ceilings, opencl: build, then only
 #   that section (ceilings also renders the report of everything in $OUT; opencl, the OpenCL
 #   twins, runs as its two halves opencl_copies and opencl_kernels within 10 minutes each). spmv
@@ -12,7 +12,11 @@
 #   MPI tests, a multi-rank run under compute-sanitizer, 1/2/4 ranks sharing the GPU
 #   ("every rank at once"), allreduce (MPI and NCCL), spmv-dist, gemm-dist, p2p, the other
 #   collectives and pingpong; its parts mpi_ep, mpi_dist and mpi_coll also run alone, within
-#   10 minutes each; limits: conv at R = 1..128 beside cuDNN, conv-stream's strips and
+#   10 minutes each; devpath: spmv-dist's halos and gemm-dist's panels through NCCL
+#   (1 rank) and what 2 ranks sharing the GPU fall back to; multi (machines with several
+#   GPUs, one rank each): p2p, every rank at once, spmv-dist and gemm-dist scaling over
+#   1, 2, 4, 8 GPUs with staged and NCCL paths, allreduce, memcheck; its parts multi_p2p,
+#   multi_dist, multi_coll also run alone; limits: conv at R = 1..128 beside cuDNN, conv-stream's strips and
 #   streams, copies both ways at once; tensor: gemm in tf32/bf16/fp16, tc beside cuBLAS; trust: a GPU fault mid-run, a problem too big for the device, 10,000
 #   library turns; studies: parbench study 000..004 --quick (PB_STUDY_FULL=1: the full
 #   studies; PB_STUDIES="003 004": only those), each in its folder, and one report
@@ -335,6 +339,97 @@ mpi_coll_section() {
         --out "$out/mpi-pingpong.csv"
 }
 
+devpath_section() {
+    # Halos and panels on the device paths (--path): NCCL over one rank (a
+    # communicator of one), and two ranks sharing the GPU, where NCCL declines
+    # and auto falls back to staging, saying why.
+    mpi_env
+    step "devpath: is the MPI CUDA-aware?"
+    ompi_info --parsable --all 2>/dev/null | grep -i "cuda_support" | tee -a "$log"
+    step "devpath: compute-sanitizer memcheck, spmv-dist and gemm-dist through NCCL on 1 rank"
+    run $mpi 1 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
+        $pb run spmv-dist --backend cuda --matrix lap2d:40,powerlaw:3000:8 --path nccl --precision float,double --reps 2 --warmup 1 --quiet
+    run $mpi 1 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
+        $pb run gemm-dist --backend cuda --m 67 --n 130 --k 45 --panel 16 --path nccl --precision float,double --reps 2 --warmup 1 --quiet
+    step "devpath: 2 ranks on one GPU: auto stages (NCCL declines), nccl UNSUPPORTED with the reason"
+    run $mpi 2 $pb run spmv-dist --backend cuda --matrix lap2d:300 --path auto,staged,nccl,mpi --reps 5 --quiet \
+        --out "$out/devpath-spmv-dist.csv"
+    run $mpi 2 $pb run gemm-dist --backend cuda --n 2048 --path auto,nccl --reps 3 --quiet --out "$out/devpath-gemm-dist.csv"
+    step "devpath: 1 rank, staged against NCCL (a communicator of one)"
+    run $mpi 1 $pb run spmv-dist --backend cuda --matrix lap3d:160,powerlaw:1M:16 --path staged,nccl --precision double \
+        --reps 10 --quiet --out "$out/devpath-spmv-dist.csv" --append
+    run $mpi 1 $pb run gemm-dist --backend cuda --n 8192 --path staged,nccl --precision float,double --reps 5 --quiet \
+        --out "$out/devpath-gemm-dist.csv" --append
+}
+
+multi_section() {
+    # Several GPUs in one machine: one rank per GPU. Parts multi_p2p (p2p and
+    # every rank at once), multi_dist (spmv-dist, gemm-dist), multi_coll
+    # (allreduce, memcheck) each within 10 minutes.
+    multi_p2p_section
+    multi_dist_section
+    multi_coll_section
+}
+
+gpus_env() {
+    mpi_env
+    gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader | wc -l)
+    counts=1
+    for n in 2 4 8; do [ "$n" -le "$gpus" ] && counts+=" $n"; done
+    nvidia-smi topo -m >"$out/topology.txt" 2>&1
+}
+
+multi_p2p_section() {
+    gpus_env
+    step "multi: p2p, every ordered pair of the $gpus GPUs"
+    run $pb run p2p --backend cuda --reps 10 --quiet --out "$out/p2p.csv"
+    step "multi: every rank at once, one per GPU ($counts)"
+    local more=""
+    for np in $counts; do
+        run $mpi $np $pb run gemm --backend cuda --variant regblock,cublas --n 8192 --precision float,double \
+            --reps 10 --quiet --out "$out/ep-gemm.csv" $more
+        run $mpi $np $pb run bandwidth --backend cuda --variant h2d-pinned,d2h-pinned,d2d --size 256M \
+            --reps 10 --quiet --out "$out/ep-bandwidth.csv" $more
+        run $mpi $np $pb run spmv --backend cuda --variant auto,cusparse --matrix lap3d:160,powerlaw:1M:16 \
+            --precision double --reps 10 --quiet --out "$out/ep-spmv.csv" $more
+        more=--append
+    done
+}
+
+multi_dist_section() {
+    gpus_env
+    step "multi: spmv-dist strong scaling ($counts GPUs), staged and NCCL halos"
+    local more=""
+    for np in $counts; do
+        run $mpi $np $pb run spmv-dist --backend cuda --variant overlap --matrix "${PB_SPMV_DIST:-lap3d:200,powerlaw:4M:16}" \
+            --reader each --path staged,nccl --precision double --reps 10 --quiet --out "$out/spmv-dist.csv" $more
+        more=--append
+    done
+    step "multi: gemm-dist strong scaling ($counts GPUs), staged and NCCL panels"
+    more=""
+    for np in $counts; do
+        run $mpi $np $pb run gemm-dist --backend cuda --n "${PB_GEMM_DIST:-16384}" --path staged,nccl --precision float,double \
+            --reps 3 --quiet --out "$out/gemm-dist.csv" $more
+        more=--append
+    done
+}
+
+multi_coll_section() {
+    gpus_env
+    step "multi: compute-sanitizer memcheck over 2 ranks: spmv-dist and gemm-dist through NCCL"
+    run $mpi 2 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
+        $pb run spmv-dist --backend cuda --matrix lap2d:40,powerlaw:3000:8 --path nccl --reps 2 --warmup 1 --quiet
+    run $mpi 2 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
+        $pb run gemm-dist --backend cuda --m 67 --n 130 --k 45 --panel 16 --path nccl --reps 2 --warmup 1 --quiet
+    step "multi: allreduce, MPI and NCCL ($counts GPUs)"
+    local more=""
+    for np in $counts; do
+        run $mpi $np $pb run allreduce --backend cuda --size 8:1G:x8 --precision float --reps 10 --quiet \
+            --out "$out/allreduce.csv" $more
+        more=--append
+    done
+}
+
 trust_section() {
     step "trust: a GPU fault mid-run (cuda/fault): the later CUDA rows ERROR with the driver's message, ref goes on, exit 3"
     $pb run access --backend ref,cuda --variant ref/global-offset,cuda/global-offset,cuda/fault --n 4096 --step 0,1 \
@@ -351,7 +446,7 @@ trust_section() {
 
 twins="--backend cuda,opencl --device nvidia"
 case "$mode" in
-spmv | zoo | zoo_cpu | memlab | conv | limits | tensor | ceilings | opencl | opencl_copies | opencl_kernels | mpi | mpi_ep | mpi_dist | mpi_coll | trust | studies)
+spmv | zoo | zoo_cpu | memlab | conv | limits | tensor | ceilings | opencl | opencl_copies | opencl_kernels | mpi | mpi_ep | mpi_dist | mpi_coll | devpath | multi | multi_p2p | multi_dist | multi_coll | trust | studies)
     [ "$mode" = studies ] && $pb devices --format json >"$out/devices.json"
     ${mode}_section
     tail -n 30 "$log"

@@ -173,6 +173,22 @@ expect 1 "$mpiexec" -n 4 "$pb" $gd --inject-fault
 count "$tmp/out" "on 2x2 panel 8" 2
 count "$tmp/out" "FAILED: rank " 2
 
+# --path: how panels and halos move. Host backends broadcast in place or
+# stage; a device path asked for by name is UNSUPPORTED there, with the
+# reason; a path nobody has is a usage error. Each row names its path.
+expect 0 "$mpiexec" -n 3 "$pb" $gd --path auto,staged,nccl
+count "$tmp/out" "on 1x3 panel 8 via staged" 2
+count "$tmp/out" "panels broadcast in place (host memory)" 2
+count "$tmp/out" "panels staged through pinned host memory" 2
+count "$tmp/out" "UNSUPPORTED: rank 0: --path nccl: the openmp backend has no device path" 1
+count "$tmp/out" "UNSUPPORTED: rank 0: --path nccl: the opencl backend has no device path" 1
+expect 0 "$mpiexec" -n 2 "$pb" run spmv-dist --matrix lap2d:20 --backend ref --variant overlap --path staged,mpi \
+    --reps 2 --quiet
+count "$tmp/out" "halo staged through pinned host memory" 1
+count "$tmp/out" "UNSUPPORTED: rank 0: --path mpi: the ref backend has no device path" 1
+expect 2 "$pb" run spmv-dist --matrix lap2d:20 --backend ref --path carrier-pigeon
+contains "$tmp/err" "--path 'carrier-pigeon' is none of auto, staged, mpi or nccl"
+
 # One rank reads a malformed file of the same name: ERROR rows naming the
 # rank and the line, exit 3, no hang.
 mkdir -p "$tmp/good" "$tmp/bad"

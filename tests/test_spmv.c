@@ -399,6 +399,52 @@ static void test_formats(void **state)
     assert_string_equal(zoo[0], "pareto:1048576:8:1.3:0.1");
 }
 
+/* A Laplacian's rows made alone (spmv-dist --reader each) are the whole
+ * matrix's rows: pieces of any size, the lengths of every row. */
+static void test_rows_alone(void **state)
+{
+    (void)state;
+    const char *specs[] = {"lap2d:7", "lap3d:5", "lap2d:1"};
+    for (size_t s = 0; s < sizeof specs / sizeof specs[0]; s++) {
+        struct pb_coo whole, part;
+        assert_true(pb__sparse_rows_alone(specs[s]));
+        assert_int_equal(pb__sparse_generate(specs[s], 1, &whole), PB_OK);
+        int32_t rows, cols;
+        int64_t *len = NULL;
+        assert_int_equal(pb__sparse_row_lengths(specs[s], &rows, &cols, &len), PB_OK);
+        assert_int_equal(rows, whole.n_rows);
+        assert_int_equal(cols, whole.n_cols);
+        size_t at = 0;
+        for (int32_t first = 0, count = 0; first < rows; first += count) {
+            count = 1 + first % 4; /* pieces of 1-4 rows, and an empty one */
+            if (first + count > rows)
+                count = rows - first;
+            assert_int_equal(pb__sparse_generate_rows(specs[s], first, 0, &part), PB_OK);
+            assert_int_equal(part.nnz, 0);
+            pb_coo_free(&part);
+            assert_int_equal(pb__sparse_generate_rows(specs[s], first, count, &part), PB_OK);
+            assert_int_equal(part.n_rows, rows);
+            int64_t want = 0;
+            for (int32_t i = first; i < first + count; i++)
+                want += len[i];
+            assert_int_equal((int64_t)part.nnz, want);
+            for (size_t k = 0; k < part.nnz; k++, at++) {
+                assert_int_equal(part.rows[k], whole.rows[at]);
+                assert_int_equal(part.cols[k], whole.cols[at]);
+                assert_true(part.values[k] == whole.values[at]);
+            }
+            pb_coo_free(&part);
+        }
+        assert_int_equal(at, whole.nnz);
+        free(len);
+        pb_coo_free(&whole);
+    }
+    struct pb_coo m;
+    assert_false(pb__sparse_rows_alone("powerlaw:100:4"));
+    assert_int_equal(pb__sparse_generate_rows("powerlaw:100:4", 0, 10, &m), PB_ERR_UNSUPPORTED);
+    assert_int_equal(pb__sparse_generate_rows("lap2d:3", 5, 5, &m), PB_ERR_INVALID); /* past the end */
+}
+
 /* The csr-balanced plan, run on the host as the kernels run it, gives every
  * row once, within the limits the kernels rely on. */
 static void test_balance_plan(void **state)
@@ -480,6 +526,7 @@ int main(void)
         cmocka_unit_test(test_wrong_format),
         cmocka_unit_test(test_cached_state_sees_new_values),
         cmocka_unit_test(test_formats),
+        cmocka_unit_test(test_rows_alone),
         cmocka_unit_test(test_balance_plan),
     };
     return pb_test_run(tests, setup, teardown);

@@ -16,8 +16,10 @@
  * writes all of C, 1 after). A's block is stored panel after panel (each
  * panel m_loc x w, row-major) so a panel is contiguous; B's rows are already.
  * Host-memory backends broadcast in place (the owner's panel where it lies,
- * into a panel buffer elsewhere); the others go through pinned host buffers
- * (download, broadcast, upload). Lookahead: step t + 1's panels travel while
+ * into a panel buffer elsewhere); the others take the device path --path
+ * asks for (comm/devcomm.h: NCCL or a CUDA-aware MPI on the device buffers;
+ * auto takes the first that runs) or go through pinned host buffers
+ * (download, broadcast, upload: staged). Lookahead: step t + 1's panels travel while
  * step t's product runs on its own stream, into the other of two panel
  * buffers; on backends with asynchronous kernels (CUDA, OpenCL) the two
  * overlap, on host backends (kernels run where queued) they alternate.
@@ -39,17 +41,20 @@
 #include "bench/bench.h"
 #include "bench/gemm_host.h"
 #include "comm/comm.h"
+#include "comm/devcomm.h"
 #include "core/core.h"
 #include "core/rng.h"
 #include "parbench/pb_kernels.h"
 
-enum { P_M, P_N, P_K, P_PANEL };
+enum { P_M, P_N, P_K, P_PANEL, P_PATH };
 
 static const struct pb_param_def gd_params[] = {
     [P_M] = {"m", "rows of A and C (default: n)", NULL},
     [P_N] = {"n", "columns of B and C; with only --n given the product is square", "512"},
     [P_K] = {"k", "columns of A, rows of B (default: n)", NULL},
     [P_PANEL] = {"panel", "SUMMA step: columns of A and rows of B broadcast at a time", "256"},
+    [P_PATH] = {"path", "how panels move between GPUs: " PB_PATH_NAMES " (auto: NCCL, else a CUDA-aware MPI, "
+                        "else staged through pinned host memory)", "auto", true},
 };
 
 
@@ -171,7 +176,8 @@ static pb_status gd_plan(const struct pb_param_lists *l, enum pb_precision prec,
     for (size_t in = 0; in < l->count[P_N]; in++)
         for (size_t im = 0; im < nm; im++)
             for (size_t ik = 0; ik < nk; ik++)
-                for (size_t ip = 0; ip < l->count[P_PANEL]; ip++) {
+                for (size_t ip = 0; ip < l->count[P_PANEL]; ip++)
+                for (size_t ia = 0; ia < l->count[P_PATH]; ia++) {
                     int64_t n = l->values[P_N][in];
                     int64_t m = l->count[P_M] ? l->values[P_M][im] : n;
                     int64_t k = l->count[P_K] ? l->values[P_K][ik] : n;
@@ -186,10 +192,15 @@ static pb_status gd_plan(const struct pb_param_lists *l, enum pb_precision prec,
                         !matrix_bytes((size_t)m, (size_t)n, sizeof(double), &bytes))
                         return pb__fail(PB_ERR_OVERFLOW, "gemm-dist %lldx%lldx%lld: matrix size overflows",
                                         (long long)m, (long long)n, (long long)k);
+                    enum pb_devcomm_path path;
+                    if (!pb__devcomm_path_parse(l->text[P_PATH][ia], &path))
+                        return pb__fail(PB_ERR_INVALID, "gemm-dist: --path '%s' is none of " PB_PATH_NAMES,
+                                        l->text[P_PATH][ia]);
                     if (count >= max)
                         return pb__fail(PB_ERR_INVALID, "gemm-dist: more than %zu problems", max);
                     out[count++] = (struct pb_problem){
-                        .prec = prec, .v = {[P_M] = m, [P_N] = n, [P_K] = k, [P_PANEL] = panel}};
+                        .prec = prec, .v = {[P_M] = m, [P_N] = n, [P_K] = k, [P_PANEL] = panel, [P_PATH] = path},
+                        .s = {[P_PATH] = l->text[P_PATH][ia]}};
                 }
     *n_out = count;
     return PB_OK;
@@ -198,8 +209,10 @@ static pb_status gd_plan(const struct pb_param_lists *l, enum pb_precision prec,
 static void gd_describe(const struct pb_problem *p, char *buf, size_t len)
 {
     struct grid g = grid_for(pb__comm_size(pb__comm_world()), 0);
-    snprintf(buf, len, "%lldx%lldx%lld on %dx%d panel %lld", (long long)p->v[P_M], (long long)p->v[P_N],
-             (long long)p->v[P_K], g.pr, g.pc, (long long)p->v[P_PANEL]);
+    bool auto_path = p->v[P_PATH] == PB_PATH_AUTO;
+    snprintf(buf, len, "%lldx%lldx%lld on %dx%d panel %lld%s%s", (long long)p->v[P_M], (long long)p->v[P_N],
+             (long long)p->v[P_K], g.pr, g.pc, (long long)p->v[P_PANEL], auto_path ? "" : " via ",
+             auto_path ? "" : p->s[P_PATH]);
 }
 
 /* The whole problem's work, as gemm counts it. */
@@ -347,7 +360,9 @@ struct gd_state {
     pb_comm *row, *col; /* this rank's process row (A's panels), column (B's) */
     pb_buf *a, *b, *c;
     pb_buf *pa[2], *pb[2]; /* panel buffers, one pair per step in flight */
-    pb_buf *stage_a, *stage_b; /* pinned, for backends whose memory MPI cannot address */
+    pb_buf *stage_a, *stage_b; /* pinned, for panels staged through host memory */
+    struct pb_devcomm *dev_row, *dev_col; /* device paths (NULL: staged) */
+    char staged_why[200];                 /* auto: why neither direct path runs */
     bool in_place;             /* host memory: broadcast where the panels lie */
     pb_buf **a_view, **b_view; /* in place: per step, this rank's own panels (NULL elsewhere) */
     pb_stream *compute, *copy;
@@ -376,6 +391,8 @@ static void gd_unbind(void *state)
     }
     pb_buf_free(s->stage_a);
     pb_buf_free(s->stage_b);
+    pb__devcomm_close(s->dev_row);
+    pb__devcomm_close(s->dev_col);
     pb_stream_destroy(s->compute);
     pb_stream_destroy(s->copy);
     pb__host_free(s->download);
@@ -491,7 +508,19 @@ static pb_status gd_bind(pb_device *dev, const struct pb_problem *p, const struc
     }
     if (st == PB_OK)
         s->in_place = pb_buf_host_ptr(s->a) && pb_buf_host_ptr(s->b) && pb_buf_host_ptr(s->pa[0]);
-    if (st == PB_OK && !s->in_place) {
+    /* Every rank opens both, whatever happened before (collective over the
+     * row, then the column); one rank's failure is agreed below. */
+    enum pb_devcomm_path path = (enum pb_devcomm_path)p->v[P_PATH];
+    if (s->in_place && path == PB_PATH_AUTO)
+        path = PB_PATH_STAGED; /* host memory: broadcast in place */
+    char why_col[sizeof s->staged_why];
+    pb_status ost = pb__devcomm_open(dev, s->row, path, &s->dev_row, s->staged_why, sizeof s->staged_why);
+    pb_status cst = pb__devcomm_open(dev, s->col, path, &s->dev_col, why_col, sizeof why_col);
+    if (st == PB_OK)
+        st = ost != PB_OK ? ost : cst;
+    if (!s->staged_why[0])
+        snprintf(s->staged_why, sizeof s->staged_why, "%s", why_col);
+    if (st == PB_OK && !s->in_place && (!s->dev_row || !s->dev_col)) {
         st = alloc_block(dev, PB_MEM_PINNED, L->m_loc, L->wmax, elt, &s->stage_a);
         if (st == PB_OK)
             st = alloc_block(dev, PB_MEM_PINNED, L->wmax, L->n_loc, elt, &s->stage_b);
@@ -573,26 +602,35 @@ static pb_status share_panels(struct gd_state *s, size_t t, int slot, struct ste
             return cs;
         return PB_OK;
     }
+    /* Staged panels go down to the pinned buffers, across, and up; on a
+     * device path the owner's panel goes straight to every panel buffer. */
     pb_status mine = PB_OK;
-    if (a_bytes && a_mine)
+    if (a_bytes && a_mine && !s->dev_row)
         mine = pb_buf_copy(s->stage_a, 0, s->a, a_off, a_bytes, s->copy);
-    if (b_bytes && b_mine && mine == PB_OK)
+    if (b_bytes && b_mine && !s->dev_col && mine == PB_OK)
         mine = pb_buf_copy(s->stage_b, 0, s->b, b_off, b_bytes, s->copy);
     if (mine == PB_OK)
         mine = pb_stream_sync(s->copy);
-    if (a_bytes && (cs = pb__comm_bcast(s->row, pb_buf_host_ptr(s->stage_a), a_bytes, st->a_col)) != PB_OK)
+    if (a_bytes)
+        cs = s->dev_row ? pb__devcomm_bcast(s->dev_row, s->a, a_off, s->pa[slot], 0, a_bytes, st->a_col, s->copy)
+                        : pb__comm_bcast(s->row, pb_buf_host_ptr(s->stage_a), a_bytes, st->a_col);
+    if (cs != PB_OK)
         return cs;
-    if (b_bytes && (cs = pb__comm_bcast(s->col, pb_buf_host_ptr(s->stage_b), b_bytes, st->b_row)) != PB_OK)
+    if (b_bytes)
+        cs = s->dev_col ? pb__devcomm_bcast(s->dev_col, s->b, b_off, s->pb[slot], 0, b_bytes, st->b_row, s->copy)
+                        : pb__comm_bcast(s->col, pb_buf_host_ptr(s->stage_b), b_bytes, st->b_row);
+    if (cs != PB_OK)
         return cs;
     /* The owner copies its panel on the device rather than uploading it back. */
-    if (a_bytes && mine == PB_OK)
+    if (a_bytes && !s->dev_row && mine == PB_OK)
         mine = a_mine ? pb_buf_copy(s->pa[slot], 0, s->a, a_off, a_bytes, s->copy)
                       : pb_buf_copy(s->pa[slot], 0, s->stage_a, 0, a_bytes, s->copy);
-    if (b_bytes && mine == PB_OK)
+    if (b_bytes && !s->dev_col && mine == PB_OK)
         mine = b_mine ? pb_buf_copy(s->pb[slot], 0, s->b, b_off, b_bytes, s->copy)
                       : pb_buf_copy(s->pb[slot], 0, s->stage_b, 0, b_bytes, s->copy);
+    pb_status done = pb_stream_sync(s->copy); /* the device path's broadcasts too */
     if (mine == PB_OK)
-        mine = pb_stream_sync(s->copy);
+        mine = done;
     if (*local == PB_OK)
         *local = mine;
     return PB_OK;
@@ -716,8 +754,19 @@ static struct pb_roof gd_roof(const char *variant, const char *backend, const ch
 static void gd_note(void *state, char *buf, size_t len)
 {
     const struct gd_state *s = state;
-    snprintf(buf, len, "%s", s->in_place ? "panels broadcast in place (host memory)"
-                                         : "panels staged through pinned host memory");
+    if (s->in_place) {
+        snprintf(buf, len, "panels broadcast in place (host memory)");
+        return;
+    }
+    enum pb_devcomm_path a = pb__devcomm_path(s->dev_row), b = pb__devcomm_path(s->dev_col);
+    if (a == b)
+        snprintf(buf, len, "panels %s", pb__devcomm_describe(a));
+    else
+        snprintf(buf, len, "A's panels %s, B's %s", pb__devcomm_describe(a), pb__devcomm_describe(b));
+    if ((a == PB_PATH_STAGED || b == PB_PATH_STAGED) && s->staged_why[0]) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, len - used, " (%s)", s->staged_why);
+    }
 }
 
 const struct pb_bench pb__bench_gemm_dist = {

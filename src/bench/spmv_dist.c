@@ -19,8 +19,10 @@
  *             boundary rows;
  *   blocking  exchange, then both products.
  * The local products are the backend's CSR kernel (--local, default the
- * backend's own: csr-vector on GPUs, csr on CPUs). Halos go through pinned
- * host memory (the path is `staged` on every backend).
+ * backend's own: csr-vector on GPUs, csr on CPUs). Halos take the device
+ * path --path asks for (comm/devcomm.h: what is sent gathered on the device,
+ * then NCCL or a CUDA-aware MPI straight into the halo part of x; auto takes
+ * the first that runs) or go through pinned host memory (staged).
  *
  * Verified per row against the double-precision oracle of the rows it owns,
  * each row against its own rounding scale (core/verify.h). */
@@ -32,6 +34,7 @@
 
 #include "bench/bench.h"
 #include "comm/comm.h"
+#include "comm/devcomm.h"
 #include "core/backend_impl.h"
 #include "core/core.h"
 #include "core/parse.h"
@@ -40,7 +43,7 @@
 #include "parbench/pb_kernels.h"
 #include "sparse/sparse.h"
 
-enum { P_MATRIX, P_BALANCE, P_LOCAL, P_READER, P_COMPLEX };
+enum { P_MATRIX, P_BALANCE, P_LOCAL, P_READER, P_PATH, P_COMPLEX };
 
 static const struct pb_param_def sd_params[] = {
     [P_MATRIX] = {"matrix", "Matrix Market files, generated (" PB_SPARSE_GENERATORS ") or zoo[:ROWS]",
@@ -51,6 +54,8 @@ static const struct pb_param_def sd_params[] = {
     [P_READER] = {"reader", "who reads A: one (rank 0 reads or generates it and sends each rank its rows) or each "
                             "(every rank reads the file, or generates A, and keeps its own rows: no rank holds "
                             "the whole matrix read from a file)", "one", true},
+    [P_PATH] = {"path", "how halos move between GPUs: " PB_PATH_NAMES " (auto: NCCL, else a CUDA-aware MPI, "
+                        "else staged through pinned host memory)", "auto", true},
     [P_COMPLEX] = {"complex-real", "complex files: 1 = load the real part of each entry, 0 = refuse them", "0", false},
 };
 
@@ -111,6 +116,13 @@ struct sd_state {
     struct pb_spmv_args args_int, args_bnd;
     void *download;
     double halo_bytes;
+    /* a device path (NULL: staged) and its plan: send_index on the device,
+     * peer after peer (send_first), into pack */
+    struct pb_devcomm *dc;
+    struct pb_devcomm_halo halo;
+    pb_buf *send_index_dev, *pack;
+    size_t *send_first;
+    char staged_why[200]; /* auto: why neither direct path runs */
 };
 
 static pb_status sd_plan(const struct pb_param_lists *l, enum pb_precision prec, struct pb_problem *out,
@@ -146,12 +158,18 @@ static pb_status sd_plan(const struct pb_param_lists *l, enum pb_precision prec,
                     if (strcmp(reader, "one") != 0 && strcmp(reader, "each") != 0)
                         return pb__fail(PB_ERR_INVALID, "spmv-dist: --reader '%s' is neither one nor each",
                                         reader);
-                    if (count >= max)
-                        return pb__fail(PB_ERR_INVALID, "spmv-dist: more than %zu problems", max);
-                    out[count++] = (struct pb_problem){
-                        .prec = prec, .v = {[P_COMPLEX] = l->values[P_COMPLEX][0]},
-                        .s = {[P_MATRIX] = spec, [P_BALANCE] = bal, [P_LOCAL] = l->text[P_LOCAL][il],
-                              [P_READER] = reader}};
+                    for (size_t ia = 0; ia < l->count[P_PATH]; ia++) {
+                        enum pb_devcomm_path path;
+                        if (!pb__devcomm_path_parse(l->text[P_PATH][ia], &path))
+                            return pb__fail(PB_ERR_INVALID, "spmv-dist: --path '%s' is none of " PB_PATH_NAMES,
+                                            l->text[P_PATH][ia]);
+                        if (count >= max)
+                            return pb__fail(PB_ERR_INVALID, "spmv-dist: more than %zu problems", max);
+                        out[count++] = (struct pb_problem){
+                            .prec = prec, .v = {[P_COMPLEX] = l->values[P_COMPLEX][0], [P_PATH] = path},
+                            .s = {[P_MATRIX] = spec, [P_BALANCE] = bal, [P_LOCAL] = l->text[P_LOCAL][il],
+                                  [P_READER] = reader, [P_PATH] = l->text[P_PATH][ia]}};
+                    }
                 }
             }
         }
@@ -167,7 +185,9 @@ static void sd_describe(const struct pb_problem *p, char *buf, size_t len)
         snprintf(name, sizeof name, "%s", p->s[P_MATRIX]);
     else
         pb__matinfo_name(p->s[P_MATRIX], name, sizeof name);
-    snprintf(buf, len, "%s by %s%s", name, p->s[P_BALANCE], strcmp(p->s[P_READER], "each") == 0 ? " (read by each)" : "");
+    bool auto_path = p->v[P_PATH] == PB_PATH_AUTO;
+    snprintf(buf, len, "%s by %s%s%s%s", name, p->s[P_BALANCE], strcmp(p->s[P_READER], "each") == 0 ? " (read by each)" : "",
+             auto_path ? "" : " via ", auto_path ? "" : p->s[P_PATH]);
 }
 
 static double sd_flops(const struct pb_problem *p, const struct pb_variant *v, const void *host)
@@ -333,16 +353,18 @@ static pb_status offsets_of(const int64_t *lengths, int32_t rows, int32_t **out)
 }
 
 /* --reader each: every rank counts the rows' lengths of the file itself,
- * makes the same partition, and reads its own rows; a generated matrix is
- * made whole on every rank (the same seed) and cut. Only statuses and the
- * non-zero count cross the network. Collective; st as above. */
+ * makes the same partition, and reads its own rows; a Laplacian's rows are
+ * made alone the same way; another generated matrix is made whole on every
+ * rank (the same seed) and cut. Only statuses and the non-zero count cross
+ * the network. Collective; st as above. */
 static pb_status rows_read_by_each(pb_comm *comm, const struct pb_problem *p, uint64_t seed, struct sd_host *h,
                                    pb_status st)
 {
     int ranks = pb__comm_size(comm), me = pb__comm_rank(comm);
     const char *spec = p->s[P_MATRIX];
     const struct pb_mm_options opt = {.complex_real_part = p->v[P_COMPLEX] != 0};
-    bool generated = pb__sparse_is_generated(spec);
+    bool generated = pb__sparse_is_generated(spec) && !pb__sparse_rows_alone(spec);
+    bool made_alone = !generated && pb__sparse_is_generated(spec);
     struct pb_coo m;
     memset(&m, 0, sizeof m);
     int32_t *ptr = NULL, rows = 0, cols = 0;
@@ -353,7 +375,8 @@ static pb_status rows_read_by_each(pb_comm *comm, const struct pb_problem *p, ui
         rows = m.n_rows, cols = m.n_cols;
     } else if (st == PB_OK) {
         int64_t *lengths = NULL;
-        st = pb__coo_row_lengths(spec, &opt, &rows, &cols, &lengths);
+        st = made_alone ? pb__sparse_row_lengths(spec, &rows, &cols, &lengths)
+                        : pb__coo_row_lengths(spec, &opt, &rows, &cols, &lengths);
         if (st == PB_OK)
             st = offsets_of(lengths, rows, &ptr);
         free(lengths);
@@ -372,7 +395,8 @@ static pb_status rows_read_by_each(pb_comm *comm, const struct pb_problem *p, ui
             int64_t counted = ptr[first + count] - ptr[first];
             free(ptr);
             ptr = NULL;
-            st = pb__coo_read_rows(spec, &opt, first, count, &m);
+            st = made_alone ? pb__sparse_generate_rows(spec, first, count, &m)
+                            : pb__coo_read_rows(spec, &opt, first, count, &m);
             if (st == PB_OK && (int64_t)(m.nnz + m.duplicates) != counted)
                 st = pb__fail(PB_ERR_PARSE, "spmv-dist: rank %d read %zu entries of rows %d-%d of %s, its count "
                               "found %lld", me, m.nnz + m.duplicates, first + 1, first + count, spec,
@@ -482,8 +506,9 @@ static void sd_unbind(void *state)
     struct sd_state *s = state;
     if (!s)
         return;
-    pb_buf *bufs[] = {s->x, s->y_int, s->y_bnd, s->ptr_i, s->idx_i, s->val_i, s->ptr_b, s->idx_b, s->val_b,
-                      s->stage_sent, s->stage_halo};
+    pb_buf *bufs[] = {s->x,     s->y_int,      s->y_bnd,      s->ptr_i,          s->idx_i, s->val_i,
+                      s->ptr_b, s->idx_b,      s->val_b,      s->stage_sent,     s->stage_halo,
+                      s->pack,  s->send_index_dev};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         pb_buf_free(bufs[i]);
     pb_stream_destroy(s->compute);
@@ -508,6 +533,8 @@ static void sd_unbind(void *state)
     free(s->send_bytes);
     free(s->recv_bytes);
     pb__host_free(s->download);
+    pb__devcomm_close(s->dc);
+    free(s->send_first);
     free(s);
 }
 
@@ -766,6 +793,36 @@ static void oracle(struct sd_state *s)
     }
 }
 
+/* The halo plan on the device path: what each peer is sent, as indices into
+ * the sent part of x, peer after peer. */
+static pb_status plan_device_halo(struct sd_state *s)
+{
+    size_t total = 0;
+    s->send_first = calloc((size_t)s->n_peers + 1, sizeof *s->send_first);
+    if (!s->send_first)
+        return pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory");
+    for (int i = 0; i < s->n_peers; i++) {
+        s->send_first[i] = total;
+        total += s->send_count[i];
+    }
+    int32_t *all = malloc((total + 1) * sizeof *all);
+    if (!all)
+        return pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory");
+    for (int i = 0; i < s->n_peers; i++)
+        memcpy(all + s->send_first[i], s->send_index[i], s->send_count[i] * sizeof *all);
+    pb_status st = pb_buf_alloc(s->dev, PB_MEM_DEVICE, (total + 1) * sizeof *all, &s->send_index_dev);
+    if (st == PB_OK && total)
+        st = pb_buf_write(s->send_index_dev, 0, all, total * sizeof *all);
+    if (st == PB_OK)
+        st = pb_buf_alloc(s->dev, PB_MEM_DEVICE, (total + 1) * s->esize, &s->pack);
+    free(all);
+    s->halo = (struct pb_devcomm_halo){.n = (size_t)s->n_peers, .peers = s->peers, .send_index = s->send_index_dev,
+                                       .send_first = s->send_first, .send_count = s->send_count, .pack = s->pack,
+                                       .recv_first = s->recv_offset, .recv_count = s->recv_count,
+                                       .esize = s->esize};
+    return st;
+}
+
 static const char *local_variant(const pb_device *dev, const char *asked)
 {
     if (strcmp(asked, "default") != 0)
@@ -798,6 +855,11 @@ static pb_status sd_bind(pb_device *dev, const struct pb_problem *p, const struc
     int32_t *halo = NULL, *own_slot = NULL;
     if (st == PB_OK)
         st = plan_halo(s, &halo, &own_slot);
+    if (st == PB_OK) /* agreed so far: every rank opens it */
+        st = pb__devcomm_open(dev, comm, (enum pb_devcomm_path)p->v[P_PATH], &s->dc, s->staged_why,
+                              sizeof s->staged_why);
+    if (st == PB_OK && s->dc)
+        st = plan_device_halo(s);
     if (st == PB_OK) {
         int32_t rows = h->mine.rows;
         s->ref = malloc(((size_t)rows + 1) * sizeof *s->ref);
@@ -900,10 +962,34 @@ static pb_status finish_halo(struct sd_state *s)
     return st;
 }
 
+/* The halo on the device path: gathered, sent and received into x on the
+ * copy stream; the interior rows on the compute stream meanwhile (overlap)
+ * or after it; the boundary rows behind the halo. A CUDA-aware MPI returns
+ * when the halo has arrived, so there the interior rows are queued first. */
+static pb_status device_run(struct sd_state *s)
+{
+    size_t sent_first = (size_t)(s->n_own - s->n_sent);
+    bool returns_late = pb__devcomm_path(s->dc) == PB_PATH_MPI;
+    pb_status st = PB_OK, xst;
+    if (s->overlap && returns_late)
+        st = launch(s, &s->args_int, s->compute);
+    xst = pb__devcomm_exchange(s->dc, &s->halo, s->x, sent_first, s->x, (size_t)s->n_own, s->copy);
+    if (st == PB_OK && !(s->overlap && returns_late))
+        st = launch(s, &s->args_int, s->overlap ? s->compute : s->copy);
+    if (st == PB_OK)
+        st = xst;
+    if (st == PB_OK)
+        st = launch(s, &s->args_bnd, s->copy);
+    pb_status s1 = pb_stream_sync(s->compute), s2 = pb_stream_sync(s->copy);
+    return st != PB_OK ? st : s1 != PB_OK ? s1 : s2;
+}
+
 static pb_status sd_run(pb_device *dev, const void *args, pb_stream *stream)
 {
     (void)dev, (void)stream;
     struct sd_state *s = (struct sd_state *)args;
+    if (s->dc)
+        return device_run(s);
     struct pb_comm_exchange *x = NULL;
     pb_status st = start_halo(s, &x), wst;
     if (s->overlap) {
@@ -1004,8 +1090,9 @@ static const struct pb_variant sd_variants[] = {
 /* The path the halo took, for the row. */
 static void sd_note(void *state, char *buf, size_t len)
 {
-    (void)state;
-    snprintf(buf, len, "halo staged through pinned host memory");
+    const struct sd_state *s = state;
+    snprintf(buf, len, "halo %s%s%s%s", pb__devcomm_describe(pb__devcomm_path(s->dc)), s->staged_why[0] ? " (" : "",
+             s->staged_why, s->staged_why[0] ? ")" : "");
 }
 
 const struct pb_bench pb__bench_spmv_dist = {

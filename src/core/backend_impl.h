@@ -16,6 +16,8 @@
 extern "C" {
 #endif
 
+struct pb_devcomm_ops;
+
 struct pb_variant {
     struct pb_variant_desc desc;
     /* NULL = supports everything. Otherwise returns false and sets *why to a
@@ -78,6 +80,9 @@ struct pb_backend {
     pb_status (*energy_domain)(pb_device *dev, struct pb_energy_domain *out);
     const struct pb_variant *variants;
     size_t n_variants;
+    /* Device buffers between ranks without host staging (comm/devcomm.h);
+     * NULL = none (benchmarks stage through pinned host memory). */
+    const struct pb_devcomm_ops *devcomm;
 };
 
 struct pb_device {

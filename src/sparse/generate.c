@@ -105,10 +105,11 @@ static int32_t capped(double len, const struct gen *g) { return (int32_t)fmin(le
 
 /* ---- Laplacians ---------------------------------------------------------- */
 
-static void laplacian(struct pb_coo *m, int64_t n, int dims)
+/* Rows [first, end) of the Laplacian on an n^dims grid. */
+static void laplacian_rows(struct pb_coo *m, int64_t n, int dims, int64_t first, int64_t end)
 {
-    int64_t stride[3] = {1, n, n * n}, rows = m->n_rows;
-    for (int64_t i = 0; i < rows; i++) {
+    int64_t stride[3] = {1, n, n * n};
+    for (int64_t i = first; i < end; i++) {
         int64_t coord[3] = {i % n, (i / n) % n, i / (n * n)};
         for (int d = dims - 1; d >= 0; d--)
             if (coord[d] > 0)
@@ -119,6 +120,8 @@ static void laplacian(struct pb_coo *m, int64_t n, int dims)
                 push(m, i, i + stride[d], -1.0);
     }
 }
+
+static void laplacian(struct pb_coo *m, int64_t n, int dims) { laplacian_rows(m, n, dims, 0, m->n_rows); }
 
 static void shape_lap2d(struct gen *g) { g->rows = g->cols = (int64_t)(g->f[0] * g->f[0]); }
 static void shape_lap3d(struct gen *g) { g->rows = g->cols = (int64_t)(g->f[0] * g->f[0] * g->f[0]); }
@@ -429,6 +432,80 @@ pb_status pb__sparse_generate(const char *spec, uint64_t seed, struct pb_coo *ou
     out->symmetry = kind->fill == fill_lap2d || kind->fill == fill_lap3d || kind->fill == fill_plap2d
                         ? PB_MM_SYMMETRIC
                         : PB_MM_GENERAL;
+    out->file_entries = out->nnz;
+    return PB_OK;
+}
+
+/* ---- one rank's rows ------------------------------------------------------ */
+
+/* The Laplacians' grid side and dimensions; false for the other kinds. */
+static bool laplacian_of(const struct kind *kind, const struct gen *g, int64_t *n, int *dims)
+{
+    *n = (int64_t)g->f[0];
+    *dims = kind->fill == fill_lap2d ? 2 : kind->fill == fill_lap3d ? 3 : 0;
+    return *dims != 0;
+}
+
+static pb_status parse_rows_alone(const char *spec, const struct kind **kind, struct gen *g, int64_t *n, int *dims)
+{
+    pb_status st = parse_spec(spec, kind, g);
+    if (st == PB_OK && !laplacian_of(*kind, g, n, dims))
+        st = pb__fail(PB_ERR_UNSUPPORTED, "%s: only the Laplacians' rows are made alone", spec);
+    return st;
+}
+
+bool pb__sparse_rows_alone(const char *spec)
+{
+    const struct kind *kind;
+    struct gen g;
+    int64_t n;
+    int dims;
+    return parse_spec(spec, &kind, &g) == PB_OK && laplacian_of(kind, &g, &n, &dims);
+}
+
+pb_status pb__sparse_row_lengths(const char *spec, int32_t *rows, int32_t *cols, int64_t **lengths)
+{
+    const struct kind *kind;
+    struct gen g;
+    int64_t n;
+    int dims;
+    *lengths = NULL;
+    pb_status st = parse_rows_alone(spec, &kind, &g, &n, &dims);
+    int64_t *len = NULL;
+    if (st == PB_OK && !(len = malloc((size_t)g.rows * sizeof *len)))
+        st = pb__fail(PB_ERR_NOMEM, "%s: out of host memory for the row lengths", spec);
+    if (st != PB_OK)
+        return st;
+    for (int64_t i = 0; i < g.rows; i++) {
+        int64_t coord[3] = {i % n, (i / n) % n, i / (n * n)};
+        len[i] = 1;
+        for (int d = 0; d < dims; d++)
+            len[i] += (coord[d] > 0) + (coord[d] < n - 1);
+    }
+    *rows = (int32_t)g.rows, *cols = (int32_t)g.cols;
+    *lengths = len;
+    return PB_OK;
+}
+
+pb_status pb__sparse_generate_rows(const char *spec, int32_t first, int32_t count, struct pb_coo *out)
+{
+    memset(out, 0, sizeof *out);
+    const struct kind *kind;
+    struct gen g;
+    int64_t n;
+    int dims;
+    pb_status st = parse_rows_alone(spec, &kind, &g, &n, &dims);
+    if (st == PB_OK && (first < 0 || count < 0 || (int64_t)first + count > g.rows))
+        st = pb__fail(PB_ERR_INVALID, "%s: rows %d to %d are not in the matrix", spec, first + 1, first + count);
+    if (st == PB_OK)
+        st = coo_alloc(out, g.rows, g.cols, (size_t)count * (2 * (size_t)dims + 1) + 1);
+    if (st != PB_OK) {
+        pb_coo_free(out);
+        return st;
+    }
+    laplacian_rows(out, n, dims, first, (int64_t)first + count);
+    out->field = PB_MM_REAL;
+    out->symmetry = PB_MM_SYMMETRIC;
     out->file_entries = out->nnz;
     return PB_OK;
 }

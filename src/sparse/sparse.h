@@ -72,6 +72,14 @@ bool pb__sparse_is_generated(const char *spec);
 /* Whether spec parses (PB_ERR_INVALID / PB_ERR_PARSE with a message), without generating. */
 pb_status pb__sparse_check(const char *spec);
 pb_status pb__sparse_generate(const char *spec, uint64_t seed, struct pb_coo *out);
+/* One rank's rows without the whole matrix, for the generators whose rows
+ * need no others (lap2d, lap3d; pb__sparse_rows_alone says): the lengths of
+ * every row (*lengths malloc'ed), and rows [first, first + count) as COO of
+ * the whole shape (global row numbers), what pb__coo_read_rows gives for a
+ * file. The other generators are PB_ERR_UNSUPPORTED. */
+bool pb__sparse_rows_alone(const char *spec);
+pb_status pb__sparse_row_lengths(const char *spec, int32_t *rows, int32_t *cols, int64_t **lengths);
+pb_status pb__sparse_generate_rows(const char *spec, int32_t first, int32_t count, struct pb_coo *out);
 /* The zoo: one generated matrix of each class above, about ROWS rows each
  * (`zoo` = zoo:1M): heavy-tailed (alpha 1.3 with 10% empty rows, and 2.5),
  * power law, dense rows among short ones, empty-row runs, a permuted

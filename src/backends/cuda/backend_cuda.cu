@@ -456,4 +456,5 @@ extern "C" const struct pb_backend pb__backend_cuda = {
     .energy_domain = cuda_energy_domain,
     .variants = cuda_variants,
     .n_variants = sizeof cuda_variants / sizeof cuda_variants[0],
+    .devcomm = &pb__cuda_devcomm,
 };

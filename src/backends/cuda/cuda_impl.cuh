@@ -83,6 +83,15 @@ pb_status pb__cuda_nccl_alltoall(pb_device *dev, const void *args, pb_stream *s)
 pb_status pb__cuda_nccl_broadcast(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__cuda_nccl_pingpong(pb_device *dev, const void *args, pb_stream *s);
 void pb__cuda_nccl_release(pb_cuda_device *impl);
+// NCCL for the device paths (devcomm.cu): a communicator of its own per open.
+pb_status pb__cuda_nccl_open(pb_device *dev, pb_comm *comm, void **out);
+void pb__cuda_nccl_close(void *nc);
+pb_status pb__cuda_nccl_bcast(void *nc, const void *src, void *dst, size_t bytes, int root, cudaStream_t s);
+pb_status pb__cuda_nccl_exchange(void *nc, size_t n, const int *peers, const void *const *send,
+                                 const size_t *send_bytes, void *const *recv, const size_t *recv_bytes,
+                                 cudaStream_t s);
+// The device paths (devcomm.cu).
+extern const struct pb_devcomm_ops pb__cuda_devcomm;
 
 // access/fault (access.cu): hidden, test-only, faults on purpose.
 pb_status pb__cuda_access_fault(pb_device *dev, const void *args, pb_stream *s);

@@ -136,16 +136,13 @@ void pb__cuda_nccl_release(pb_cuda_device *impl)
     impl->nccl = nullptr;
 }
 
+namespace {
+
 // NCCL takes one rank per GPU: two ranks on one device are refused by
-// ncclCommInitRank, so they are found here first (collective).
-bool pb__cuda_nccl_supports(const pb_device *dev, const void *args, const char **why)
+// ncclCommInitRank, so they are found here first (collective over comm:
+// every rank gets the same answer).
+pb_status one_rank_per_gpu(const pb_device *dev, pb_comm *comm)
 {
-    const auto *a = static_cast<const pb_collective_args *>(args);
-    static char reason[256];
-    if (!nccl_load()) {
-        *why = api.why;
-        return false;
-    }
     struct {
         char host[64];
         char bus[32];
@@ -155,25 +152,99 @@ bool pb__cuda_nccl_supports(const pb_device *dev, const void *args, const char *
         snprintf(mine.host, sizeof mine.host, "unknown");
     if (cudaDeviceGetPCIBusId(mine.bus, sizeof mine.bus, dev->index) != cudaSuccess)
         snprintf(mine.bus, sizeof mine.bus, "device %d", dev->index);
-    int n = pb__comm_size(a->comm);
+    int n = pb__comm_size(comm);
     all = static_cast<decltype(all)>(calloc(static_cast<size_t>(n), sizeof mine));
-    bool ok = all && pb__comm_allgather(a->comm, &mine, sizeof mine, all) == PB_OK;
-    for (int r = 0; ok && r < n; r++)
+    pb_status st = all ? PB_OK : pb__fail(PB_ERR_NOMEM, "out of host memory");
+    if ((st = pb__comm_agree(comm, st)) == PB_OK)
+        st = pb__comm_allgather(comm, &mine, sizeof mine, all);
+    for (int r = 0; st == PB_OK && r < n; r++)
         for (int q = 0; q < r; q++)
             if (memcmp(&all[r], &all[q], sizeof mine) == 0) {
-                snprintf(reason, sizeof reason, "NCCL takes one rank per GPU: ranks %d and %d share %s", q, r,
-                         all[r].bus);
-                ok = false;
-                *why = reason;
-                r = n;
+                st = pb__fail(PB_ERR_UNSUPPORTED, "NCCL takes one rank per GPU: ranks %d and %d share %s", q, r,
+                              all[r].bus);
                 break;
             }
-    if (!all) {
-        *why = "out of memory";
-        ok = false;
-    }
     free(all);
-    return ok;
+    return st;
+}
+
+} // namespace
+
+bool pb__cuda_nccl_supports(const pb_device *dev, const void *args, const char **why)
+{
+    const auto *a = static_cast<const pb_collective_args *>(args);
+    static char reason[256];
+    if (!nccl_load()) {
+        *why = api.why;
+        return false;
+    }
+    if (one_rank_per_gpu(dev, a->comm) != PB_OK) {
+        snprintf(reason, sizeof reason, "%s", pb_last_error());
+        *why = reason;
+        return false;
+    }
+    return true;
+}
+
+// A communicator of its own over comm's ranks, for a device path
+// (comm/devcomm.h): collective; every rank gets the same answer.
+pb_status pb__cuda_nccl_open(pb_device *dev, pb_comm *comm, void **out)
+{
+    *out = nullptr;
+    pb_status st = nccl_load() ? PB_OK : pb__fail(PB_ERR_UNSUPPORTED, "%s", api.why);
+    if ((st = pb__comm_agree(comm, st)) != PB_OK || (st = one_rank_per_gpu(dev, comm)) != PB_OK)
+        return st;
+    ncclUniqueId id;
+    memset(&id, 0, sizeof id);
+    if (pb__comm_rank(comm) == 0) {
+        ncclResult_t r = api.get_unique_id(&id);
+        if (r != ncclSuccess)
+            st = nccl_status(r, "ncclGetUniqueId", __FILE__, __LINE__);
+    }
+    if ((st = pb__comm_agree(comm, st)) != PB_OK || (st = pb__comm_bcast(comm, &id, sizeof id, 0)) != PB_OK)
+        return st;
+    PB_CUDA_CHECK(cudaSetDevice(dev->index));
+    ncclComm_t nc;
+    PB_NCCL_CHECK(api.comm_init_rank(&nc, pb__comm_size(comm), id, pb__comm_rank(comm)));
+    *out = nc;
+    return PB_OK;
+}
+
+void pb__cuda_nccl_close(void *nc)
+{
+    if (nc && api.comm_destroy)
+        api.comm_destroy(static_cast<ncclComm_t>(nc));
+}
+
+pb_status pb__cuda_nccl_bcast(void *nc, const void *src, void *dst, size_t bytes, int root, cudaStream_t s)
+{
+    PB_NCCL_CHECK(api.broadcast(src, dst, bytes, ncclUint8, root, static_cast<ncclComm_t>(nc), s));
+    return PB_OK;
+}
+
+// Every send and receive in one group (zero-byte ones left out: the lists
+// agree pairwise, so both ends leave them out). The group is ended even
+// after a failed call in it.
+pb_status pb__cuda_nccl_exchange(void *nc, size_t n, const int *peers, const void *const *send,
+                                 const size_t *send_bytes, void *const *recv, const size_t *recv_bytes,
+                                 cudaStream_t s)
+{
+    ncclComm_t c = static_cast<ncclComm_t>(nc);
+    PB_NCCL_CHECK(api.group_start());
+    ncclResult_t r = ncclSuccess;
+    const char *failed = nullptr;
+    for (size_t i = 0; i < n && r == ncclSuccess; i++) {
+        if (send_bytes[i] && (r = api.send(send[i], send_bytes[i], ncclUint8, peers[i], c, s)) != ncclSuccess)
+            failed = "ncclSend";
+        else if (recv_bytes[i] && (r = api.recv(recv[i], recv_bytes[i], ncclUint8, peers[i], c, s)) != ncclSuccess)
+            failed = "ncclRecv";
+    }
+    ncclResult_t end = api.group_end();
+    if (r != ncclSuccess)
+        return nccl_status(r, failed, __FILE__, __LINE__);
+    if (end != ncclSuccess)
+        return nccl_status(end, "ncclGroupEnd", __FILE__, __LINE__);
+    return PB_OK;
 }
 
 pb_status pb__cuda_nccl_allreduce(pb_device *dev, const void *args, pb_stream *s)
