@@ -84,10 +84,10 @@ spmv_section() {
 
 zoo_section() {
     # Issue classes of matrices (sparse.h's zoo) against cuSPARSE in the same run.
-    step "zoo: compute-sanitizer on csr-balanced and auto (small zoo, long rows cut into pieces)"
+    step "zoo: compute-sanitizer on csr-balanced, csr-split and auto (small zoo, long rows cut into pieces, rows across blocks)"
     for tool in memcheck racecheck; do
         run compute-sanitizer --tool "$tool" --error-exitcode 9 \
-            $pb run spmv --backend cuda --variant csr-balanced,auto --matrix zoo:3000,dense:20000:3:3:9000,pareto:5000:8:1.1:0.3 --precision float,double --reps 2 --warmup 1 --quiet
+            $pb run spmv --backend cuda --variant csr-balanced,csr-split,auto --matrix zoo:3000,dense:20000:3:3:9000,pareto:5000:8:1.1:0.3,gaps:3000:2 --precision float,double --reps 2 --warmup 1 --quiet
     done
     step "zoo: every CUDA variant and cuSPARSE, zoo:1M and zoo:4M"
     run $pb run spmv --backend cuda --matrix zoo:1M,zoo:4M --precision double,float --reps 20 --quiet --out "$out/spmv-zoo-cuda.csv"

@@ -317,18 +317,27 @@ static const struct {
 } local_gemm[] = {
     {"ref", "ikj", NULL},
     {"openmp", "blocked", "openblas"},
-    {"cuda", "regblock", "cublas"},
+    {"cuda", "regblock", "cublas"}, /* double: dmma (local_kernel) */
     {"opencl", "regblock", NULL},
 };
 
-/* The local GEMM variant of kind on backend b, or NULL with *why. */
-static const char *local_kernel(const pb_backend *b, enum gd_kind kind, const char **why)
+/* The local GEMM variant of kind on dev's backend, or NULL with *why. */
+static const char *local_kernel(const pb_device *dev, enum gd_kind kind, enum pb_precision prec, const char **why)
 {
+    const pb_backend *b = pb_device_backend(dev);
     const char *name = pb_backend_name(b);
     for (size_t i = 0; i < sizeof local_gemm / sizeof local_gemm[0]; i++) {
         if (strcmp(local_gemm[i].backend, name) != 0)
             continue;
         const char *kernel = kind == GD_VENDOR ? local_gemm[i].vendor : local_gemm[i].own;
+        /* CUDA's own double GEMM is the FP64 tensor-core one where the GPU
+         * has them (H100: 4x regblock's rate) */
+        const struct pb_variant *dmma = pb__variant_find(b, "gemm", "dmma");
+        struct pb_gemm_args probe = {.prec = PB_DOUBLE, .m = 64, .n = 64, .k = 64, .lda = 64, .ldb = 64, .ldc = 64};
+        const char *no;
+        if (kind == GD_OWN && prec == PB_DOUBLE && strcmp(name, "cuda") == 0 && dmma &&
+            (!dmma->supports || dmma->supports(dev, &probe, &no)))
+            kernel = "dmma";
         if (!kernel) {
             *why = "this backend has no vendor GEMM (summa-vendor: openmp's OpenBLAS, cuda's cuBLAS)";
             return NULL;
@@ -475,7 +484,7 @@ static pb_status gd_bind(pb_device *dev, const struct pb_problem *p, const struc
     size_t elt = pb_precision_size(p->prec);
     *state = NULL;
     const char *why = NULL;
-    const char *kernel = local_kernel(pb_device_backend(dev), *(const enum gd_kind *)v->data, &why);
+    const char *kernel = local_kernel(dev, *(const enum gd_kind *)v->data, p->prec, &why);
     pb_status st = kernel ? PB_OK : pb__fail(PB_ERR_UNSUPPORTED, "%s", why);
     struct gd_state *s = NULL;
     if (st == PB_OK && !(s = calloc(1, sizeof *s)))
@@ -526,9 +535,9 @@ static pb_status gd_bind(pb_device *dev, const struct pb_problem *p, const struc
             st = alloc_block(dev, PB_MEM_PINNED, L->wmax, L->n_loc, elt, &s->stage_b);
         if (st == PB_OK && (!pb_buf_host_ptr(s->stage_a) || !pb_buf_host_ptr(s->stage_b)))
             st = pb__fail(PB_ERR_UNSUPPORTED, "gemm-dist: pinned buffers without a host address");
-        if (st == PB_OK && !pb_buf_host_ptr(s->c))
-            st = pb__host_alloc(L->m_loc * L->n_loc * elt, "gemm-dist result download", &s->download);
     }
+    if (st == PB_OK && !pb_buf_host_ptr(s->c)) /* the check reads C back */
+        st = pb__host_alloc(L->m_loc * L->n_loc * elt, "gemm-dist result download", &s->download);
     if (st == PB_OK)
         st = pb_stream_create(dev, &s->compute);
     if (st == PB_OK)
@@ -734,7 +743,7 @@ static const enum gd_kind gd_own = GD_OWN, gd_vendor = GD_VENDOR;
 
 static const struct pb_variant gd_variants[] = {
     {{"gemm-dist", "summa", "SUMMA, local products with the backend's own GEMM (ref ikj, openmp blocked, "
-                            "cuda/opencl regblock)", 0},
+                            "cuda regblock or dmma in double, opencl regblock)", 0},
      .supports = gd_supports, .run = summa_run, .data = &gd_own},
     {{"gemm-dist", "summa-vendor", "SUMMA, local products with the vendor GEMM (openmp OpenBLAS, cuda cuBLAS)",
       PB_VARIANT_ANCHOR},

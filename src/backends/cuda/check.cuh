@@ -11,6 +11,9 @@
 
 static inline pb_status pb__cuda_status(cudaError_t e, const char *expr, const char *file, int line)
 {
+    // A failed call also leaves its error for the next cudaGetLastError():
+    // taken here, so the next kernel's launch check does not report it again.
+    (void)cudaGetLastError();
     pb_status st = e == cudaErrorMemoryAllocation ? PB_ERR_NOMEM : PB_ERR_DEVICE;
     return pb__fail(st, "%s failed at %s:%d: %s (%s)", expr, file, line, cudaGetErrorString(e),
                     cudaGetErrorName(e));

@@ -339,6 +339,196 @@ __global__ void __launch_bounds__(PB_BAL_THREADS, min_blocks)
     }
 }
 
+// csr-split: the entries split evenly over blocks with no regard to rows
+// (as cuSPARSE's CSR kernel), so a row of 200,000 entries costs what any
+// 200,000 entries cost. Each thread takes `per` consecutive entries (vector
+// loads where aligned, all in flight before the gathers of x), finds its
+// first row by a binary search of the row offsets within its block's rows
+// (block_row, made on the device once per matrix), and walks its entries:
+// a row that starts and ends in the thread is written at once, the empty
+// rows it passes are written 0. Rows crossing threads are summed by a
+// segmented scan over the threads' open rows (runs of equal rows are
+// contiguous), in thread order; rows crossing blocks leave the block's part
+// in carry_row/carry_val, added by split_fixup in block order. Every row is
+// summed in the same order on every run.
+constexpr int split_threads = 256;
+
+template <typename T, int PER, bool VEC>
+__device__ __forceinline__ void split_load(int64_t a, int64_t nnz, const int32_t *__restrict__ idx,
+                                           const T *__restrict__ val, int32_t (&c)[PER], T (&v)[PER])
+{
+    if (VEC && a + PER <= nnz) {
+#pragma unroll
+        for (int i = 0; i < PER; i += 4) {
+            int4 q = __ldcs(reinterpret_cast<const int4 *>(idx + a + i));
+            c[i] = q.x, c[i + 1] = q.y, c[i + 2] = q.z, c[i + 3] = q.w;
+        }
+        if constexpr (sizeof(T) == 8) {
+#pragma unroll
+            for (int i = 0; i < PER; i += 2) {
+                double2 q = __ldcs(reinterpret_cast<const double2 *>(val + a + i));
+                v[i] = q.x, v[i + 1] = q.y;
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < PER; i += 4) {
+                float4 q = __ldcs(reinterpret_cast<const float4 *>(val + a + i));
+                v[i] = q.x, v[i + 1] = q.y, v[i + 2] = q.z, v[i + 3] = q.w;
+            }
+        }
+        return;
+    }
+#pragma unroll
+    for (int i = 0; i < PER; i++) {
+        bool in = a + i < nnz;
+        c[i] = in ? __ldcs(idx + a + i) : 0;
+        v[i] = in ? __ldcs(val + a + i) : T(0);
+    }
+}
+
+// The inclusive sum over each run of equal keys (>= 0) of the block's
+// threads, in thread order; key -1 belongs to no run.
+template <typename T> __device__ __forceinline__ T split_scan(int32_t key, T v, int32_t *warp_key, T *warp_sum)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int off = 1; off < 32; off *= 2) {
+        T up = __shfl_up_sync(0xffffffffu, v, off);
+        int32_t kup = __shfl_up_sync(0xffffffffu, key, off);
+        if (lane >= off && key >= 0 && kup == key)
+            v += up;
+    }
+    if (lane == 31)
+        warp_key[warp] = key, warp_sum[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        constexpr int warps = split_threads / 32;
+        int32_t k = lane < warps ? warp_key[lane] : -1;
+        T w = lane < warps ? warp_sum[lane] : T(0);
+#pragma unroll
+        for (int off = 1; off < warps; off *= 2) {
+            T up = __shfl_up_sync(0xffffffffu, w, off);
+            int32_t kup = __shfl_up_sync(0xffffffffu, k, off);
+            if (lane >= off && k >= 0 && kup == k)
+                w += up;
+        }
+        if (lane < warps)
+            warp_sum[lane] = w;
+    }
+    __syncthreads();
+    if (warp > 0 && key >= 0 && warp_key[warp - 1] == key)
+        v += warp_sum[warp - 1];
+    return v;
+}
+
+template <typename T, int PER, bool VEC>
+__global__ void __launch_bounds__(split_threads)
+    csr_split(int32_t rows, int64_t nnz, const int32_t *__restrict__ ptr, const int32_t *__restrict__ idx,
+              const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y,
+              const int32_t *__restrict__ block_row, int32_t *__restrict__ carry_row, T *__restrict__ carry_val)
+{
+    __shared__ int32_t keys[split_threads], warp_key[split_threads / 32];
+    __shared__ T sums[split_threads], warp_sum[split_threads / 32];
+    const int t = threadIdx.x;
+    const int64_t a = ((int64_t)blockIdx.x * split_threads + t) * PER;
+    int32_t c[PER];
+    T v[PER];
+    split_load<T, PER, VEC>(a, nnz, idx, val, c, v);
+    T p[PER];
+#pragma unroll
+    for (int i = 0; i < PER; i++)
+        p[i] = a + i < nnz ? v[i] * __ldg(&x[c[i]]) : T(0);
+
+    int32_t key = -1, head_row = -1;
+    T open = 0, head_val = 0;
+    if (a < nnz) {
+        // The row holding entry a: the last of the block's rows starting at or before it.
+        int32_t lo = block_row[blockIdx.x], hi = block_row[blockIdx.x + 1];
+        while (lo < hi) {
+            int32_t mid = lo + (hi - lo + 1) / 2;
+            if (__ldg(&ptr[mid]) <= a)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        int32_t r = lo;
+        if (a == 0) // the empty rows before the first entry
+            for (int32_t e = 0; e < r; e++)
+                y[e] = T(0);
+        bool started_before = __ldg(&ptr[r]) < a;
+        int64_t end = __ldg(&ptr[r + 1]);
+        bool any = false; // entries of row r summed in `open`
+#pragma unroll
+        for (int i = 0; i < PER; i++) {
+            if (a + i >= nnz)
+                break;
+            open += p[i];
+            any = true;
+            if (a + i + 1 == end) {
+                if (started_before)
+                    head_row = r, head_val = open, started_before = false;
+                else
+                    y[r] = open;
+                open = 0, any = false;
+                // the empty rows after it, then the next row with entries
+                for (r++; r < rows && (end = __ldg(&ptr[r + 1])) == a + i + 1; r++)
+                    y[r] = T(0);
+            }
+        }
+        if (any)
+            key = r; // row r goes on past this thread (and maybe started before it)
+    }
+    T run = split_scan(key, open, warp_key, warp_sum);
+    keys[t] = key, sums[t] = run;
+    __syncthreads();
+    if (head_row >= 0)
+        y[head_row] = head_val + (t > 0 && keys[t - 1] == head_row ? sums[t - 1] : T(0));
+    if (t == split_threads - 1)
+        carry_row[blockIdx.x] = key, carry_val[blockIdx.x] = run;
+}
+
+// Rows that cross blocks: the first block of each run of equal carry rows
+// adds the run's parts, in block order, to what the row's last block wrote.
+template <typename T>
+__global__ void split_fixup(int32_t blocks, const int32_t *__restrict__ carry_row, const T *__restrict__ carry_val,
+                           T *__restrict__ y)
+{
+    int32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= blocks)
+        return;
+    int32_t r = carry_row[b];
+    if (r < 0 || (b > 0 && carry_row[b - 1] == r))
+        return;
+    T sum = 0;
+    for (int32_t j = b; j < blocks && carry_row[j] == r; j++)
+        sum += carry_val[j];
+    y[r] += sum;
+}
+
+// block_row[b] = the row holding entry b * per_block (the last row starting
+// at or before it); block_row[blocks] = the last row.
+__global__ void split_plan(int32_t rows, int64_t per_block, int32_t blocks, const int32_t *__restrict__ ptr,
+                           int32_t *__restrict__ block_row)
+{
+    int32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b > blocks)
+        return;
+    if (b == blocks) {
+        block_row[b] = rows - 1;
+        return;
+    }
+    int64_t k = (int64_t)b * per_block;
+    int32_t lo = 0, hi = rows - 1;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo + 1) / 2;
+        if (ptr[mid] <= k)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    block_row[b] = lo;
+}
+
 // auto's ELLPACK transposed copy of a CSR matrix: a thread per row, padding
 // with column -1 and value 0 (what ell_rows reads).
 template <typename T>
@@ -567,6 +757,13 @@ struct pb_cuda_sparse {
     int32_t ell_width;
     uint64_t ell_ptr_stamp, ell_idx_stamp, ell_val_stamp;
     enum pb_precision ell_prec;
+    // csr-split: the row of each block's first entry (made on the device) and
+    // the blocks' carries, for offsets with stamp split_ptr.
+    int32_t *split_block_row, *split_carry_row;
+    void *split_carry_val;
+    int32_t split_blocks, split_per, split_rows;
+    int64_t split_nnz;
+    uint64_t split_ptr;
     int32_t *lists; // csr-adaptive: counts[2], then the list
     size_t lists_bytes;
     uint64_t lists_ptr; // stamp of the row offsets the lists were made from
@@ -607,6 +804,9 @@ void pb__cuda_sparse_release(pb_cuda_device *impl)
     cudaFree(sp->bal_counter);
     cudaFree(sp->ell_idx);
     cudaFree(sp->ell_val);
+    cudaFree(sp->split_block_row);
+    cudaFree(sp->split_carry_row);
+    cudaFree(sp->split_carry_val);
     delete sp;
     impl->sparse = nullptr;
 }
@@ -737,6 +937,106 @@ pb_status pb__cuda_spmv_balanced_prepare(pb_device *dev, const void *args, char 
     if (st == PB_OK && sp && note)
         snprintf(note, len, "%d blocks of <= %d, %d long rows in %d pieces", sp->bal_n_blocks, PB_BAL_NNZ,
                  sp->bal_long_rows, sp->bal_n_pieces);
+    return st;
+}
+
+// ---- csr-split ----------------------------------------------------------------
+
+// Entries per thread: PARBENCH_CUDA_SPLIT_ITEMS (4, 8 or 16) for tuning runs,
+// else 4 (H100, zoo:1M: 4 was ahead of 8 on most matrices and of 16 on all;
+// more blocks in flight hide more of the gathers' latency).
+static int split_items()
+{
+    const char *env = getenv("PARBENCH_CUDA_SPLIT_ITEMS");
+    int n = env ? atoi(env) : 0;
+    return n == 8 || n == 16 ? n : 4;
+}
+
+// The plan for a's row offsets, made on the device and waited for once per
+// matrix (later products may run on other streams).
+static pb_status split_plan_ready(pb_device *dev, const pb_spmv_args *a, cudaStream_t s, pb_cuda_sparse **out)
+{
+    pb_cuda_sparse *sp = nullptr;
+    pb_status st = sparse_state(dev, &sp);
+    if (st != PB_OK)
+        return st;
+    *out = sp;
+    int per = split_items();
+    if (sp->split_ptr && sp->split_ptr == a->ptr->stamp && sp->split_rows == a->rows && sp->split_nnz == a->nnz &&
+        sp->split_per == per)
+        return PB_OK;
+    sp->split_ptr = 0; // stale until the plan below is made
+    cudaFree(sp->split_block_row);
+    cudaFree(sp->split_carry_row);
+    cudaFree(sp->split_carry_val);
+    sp->split_block_row = sp->split_carry_row = nullptr, sp->split_carry_val = nullptr;
+    int64_t per_block = (int64_t)split_threads * per, blocks = (a->nnz + per_block - 1) / per_block;
+    PB_CUDA_CHECK(cudaMalloc(&sp->split_block_row, (size_t)(blocks + 1) * sizeof(int32_t)));
+    PB_CUDA_CHECK(cudaMalloc(&sp->split_carry_row, (size_t)(blocks + 1) * sizeof(int32_t)));
+    PB_CUDA_CHECK(cudaMalloc(&sp->split_carry_val, (size_t)(blocks + 1) * sizeof(double)));
+    split_plan<<<blocks_for(blocks + 1, 256), 256, 0, s>>>(a->rows, per_block, (int32_t)blocks,
+                                                           pb__cuda_ptr<const int32_t>(a->ptr), sp->split_block_row);
+    PB_CUDA_CHECK_LAUNCH();
+    PB_CUDA_CHECK(cudaStreamSynchronize(s));
+    sp->split_blocks = (int32_t)blocks, sp->split_per = per;
+    sp->split_ptr = a->ptr->stamp, sp->split_rows = a->rows, sp->split_nnz = a->nnz;
+    return PB_OK;
+}
+
+template <typename T, int PER, bool VEC> static void split_kernel(const pb_spmv_args *a, pb_cuda_sparse *sp,
+                                                                  cudaStream_t s)
+{
+    csr_split<T, PER, VEC><<<(unsigned)sp->split_blocks, split_threads, 0, s>>>(
+        a->rows, a->nnz, pb__cuda_ptr<const int32_t>(a->ptr), pb__cuda_ptr<const int32_t>(a->idx),
+        pb__cuda_ptr<const T>(a->val), pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y), sp->split_block_row,
+        sp->split_carry_row, static_cast<T *>(sp->split_carry_val));
+}
+
+template <typename T> static pb_status launch_split(pb_cuda_sparse *sp, const pb_spmv_args *a, cudaStream_t s)
+{
+    if (a->nnz == 0) { // every row empty
+        PB_CUDA_CHECK(cudaMemsetAsync(pb__cuda_ptr<T>(a->y), 0, (size_t)a->rows * sizeof(T), s));
+        return PB_OK;
+    }
+    // 16-byte loads need the arrays 16-byte aligned (each thread starts at a multiple of 4 entries)
+    bool vec = (reinterpret_cast<uintptr_t>(pb__cuda_ptr<const void>(a->idx)) |
+                reinterpret_cast<uintptr_t>(pb__cuda_ptr<const void>(a->val))) % 16 == 0;
+    switch (sp->split_per * 2 + vec) {
+    case 8: split_kernel<T, 4, false>(a, sp, s); break;
+    case 9: split_kernel<T, 4, true>(a, sp, s); break;
+    case 32: split_kernel<T, 16, false>(a, sp, s); break;
+    case 33: split_kernel<T, 16, true>(a, sp, s); break;
+    case 16: split_kernel<T, 8, false>(a, sp, s); break;
+    default: split_kernel<T, 8, true>(a, sp, s); break;
+    }
+    PB_CUDA_CHECK_LAUNCH();
+    split_fixup<T><<<blocks_for(sp->split_blocks, 256), 256, 0, s>>>(
+        sp->split_blocks, sp->split_carry_row, static_cast<const T *>(sp->split_carry_val), pb__cuda_ptr<T>(a->y));
+    PB_CUDA_CHECK_LAUNCH();
+    return PB_OK;
+}
+
+pb_status pb__cuda_spmv_split(pb_device *dev, const void *args, pb_stream *s)
+{
+    const pb_spmv_args *a = spmv_args(args);
+    if (a->rows == 0)
+        return PB_OK;
+    cudaStream_t stream = pb__cuda_stream(s);
+    pb_cuda_sparse *sp = nullptr;
+    pb_status st = split_plan_ready(dev, a, stream, &sp);
+    if (st != PB_OK)
+        return st;
+    return a->prec == PB_DOUBLE ? launch_split<double>(sp, a, stream) : launch_split<float>(sp, a, stream);
+}
+
+pb_status pb__cuda_spmv_split_prepare(pb_device *dev, const void *args, char *note, size_t len)
+{
+    const pb_spmv_args *a = spmv_args(args);
+    pb_cuda_sparse *sp = nullptr;
+    pb_status st = a->rows ? split_plan_ready(dev, a, nullptr, &sp) : PB_OK;
+    if (st == PB_OK && sp && note)
+        snprintf(note, len, "%d blocks of %d entries (%d per thread), planned on the device", sp->split_blocks,
+                 split_threads * sp->split_per, sp->split_per);
     return st;
 }
 
