@@ -202,6 +202,10 @@ expect 2 "$pb" run gemm --precision bf61
 contains "$tmp/err" "unknown precision 'bf61' (float, double, tf32, bf16, fp16)"
 expect 0 "$pb" run gemm --help
 contains "$tmp/out" "Precisions (--precision): float, double, tf32, bf16 or fp16."
+# A benchmark option's help is printed whole, however long: spmv's --matrix
+# line names every generator and ends with its default.
+expect 0 "$pb" run spmv --help
+contains "$tmp/out" "one matrix of each irregular class (default lap2d:512,lap3d:48,random:64k:16,powerlaw:64k:16)"
 
 # Unwritable output: exit 3 before measuring anything.
 expect 3 "$pb" run gemm --n 16 --out "$tmp/no/such/dir/r.csv"
