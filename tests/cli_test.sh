@@ -622,6 +622,21 @@ if [ "$have_stb" -eq 1 ]; then
     printf '\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10\0\0\0\x10\x08\0\0\0\0' >"$tmp/cut.png"
     expect 3 "$pb" conv --image "$tmp/cut.png" --radius 1 --backend ref
     contains "$tmp/err" "a corrupt or truncated PNG file"
+    # A valid PNG too large for stb_image (20000 x 20000 RGB: more than 2^30
+    # bytes of samples, under --max-pixels) is named so, not called corrupt;
+    # its header alone decides (stb_image stops there), the rest is padding.
+    png_ihdr() { printf '\x89PNG\r\n\x1a\n\0\0\0\rIHDR%b\x08\x02\0\0\0\0\0\0\0' "$1"; }
+    { png_ihdr '\0\0\x4e\x20\0\0\x4e\x20'; head -c 60000 /dev/zero; } >"$tmp/large.png"
+    expect 3 "$pb" conv --image "$tmp/large.png" --radius 1 --backend ref
+    contains "$tmp/err" "has 20000x20000 pixels of 3 channels, more than stb_image decodes"
+    lines "$tmp/err" 1
+    # one declaring 100000 x 100000: over --max-pixels, said before anything else
+    { png_ihdr '\0\x01\x86\xa0\0\x01\x86\xa0'; head -c 100 /dev/zero; } >"$tmp/huge.png"
+    expect 3 "$pb" conv --image "$tmp/huge.png" --radius 1 --backend ref
+    contains "$tmp/err" "--max-pixels raises it"
+    # a directory is not an empty file
+    expect 3 "$pb" conv --image "$tmp/dir.png" --radius 1 --backend ref
+    contains "$tmp/err" "cannot read image '$tmp/dir.png': Is a directory"
 fi
 expect 2 "$pb" conv --image "$tmp/g.pgm" --radius 0
 expect 2 "$pb" conv --image "$tmp/g.pgm" --radius -4
