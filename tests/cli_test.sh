@@ -340,6 +340,13 @@ else
 fi
 expect 2 "$pb" report "$data/results"
 contains "$tmp/err" "usage: parbench report"
+contains "$tmp/err" "report needs -o FILE" # what is missing, in one line
+lines "$tmp/err" 1
+expect 2 "$pb" report -o "$tmp/r.html"
+contains "$tmp/err" "report needs result files"
+lines "$tmp/err" 1
+expect 2 "$pb" report
+contains "$tmp/err" "usage: parbench report" # nothing given: the usage
 expect 3 "$pb" report "$tmp/nosuch.json" -o "$tmp/r.html"
 contains "$tmp/err" "nosuch.json"
 expect 3 "$pb" report "$data/general.mtx" -o "$tmp/r.html"
@@ -423,6 +430,9 @@ contains "$tmp/out" "1: bandwidth"
 expect 0 "$pb" plot "$data/results/gemm.json" -o "$tmp/g.svg"
 contains "$tmp/g.svg" "<svg xmlns"
 contains "$tmp/g.svg" "GFLOP/s vs n"
+expect 2 "$pb" plot "$data/results/gemm.json"
+contains "$tmp/err" "plot needs -o FILE.svg or FILE.png, or --list"
+lines "$tmp/err" 1
 expect 2 "$pb" plot "$data/results/gemm.json" -o "$tmp/g.gif"
 expect 2 "$pb" plot "$data/results/gemm.json" -o "$tmp/g.svg" --chart 99
 if command -v rsvg-convert >/dev/null; then
@@ -442,6 +452,8 @@ contains "$tmp/out" "time -33.3%, 1.50x faster"
 if grep -q "REGRESSION" "$tmp/out"; then bad "compare: a faster NEW regressed"; else ok; fi
 expect 0 "$pb" compare "$data/results/gemm.json" "$data/compare/gemm-slower.json" --threshold 60
 expect 2 "$pb" compare "$data/results/gemm.json"
+contains "$tmp/err" "compare needs two result files, BASE and NEW (got one)"
+lines "$tmp/err" 1
 expect 2 "$pb" compare "$data/results/gemm.json" "$data/results/gemm.json" --threshold lots
 expect 3 "$pb" compare "$data/results/gemm.json" "$tmp/nosuch.json"
 # a file written before a parameter existed matches rows that leave it at its default
