@@ -156,7 +156,15 @@ contains "$tmp/spmv.csv" ",lap2d:20,"
 expect 3 "$pb" run spmv --matrix "$tmp/bad.mtx" --backend ref --reps 1
 contains "$tmp/out" "bad.mtx:4:"
 expect 3 "$pb" run spmv --matrix "$tmp/missing.mtx"
-contains "$tmp/err" "cannot read matrix file"
+contains "$tmp/err" "cannot read matrix file '$tmp/missing.mtx': No such file or directory"
+# a mistyped generator is not only a missing file; a directory says so before any run
+expect 3 "$pb" run spmv --matrix lapl2d:64 --backend ref
+contains "$tmp/err" "'lapl2d:64' is no file, nor a generated matrix (lap2d:N,"
+lines "$tmp/err" 1
+mkdir "$tmp/dir.mtx"
+expect 3 "$pb" run spmv --matrix lap2d:4,"$tmp/dir.mtx" --backend ref
+contains "$tmp/err" "'$tmp/dir.mtx': Is a directory"
+lines "$tmp/out" 0
 # Values or products beyond float's range: float rows UNSUPPORTED (they were
 # FAILED, "element 0 is Inf", blaming the kernels), double rows OK.
 printf '%%%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1e300\n2 1 3e38\n' >"$tmp/huge.mtx"
