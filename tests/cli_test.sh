@@ -84,6 +84,9 @@ expect 2 "$pb" run gemm --n 8 --backend ref --no-verify --inject-fault
 contains "$tmp/err" "--inject-fault needs the check"
 expect 0 "$pb" run gemm --n 8 --backend ref --variant ikj --no-verify --reps 1 --quiet
 if grep -q "nan" "$tmp/out"; then bad "an unchecked row shows an error of nan"; else ok; fi
+contains "$tmp/out" "OK  check=none" # the table says the OK checked nothing
+expect 0 "$pb" run gemm --n 8 --backend ref --variant ikj --reps 1 --quiet
+if grep -q "check=none" "$tmp/out"; then bad "a checked row says check=none"; else ok; fi
 expect 2 "$pb" run gemm --precision half
 expect 2 "$pb" run gemm --threads 0
 expect 2 "$pb" run gemm --out "$tmp/results.dat"
