@@ -84,6 +84,9 @@ expect 2 "$pb" run gemm --n 8 --backend ref --no-verify --inject-fault
 contains "$tmp/err" "--inject-fault needs the check"
 expect 0 "$pb" run gemm --n 8 --backend ref --variant ikj --no-verify --reps 1 --quiet
 if grep -q "nan" "$tmp/out"; then bad "an unchecked row shows an error of nan"; else ok; fi
+contains "$tmp/out" "OK  check=none" # the table says the OK checked nothing
+expect 0 "$pb" run gemm --n 8 --backend ref --variant ikj --reps 1 --quiet
+if grep -q "check=none" "$tmp/out"; then bad "a checked row says check=none"; else ok; fi
 expect 2 "$pb" run gemm --precision half
 expect 2 "$pb" run gemm --threads 0
 expect 2 "$pb" run gemm --out "$tmp/results.dat"
@@ -156,7 +159,15 @@ contains "$tmp/spmv.csv" ",lap2d:20,"
 expect 3 "$pb" run spmv --matrix "$tmp/bad.mtx" --backend ref --reps 1
 contains "$tmp/out" "bad.mtx:4:"
 expect 3 "$pb" run spmv --matrix "$tmp/missing.mtx"
-contains "$tmp/err" "cannot read matrix file"
+contains "$tmp/err" "cannot read matrix file '$tmp/missing.mtx': No such file or directory"
+# a mistyped generator is not only a missing file; a directory says so before any run
+expect 3 "$pb" run spmv --matrix lapl2d:64 --backend ref
+contains "$tmp/err" "'lapl2d:64' is no file, nor a generated matrix (lap2d:N,"
+lines "$tmp/err" 1
+mkdir "$tmp/dir.mtx"
+expect 3 "$pb" run spmv --matrix lap2d:4,"$tmp/dir.mtx" --backend ref
+contains "$tmp/err" "'$tmp/dir.mtx': Is a directory"
+lines "$tmp/out" 0
 # Values or products beyond float's range: float rows UNSUPPORTED (they were
 # FAILED, "element 0 is Inf", blaming the kernels), double rows OK.
 printf '%%%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1e300\n2 1 3e38\n' >"$tmp/huge.mtx"
@@ -202,6 +213,10 @@ expect 2 "$pb" run gemm --precision bf61
 contains "$tmp/err" "unknown precision 'bf61' (float, double, tf32, bf16, fp16)"
 expect 0 "$pb" run gemm --help
 contains "$tmp/out" "Precisions (--precision): float, double, tf32, bf16 or fp16."
+# A benchmark option's help is printed whole, however long: spmv's --matrix
+# line names every generator and ends with its default.
+expect 0 "$pb" run spmv --help
+contains "$tmp/out" "one matrix of each irregular class (default lap2d:512,lap3d:48,random:64k:16,powerlaw:64k:16)"
 
 # Unwritable output: exit 3 before measuring anything.
 expect 3 "$pb" run gemm --n 16 --out "$tmp/no/such/dir/r.csv"
@@ -336,6 +351,13 @@ else
 fi
 expect 2 "$pb" report "$data/results"
 contains "$tmp/err" "usage: parbench report"
+contains "$tmp/err" "report needs -o FILE" # what is missing, in one line
+lines "$tmp/err" 1
+expect 2 "$pb" report -o "$tmp/r.html"
+contains "$tmp/err" "report needs result files"
+lines "$tmp/err" 1
+expect 2 "$pb" report
+contains "$tmp/err" "usage: parbench report" # nothing given: the usage
 expect 3 "$pb" report "$tmp/nosuch.json" -o "$tmp/r.html"
 contains "$tmp/err" "nosuch.json"
 expect 3 "$pb" report "$data/general.mtx" -o "$tmp/r.html"
@@ -419,6 +441,9 @@ contains "$tmp/out" "1: bandwidth"
 expect 0 "$pb" plot "$data/results/gemm.json" -o "$tmp/g.svg"
 contains "$tmp/g.svg" "<svg xmlns"
 contains "$tmp/g.svg" "GFLOP/s vs n"
+expect 2 "$pb" plot "$data/results/gemm.json"
+contains "$tmp/err" "plot needs -o FILE.svg or FILE.png, or --list"
+lines "$tmp/err" 1
 expect 2 "$pb" plot "$data/results/gemm.json" -o "$tmp/g.gif"
 expect 2 "$pb" plot "$data/results/gemm.json" -o "$tmp/g.svg" --chart 99
 if command -v rsvg-convert >/dev/null; then
@@ -438,6 +463,8 @@ contains "$tmp/out" "time -33.3%, 1.50x faster"
 if grep -q "REGRESSION" "$tmp/out"; then bad "compare: a faster NEW regressed"; else ok; fi
 expect 0 "$pb" compare "$data/results/gemm.json" "$data/compare/gemm-slower.json" --threshold 60
 expect 2 "$pb" compare "$data/results/gemm.json"
+contains "$tmp/err" "compare needs two result files, BASE and NEW (got one)"
+lines "$tmp/err" 1
 expect 2 "$pb" compare "$data/results/gemm.json" "$data/results/gemm.json" --threshold lots
 expect 3 "$pb" compare "$data/results/gemm.json" "$tmp/nosuch.json"
 # a file written before a parameter existed matches rows that leave it at its default
@@ -618,6 +645,21 @@ if [ "$have_stb" -eq 1 ]; then
     printf '\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10\0\0\0\x10\x08\0\0\0\0' >"$tmp/cut.png"
     expect 3 "$pb" conv --image "$tmp/cut.png" --radius 1 --backend ref
     contains "$tmp/err" "a corrupt or truncated PNG file"
+    # A valid PNG too large for stb_image (20000 x 20000 RGB: more than 2^30
+    # bytes of samples, under --max-pixels) is named so, not called corrupt;
+    # its header alone decides (stb_image stops there), the rest is padding.
+    png_ihdr() { printf '\x89PNG\r\n\x1a\n\0\0\0\rIHDR%b\x08\x02\0\0\0\0\0\0\0' "$1"; }
+    { png_ihdr '\0\0\x4e\x20\0\0\x4e\x20'; head -c 60000 /dev/zero; } >"$tmp/large.png"
+    expect 3 "$pb" conv --image "$tmp/large.png" --radius 1 --backend ref
+    contains "$tmp/err" "has 20000x20000 pixels of 3 channels, more than stb_image decodes"
+    lines "$tmp/err" 1
+    # one declaring 100000 x 100000: over --max-pixels, said before anything else
+    { png_ihdr '\0\x01\x86\xa0\0\x01\x86\xa0'; head -c 100 /dev/zero; } >"$tmp/huge.png"
+    expect 3 "$pb" conv --image "$tmp/huge.png" --radius 1 --backend ref
+    contains "$tmp/err" "--max-pixels raises it"
+    # a directory is not an empty file
+    expect 3 "$pb" conv --image "$tmp/dir.png" --radius 1 --backend ref
+    contains "$tmp/err" "cannot read image '$tmp/dir.png': Is a directory"
 fi
 expect 2 "$pb" conv --image "$tmp/g.pgm" --radius 0
 expect 2 "$pb" conv --image "$tmp/g.pgm" --radius -4

@@ -161,7 +161,11 @@ expect 0 "$mpiexec" -n 2 "$pb" run pingpong --size 8,64K --backend ref --reps 2 
 expect 0 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1:8 --from "$tmp/sd.csv" "$tmp/pp.csv"
 contains "$tmp/out" "the smallest two-rank pingpong"  # point to point, as a halo travels
 expect 2 "$pb" project spmv-dist --matrix lap2d:40
-contains "$tmp/err" "no rate latency bandwidth"
+contains "$tmp/err" "project: no rate, latency or bandwidth: give --rate"
+expect 2 "$pb" project spmv-dist --matrix lap2d:40 --rate 1e9 --bandwidth 1e10
+contains "$tmp/err" "project: no latency: give --rate"
+expect 2 "$pb" project spmv-dist --matrix lap2d:40 --rate 1e9
+contains "$tmp/err" "project: no latency or bandwidth: give --rate"
 
 # gemm-dist: SUMMA on a 1x3 grid (OpenMP in place, OpenCL through host
 # buffers), verified on every rank; a planted fault FAILED (exit 1) on 2x2.

@@ -111,6 +111,12 @@ if [ -e "$tmp/dry" ]; then bad "--dry-run made its directory"; else ok; fi
 touch "$tmp/file"
 expect 3 "$pb" study 004 --quick --out "$tmp/file"
 contains "$tmp/err" "cannot make the directory"
+# --matrices that is not a directory: refused before any run, one line
+expect 3 "$pb" study 002 --quick --dry-run --matrices "$tmp/nosuch"
+contains "$tmp/err" "--matrices $tmp/nosuch: No such file or directory"
+if [ "$(wc -l <"$tmp/err")" -eq 1 ]; then ok; else bad "--matrices: more than one line on stderr"; fi
+expect 2 "$pb" study 002 --quick --dry-run --matrices "$tmp/file"
+contains "$tmp/err" "not a directory"
 
 opencl=0
 "$pb" list | grep -q '^  opencl .* available$' && opencl=1

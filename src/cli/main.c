@@ -414,13 +414,14 @@ static void run_help(FILE *f, const struct pb_bench *bench)
     fprintf(f, "%s options (lists: 256,512  ranges: 256:4096 doubling, 256:1024:256 linear, "
                "16:4096:x4 geometric):\n", bench->name);
     for (size_t i = 0; i < bench->n_params; i++) {
-        char left[64], help[256];
+        char left[64];
         snprintf(left, sizeof left, "--%s %s", bench->params[i].name, bench->params[i].text ? "NAMES" : "LIST");
-        snprintf(help, sizeof help, "%s%s%s%s", bench->params[i].help,
-                 bench->params[i].default_value ? " (default " : "",
-                 bench->params[i].default_value ? bench->params[i].default_value : "",
-                 bench->params[i].default_value ? ")" : "");
-        fprintf(f, "  %-24s %s\n", left, help);
+        /* Printed, not formatted into a buffer: spmv's --matrix help alone
+         * is longer than any fixed line, and its default must show. */
+        fprintf(f, "  %-24s %s%s%s%s\n", left, bench->params[i].help,
+                bench->params[i].default_value ? " (default " : "",
+                bench->params[i].default_value ? bench->params[i].default_value : "",
+                bench->params[i].default_value ? ")" : "");
     }
     fprintf(f, "\ncommon options:\n");
     print_opts(f, run_opts, N_COMMON);

@@ -465,6 +465,14 @@ int pb__cmd_study(int argc, char **argv)
         return pb__cli_die(PB_EXIT_ERROR, "study %s has more than %d experiments", id, MAX_EXPS);
     if (r.dir && !r.dir[0])
         return pb__cli_die(PB_EXIT_USAGE, "%s", "--out needs a directory");
+    /* A directory named on the command line that is not there is a typo to
+     * say before the other experiments run for minutes without it. */
+    struct stat sb;
+    if (r.matrices && stat(r.matrices, &sb) != 0)
+        return pb__cli_die(PB_EXIT_ERROR, "--matrices %s: %s", r.matrices, strerror(errno));
+    if (r.matrices && !S_ISDIR(sb.st_mode))
+        return pb__cli_die(PB_EXIT_USAGE, "--matrices %s: not a directory (it names the directory of Table 1's "
+                           "NAME.mtx files)", r.matrices);
     if (!r.matrices) {
         const char *env = getenv("PB_MATRICES_DIR");
         r.matrices = env && env[0] ? env : NULL;

@@ -151,11 +151,38 @@ static pb_status unreadable(const char *path, const unsigned char *hd, size_t go
                         "read", path, hd[1]);
     if (!name && got >= 2 && hd[0] == 'P' && (hd[1] == '5' || hd[1] == '6'))
         name = "PGM/PPM";
+    /* Some of its failures set no reason at all. */
+    const char *why = stbi_failure_reason();
+    if (!why || !*why)
+        why = "no reason given";
     if (name)
         return pb__fail(PB_ERR_IO, "cannot read image '%s': a corrupt or truncated %s file (stb_image: %s)", path,
-                        name, stbi_failure_reason());
+                        name, why);
     return pb__fail(PB_ERR_IO, "cannot read image '%s': not an image file parbench reads (PNG, JPEG, BMP, TGA, "
-                    "binary PGM/PPM; stb_image: %s)", path, stbi_failure_reason());
+                    "binary PGM/PPM; stb_image: %s)", path, why);
+}
+
+/* The size a PNG's header (IHDR, bytes 16-25) declares, and the samples per
+ * pixel stb_image counts against its limit (4 for a palette). False when hd
+ * holds no PNG header. */
+static bool png_declares(const unsigned char *hd, size_t got, uint64_t *w, uint64_t *h, uint64_t *n)
+{
+    if (got < 26 || memcmp(hd, "\x89PNG\r\n\x1a\n", 8) != 0 || memcmp(hd + 12, "IHDR", 4) != 0)
+        return false;
+    *w = (uint64_t)hd[16] << 24 | (uint64_t)hd[17] << 16 | (uint64_t)hd[18] << 8 | hd[19];
+    *h = (uint64_t)hd[20] << 24 | (uint64_t)hd[21] << 16 | (uint64_t)hd[22] << 8 | hd[23];
+    unsigned type = hd[25];
+    *n = type == 3 ? 4 : (type & 2 ? 3u : 1u) + (type & 4 ? 1u : 0u);
+    return true;
+}
+
+/* A directory opens and reads as an empty file: say what it is. */
+static pb_status not_a_directory(const char *path, FILE *f)
+{
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode))
+        return pb__fail(PB_ERR_IO, "cannot read image '%s': %s", path, strerror(EISDIR));
+    return PB_OK;
 }
 #endif
 
@@ -168,6 +195,11 @@ pb_status pb__image_read(const char *path, size_t width, size_t height, struct p
     FILE *probe = fopen(path, "rb");
     if (!probe)
         return pb__fail(PB_ERR_IO, "cannot read image '%s': %s", path, strerror(errno));
+    pb_status st = not_a_directory(path, probe);
+    if (st != PB_OK) {
+        fclose(probe);
+        return st;
+    }
     unsigned char hd[16] = {0};
     size_t got = fread(hd, 1, sizeof hd, probe);
     bool safe = fseek(probe, 0, SEEK_SET) == 0 && stb_safe(probe);
@@ -180,7 +212,7 @@ pb_status pb__image_read(const char *path, size_t width, size_t height, struct p
     if (!pixels)
         return unreadable(path, hd, got);
     *out = (struct pb_image){.width = (size_t)w, .height = (size_t)h, .channels = (size_t)n};
-    pb_status st = alloc_planes(out, "image");
+    st = alloc_planes(out, "image");
     if (st == PB_OK) {
         size_t px = out->width * out->height;
         for (size_t i = 0; i < px; i++)
@@ -258,6 +290,13 @@ static uint64_t min_file_bytes(const unsigned char *hd, size_t got, uint64_t w, 
 }
 #endif
 
+static pb_status too_many_pixels(const char *path, uint64_t w, uint64_t h, uint64_t max_pixels)
+{
+    return pb__fail(PB_ERR_NOMEM, "image '%s' has %llux%llu = %llu pixels, more than the limit of %llu "
+                    "(--max-pixels raises it)", path, (unsigned long long)w, (unsigned long long)h,
+                    (unsigned long long)(w * h), (unsigned long long)max_pixels);
+}
+
 pb_status pb__image_probe(const char *path, size_t width, size_t height, uint64_t max_pixels,
                           struct pb_image_info *out)
 {
@@ -279,6 +318,11 @@ pb_status pb__image_probe(const char *path, size_t width, size_t height, uint64_
         FILE *f = fopen(path, "rb");
         if (!f)
             return pb__fail(PB_ERR_IO, "cannot read image '%s': %s", path, strerror(errno));
+        pb_status st = not_a_directory(path, f);
+        if (st != PB_OK) {
+            fclose(f);
+            return st;
+        }
         unsigned char hd[64] = {0};
         size_t got = fread(hd, 1, sizeof hd, f);
         long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
@@ -291,6 +335,22 @@ pb_status pb__image_probe(const char *path, size_t width, size_t height, uint64_
                             "codes)", path);
         if (!ok && size < 0)
             return pb__fail(PB_ERR_IO, "cannot read image '%s': %s", path, strerror(errno));
+        /* stb_image declines a PNG of more than 2^30 bytes of samples (or a
+         * side over 2^24) as if it were corrupt: a valid 20000 x 20000 RGB
+         * image is one. Say so, after the checks that come first. */
+        uint64_t pw, ph, pn;
+        if (!ok && png_declares(hd, got, &pw, &ph, &pn) && pw > 0 && ph > 0) {
+            if (pw * ph > max_pixels)
+                return too_many_pixels(path, pw, ph, max_pixels);
+            if ((uint64_t)size < min_file_bytes(hd, got, pw, ph, pn))
+                return pb__fail(PB_ERR_IO, "image '%s' declares %llux%llu pixels, which need at least %llu bytes; "
+                                "it has %ld (a truncated file or a decompression bomb)", path, (unsigned long long)pw,
+                                (unsigned long long)ph, (unsigned long long)min_file_bytes(hd, got, pw, ph, pn), size);
+            if (pw > 1u << 24 || ph > 1u << 24 || pw * ph > (1u << 30) / pn)
+                return pb__fail(PB_ERR_UNSUPPORTED, "image '%s' has %llux%llu pixels of %llu channels, more than "
+                                "stb_image decodes (2^30 bytes); give it as raw float32 (.f32 with --width, --height)",
+                                path, (unsigned long long)pw, (unsigned long long)ph, (unsigned long long)pn);
+        }
         if (!ok)
             return unreadable(path, hd, got);
         if (iw < 1 || ih < 1 || in < 1)
@@ -307,9 +367,7 @@ pb_status pb__image_probe(const char *path, size_t width, size_t height, uint64_
 #endif
     }
     if (w * h > max_pixels)
-        return pb__fail(PB_ERR_NOMEM, "image '%s' has %llux%llu = %llu pixels, more than the limit of %llu "
-                        "(--max-pixels raises it)", path, (unsigned long long)w, (unsigned long long)h,
-                        (unsigned long long)(w * h), (unsigned long long)max_pixels);
+        return too_many_pixels(path, w, h, max_pixels);
     *out = (struct pb_image_info){.width = (size_t)w, .height = (size_t)h, .channels = (size_t)n};
     return PB_OK;
 }

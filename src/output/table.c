@@ -68,6 +68,10 @@ static pb_status table_row(struct pb_writer *w, const struct pb_result *r)
             snprintf(gbps, sizeof gbps, "%.2f", r->gbps);
         fprintf(w->f, "%10s %6.1f %9s %9s %8s %9s  OK", human(num, sizeof num, r->stats.median * 1e3),
                 r->stats.cv * 100, gflops, gbps, speedup, err);
+        /* An OK that checked nothing (--no-verify) or only samples says so
+         * where it is read. */
+        if (r->check.mode && strcmp(r->check.mode, "full") != 0)
+            fprintf(w->f, "  check=%s", r->check.mode);
         /* Energy stays short here: the power and a warning; CSV/JSON have the rest. */
         if (!isnan(r->power_w))
             fprintf(w->f, "  %s W", human(num, sizeof num, r->power_w));

@@ -88,10 +88,13 @@ int pb__cmd_compare(int argc, char **argv)
     }
     if (rc != PB_EXIT_OK)
         return rc;
-    if (n_files != 2) {
+    if (n_files == 0 && argc < 2) {
         compare_help(stderr);
         return PB_EXIT_USAGE;
     }
+    if (n_files != 2)
+        return pb__cli_die(PB_EXIT_USAGE, "compare needs two result files, BASE and NEW (got %s)",
+                           n_files ? "one" : "none");
     char *end;
     double threshold = strtod(threshold_text, &end);
     if (end == threshold_text || (*end && strcmp(end, "%") != 0) || !(threshold >= 0) || threshold > 1000)

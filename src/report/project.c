@@ -46,8 +46,7 @@ static void project_help(FILE *f)
                "  --bandwidth B_PER_S     per rank, for the halo\n"
                "  --from FILE...          result files to take rate, latency and bandwidth from (a one-rank\n"
                "                          spmv-dist row of this matrix; pingpong, else allreduce rows of two\n"
-               "                          ranks), whose\n"
-               "                          spmv-dist rows are also printed beside the projection\n"
+               "                          ranks), whose spmv-dist rows are also printed beside the projection\n"
                "  --seed N                of generated matrices (default 42, as parbench run)\n"
                "\nexit status: 0, 2 usage error (a missing rate, latency or bandwidth among them), 3 a file\n"
                "could not be read.\n");
@@ -238,10 +237,19 @@ int pb__cmd_project(int argc, char **argv)
         pb__matinfo_name(matrix, label, sizeof label);
     if (rc == PB_EXIT_OK) {
         calibrate(&set, label, &c);
-        if (isnan(c.rate) || isnan(c.latency) || isnan(c.bandwidth))
-            rc = pb__cli_die(PB_EXIT_USAGE, "project: no %s%s%s: give --rate, --latency, --bandwidth or --from files "
-                             "that have them", isnan(c.rate) ? "rate " : "", isnan(c.latency) ? "latency " : "",
-                             isnan(c.bandwidth) ? "bandwidth" : "");
+        /* The ones missing, in words: "no rate, latency or bandwidth", "no latency". */
+        const char *missing[3];
+        int n = 0;
+        if (isnan(c.rate))
+            missing[n++] = "rate";
+        if (isnan(c.latency))
+            missing[n++] = "latency";
+        if (isnan(c.bandwidth))
+            missing[n++] = "bandwidth";
+        if (n > 0)
+            rc = pb__cli_die(PB_EXIT_USAGE, "project: no %s%s%s%s%s: give --rate, --latency, --bandwidth or --from "
+                             "files that have them", missing[0], n == 3 ? ", " : n == 2 ? " or " : "",
+                             n > 1 ? missing[1] : "", n == 3 ? " or " : "", n == 3 ? missing[2] : "");
     }
     struct pb_coo m;
     memset(&m, 0, sizeof m);

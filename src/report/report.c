@@ -846,9 +846,14 @@ int pb__cmd_report(int argc, char **argv)
         else if (rc == PB_EXIT_OK)
             inputs[n_inputs++] = argv[i];
     }
-    if (rc == PB_EXIT_OK && (!n_inputs || !out)) {
+    /* Nothing given: the usage. Something given: one line naming what is
+     * missing, not the whole usage to search it in. */
+    if (rc == PB_EXIT_OK && argc < 2) {
         report_help(stderr);
         rc = PB_EXIT_USAGE;
+    } else if (rc == PB_EXIT_OK && (!n_inputs || !out)) {
+        rc = pb__cli_die(PB_EXIT_USAGE, "report needs %s (usage: parbench report RESULTS... -o report.html)",
+                         !n_inputs ? "result files or directories" : "-o FILE, the HTML file to write");
     }
     if (rc == PB_EXIT_OK)
         rc = report_write(inputs, n_inputs, ceilings, title, NULL, out);
@@ -942,9 +947,12 @@ int pb__cmd_plot(int argc, char **argv)
     long which = strtol(chart, &end, 10);
     if (rc == PB_EXIT_OK && (*end || which < 1))
         rc = pb__cli_die(PB_EXIT_USAGE, "--chart needs a chart number from 1 (got '%s')", chart);
-    if (rc == PB_EXIT_OK && (!n_inputs || (!out && !list))) {
+    if (rc == PB_EXIT_OK && argc < 2) {
         plot_help(stderr);
         rc = PB_EXIT_USAGE;
+    } else if (rc == PB_EXIT_OK && (!n_inputs || (!out && !list))) {
+        rc = pb__cli_die(PB_EXIT_USAGE, "plot needs %s (usage: parbench plot RESULTS... -o FILE.svg|FILE.png)",
+                         !n_inputs ? "result files or directories" : "-o FILE.svg or FILE.png, or --list");
     }
     if (rc == PB_EXIT_OK && out && !has_ext(out, ".svg") && !has_ext(out, ".png"))
         rc = pb__cli_die(PB_EXIT_USAGE, "cannot tell the format of '%s': use .svg or .png", out);

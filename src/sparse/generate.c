@@ -4,10 +4,12 @@
  * the colons, with defaults and ranges), its shape, and how it fills the
  * rows. The zoo (pb__sparse_zoo) is a list of specs over these kinds that
  * covers the classes of matrices SpMV kernels trip on. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/core.h"
@@ -596,8 +598,18 @@ pb_status pb__sparse_spec_check(const char *spec, const char *who)
 {
     if (pb__sparse_is_generated(spec))
         return pb__sparse_check(spec);
-    if (access(spec, R_OK) != 0)
-        return pb__fail(PB_ERR_IO, "%s: cannot read matrix file '%s'", who, spec);
+    struct stat sb;
+    if (access(spec, R_OK) != 0) {
+        int err = errno;
+        /* "lapl2d:64" or "zoo:1M" mistyped reads as a file name: name the
+         * generators too. */
+        if (err == ENOENT && strchr(spec, ':') && !strchr(spec, '/'))
+            return pb__fail(PB_ERR_IO, "%s: '%s' is no file, nor a generated matrix (%s, zoo[:ROWS])", who, spec,
+                            PB_SPARSE_GENERATORS);
+        return pb__fail(PB_ERR_IO, "%s: cannot read matrix file '%s': %s", who, spec, strerror(err));
+    }
+    if (stat(spec, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return pb__fail(PB_ERR_IO, "%s: cannot read matrix file '%s': %s", who, spec, strerror(EISDIR));
     return PB_OK;
 }
 
