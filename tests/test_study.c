@@ -115,6 +115,9 @@ static const struct pb_study_fig figs[] = {
     /* 8: a backend this build does not have, and no row of it */
     {"elsewhere", "T8", "theirs", 1, 0, "s", SEL("nosuch", "naive", "n=100", NULL, "median_s"), NO_SEL, 0, 0, NULL,
      NULL},
+    /* 9: a conclusion tested at the study's size; a quick run at another gives no verdict */
+    {"naive rate", "T9", "theirs", 4, 0, "GFLOP/s", SEL("opencl", "naive", "n=100", "n=200", "gflops"), NO_SEL, '>',
+     6, "naive passes 6", NULL},
 };
 
 static const struct pb_study fake = {"900", "a study", "shared/seeds/900_x.txt", "summary", NULL, exps,
@@ -165,6 +168,7 @@ static void test_matching(void **state)
 
     /* the full run has no n = 300; the quick run matches n = 200 and says so */
     assert_false(c[5].measured);
+    assert_int_equal(c[9].verdict, -1); /* the full run, n = 100: 5 is not above 6 */
     compare(true, c);
     assert_true(c[5].measured);
     assert_near(c[5].ours, 9, 0);
@@ -178,6 +182,10 @@ static void test_matching(void **state)
 
     assert_false(c[8].measured);
     assert_string_equal(c[8].note, "not measured here: this build has no nosuch backend");
+
+    assert_int_equal(c[9].verdict, 0); /* the quick run, n = 200: 9 > 6, but no verdict */
+    assert_string_equal(c[9].note, "no verdict at quick sizes (the full run gives one): here 9; the study "
+                                   "concludes that naive passes 6; quick run: ours at n=200, theirs at n=100");
 }
 
 /* The CSV: one line per figure, theirs as transcribed, empty where absent. */
