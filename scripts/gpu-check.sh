@@ -466,6 +466,9 @@ step "compute-sanitizer on every CUDA gemm variant (awkward shapes)"
 for tool in memcheck racecheck; do
     run compute-sanitizer --tool "$tool" --error-exitcode 9 \
         $pb run gemm --backend cuda --m 33,1 --n 17,130 --k 5,67 --precision float,double --reps 1 --warmup 0 --quiet
+    # split-K (few tiles, long k; regblock and dmma) and packed inputs (leading dimensions no multiple of 4)
+    run compute-sanitizer --tool "$tool" --error-exitcode 9 \
+        $pb run gemm --backend cuda --variant regblock,dmma --m 100,301 --n 130,257 --k 5003 --precision float,double --reps 1 --warmup 0 --quiet
 done
 run compute-sanitizer --tool memcheck --error-exitcode 9 \
     $pb run bandwidth --backend cuda --size 4K,1M --buffers 1,4 --reps 1 --warmup 0 --quiet

@@ -170,6 +170,11 @@ struct Params {
     double alpha, beta;
     long long tiles_m, tiles_n;
     bool c_vec; // C pointer and ldc allow 16-byte stores
+    // split-K, as regblock's (gridDim.y > 1): grid row z takes k from
+    // z * k_split, at most k_split of it, into slab z of ws (m x n, ld n)
+    long long k_split;
+    double *ws;
+    bool ws_vec;
 };
 
 template <class Cfg, bool VA, bool VB>
@@ -193,19 +198,21 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) dmma_gemm_kerne
     const long long in_group = pid % per_group;
     const long long m0 = (first_m + in_group % gsize) * BM;
     const long long n0 = in_group / gsize * BN;
-    const long long M = p.m, N = p.n, K = p.k;
+    const long long M = p.m, N = p.n;
+    const bool split = gridDim.y > 1;
+    const long long kz = (long long)blockIdx.y * p.k_split, K = max(0LL, min(p.k - kz, p.k_split));
     const int ktiles = (int)((K + BK - 1) / BK);
 
     // ---- producer: global -> shared with cp.async ----
     const int a_c = tid % Cfg::A_CPR; // chunk (k = 2*a_c, 2*a_c+1 of the slice)
     const int a_r = tid / Cfg::A_CPR; // rows a_r + i*A_RPI
     const int a_rows = (int)min((long long)BM, M - m0);
-    const double *const a_src = p.a + min(m0 + a_r, M - 1) * p.lda + 2 * a_c;
+    const double *const a_src = p.a + kz + min(m0 + a_r, M - 1) * p.lda + 2 * a_c;
     const int b_c = tid % Cfg::B_CPR; // chunk (columns n0 + 2*b_c, +1)
     const int b_r = tid / Cfg::B_CPR; // k rows b_r + i*B_RPI of the slice
     const long long b_col = n0 + 2 * b_c;
     const int b_cols = (int)max(0LL, min(2LL, N - b_col)); // columns of the chunk inside B
-    const double *const b_src = p.b + b_col;
+    const double *const b_src = p.b + kz * p.ldb + b_col;
 
     auto load_slice = [&](int kt, int stage) {
         const long long kbase = (long long)kt * BK;
@@ -329,7 +336,10 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) dmma_gemm_kerne
     }
 
     // ---- epilogue: C = alpha*acc + beta*C, guarded; beta == 0 never reads C ----
-    const double alpha = p.alpha, beta = p.beta;
+    const double alpha = split ? 1.0 : p.alpha, beta = split ? 0.0 : p.beta;
+    double *const c_out = split ? p.ws + (long long)blockIdx.y * M * N : p.c;
+    const long long ldc = split ? N : p.ldc;
+    const bool c_vec = split ? p.ws_vec : p.c_vec;
 #pragma unroll
     for (int fm = 0; fm < FM; ++fm) {
 #pragma unroll
@@ -337,12 +347,12 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) dmma_gemm_kerne
             const long long row = m0 + wm0 + 16 * fm + 8 * h + g;
             if (row >= M)
                 continue;
-            double *crow = p.c + row * p.ldc;
+            double *crow = c_out + row * ldc;
 #pragma unroll
             for (int fn = 0; fn < FN; ++fn) {
                 const long long col = n0 + wn0 + 8 * fn + 2 * t;
                 const double r0 = acc[fm][fn][2 * h], r1 = acc[fm][fn][2 * h + 1];
-                if (p.c_vec && col + 1 < N) {
+                if (c_vec && col + 1 < N) {
                     double2 *dst = reinterpret_cast<double2 *>(crow + col);
                     double2 out;
                     if (beta == 0.0) {
@@ -427,7 +437,19 @@ cudaError_t gemm(size_t m, size_t n, size_t k, double alpha, const double *a, si
     const bool va = pb__aligned16(a) && lda % 2 == 0;
     const bool vb = pb__aligned16(b) && ldb % 2 == 0;
 
-    const dim3 grid((unsigned)(tiles_m * tiles_n)), block(Cfg::THREADS);
+    p.k_split = (long long)k;
+    p.ws = nullptr;
+    p.ws_vec = n % 2 == 0;
+    const int slabs = pb__split_k(tiles_m * tiles_n, k, pb__sm_count());
+    if (slabs > 1) {
+        const size_t per = (k + slabs - 1) / slabs;
+        p.k_split = (long long)((per + Cfg::BK - 1) / Cfg::BK * Cfg::BK);
+        const cudaError_t e = cudaMallocAsync(&p.ws, (size_t)slabs * m * n * sizeof(double), s);
+        if (e != cudaSuccess)
+            return e;
+    }
+
+    const dim3 grid((unsigned)(tiles_m * tiles_n), (unsigned)slabs), block(Cfg::THREADS);
     const size_t smem = Cfg::SMEM_BYTES;
     if (va && vb)
         dmma_gemm_kernel<Cfg, true, true><<<grid, block, smem, s>>>(p);
@@ -437,7 +459,15 @@ cudaError_t gemm(size_t m, size_t n, size_t k, double alpha, const double *a, si
         dmma_gemm_kernel<Cfg, false, true><<<grid, block, smem, s>>>(p);
     else
         dmma_gemm_kernel<Cfg, false, false><<<grid, block, smem, s>>>(p);
-    return cudaGetLastError();
+    cudaError_t e = cudaGetLastError();
+    if (slabs > 1) {
+        if (e == cudaSuccess)
+            e = pb__split_reduce(slabs, m, n, p.ws, alpha, beta, c, ldc, s);
+        const cudaError_t freed = cudaFreeAsync(p.ws, s);
+        if (e == cudaSuccess)
+            e = freed;
+    }
+    return e;
 }
 
 //                     BM   BN  BK  WM  WN STAGES MINB
@@ -454,7 +484,7 @@ constexpr pb__tile_choice dmma_choices[] = {
 cudaError_t pb__cuda_gemm_dmma_f64(size_t m, size_t n, size_t k, double alpha, const double *a, size_t lda,
                                    const double *b, size_t ldb, double beta, double *c, size_t ldc, cudaStream_t s)
 {
-    switch (pb__pick_tile(m, n, dmma_choices, 3)) {
+    switch (pb__pick_tile(m, n, k, true, dmma_choices, 3)) {
     case 0:
         return gemm<DLarge>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
     case 1:
