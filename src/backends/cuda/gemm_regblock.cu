@@ -440,21 +440,23 @@ cudaError_t gemm(size_t m, size_t n, size_t k, typename Cfg::T alpha, const type
     // cuBLAS without, the copy costing 1-2% of the product), and the slabs.
     T *scratch[3] = {nullptr, nullptr, nullptr};
     cudaError_t e = cudaSuccess;
-    if (!va && k > 0 && n >= 128) {
-        const size_t ld = (k + VEC - 1) / VEC * VEC;
-        e = cudaMallocAsync(&scratch[0], m * ld * sizeof(T), s);
-        if (e == cudaSuccess)
-            e = cudaMemcpy2DAsync(scratch[0], ld * sizeof(T), a, lda * sizeof(T), k * sizeof(T), m,
+    // rows x cols of src into new scratch whose rows are whole vectors
+    auto pack = [&](const T *src, size_t ld_src, size_t rows, size_t cols, T **dst, long long *ld_dst) {
+        const size_t ld = (cols + VEC - 1) / VEC * VEC;
+        cudaError_t r = cudaMallocAsync(dst, rows * ld * sizeof(T), s);
+        if (r == cudaSuccess)
+            r = cudaMemcpy2DAsync(*dst, ld * sizeof(T), src, ld_src * sizeof(T), cols * sizeof(T), rows,
                                   cudaMemcpyDeviceToDevice, s);
-        p.a = scratch[0], p.lda = (long long)ld, va = true;
+        *ld_dst = (long long)ld;
+        return r;
+    };
+    if (!va && k > 0 && n >= 128) {
+        e = pack(a, lda, m, k, &scratch[0], &p.lda);
+        p.a = scratch[0], va = true;
     }
     if (e == cudaSuccess && !vb && k > 0 && m >= 128) {
-        const size_t ld = (n + VEC - 1) / VEC * VEC;
-        e = cudaMallocAsync(&scratch[1], k * ld * sizeof(T), s);
-        if (e == cudaSuccess)
-            e = cudaMemcpy2DAsync(scratch[1], ld * sizeof(T), b, ldb * sizeof(T), n * sizeof(T), k,
-                                  cudaMemcpyDeviceToDevice, s);
-        p.b = scratch[1], p.ldb = (long long)ld, vb = true;
+        e = pack(b, ldb, k, n, &scratch[1], &p.ldb);
+        p.b = scratch[1], vb = true;
     }
     if (e == cudaSuccess && slabs > 1) {
         const size_t per = (k + slabs - 1) / slabs;

@@ -81,6 +81,24 @@ pb_status nccl_status(ncclResult_t r, const char *expr, const char *file, int li
             return nccl_status(pb__r, #expr, __FILE__, __LINE__);               \
     } while (0)
 
+// A new NCCL communicator over comm's ranks: rank 0's unique id broadcast
+// through comm (collective; st: this rank's status so far, agreed first).
+pb_status comm_init(pb_device *dev, pb_comm *comm, pb_status st, ncclComm_t *out)
+{
+    ncclUniqueId id;
+    memset(&id, 0, sizeof id);
+    if (st == PB_OK && pb__comm_rank(comm) == 0) {
+        ncclResult_t r = api.get_unique_id(&id);
+        if (r != ncclSuccess)
+            st = nccl_status(r, "ncclGetUniqueId", __FILE__, __LINE__);
+    }
+    if ((st = pb__comm_agree(comm, st)) != PB_OK || (st = pb__comm_bcast(comm, &id, sizeof id, 0)) != PB_OK)
+        return st;
+    PB_CUDA_CHECK(cudaSetDevice(dev->index));
+    PB_NCCL_CHECK(api.comm_init_rank(out, pb__comm_size(comm), id, pb__comm_rank(comm)));
+    return PB_OK;
+}
+
 // The device's NCCL communicator over comm's ranks, made on first use
 // (collective: every rank calls it in the same run).
 pb_status nccl_comm(pb_device *dev, pb_comm *comm, ncclComm_t *out)
@@ -90,23 +108,10 @@ pb_status nccl_comm(pb_device *dev, pb_comm *comm, ncclComm_t *out)
         *out = static_cast<ncclComm_t>(impl->nccl);
         return PB_OK;
     }
-    ncclUniqueId id;
-    memset(&id, 0, sizeof id);
-    pb_status st = PB_OK;
-    if (pb__comm_rank(comm) == 0) {
-        ncclResult_t r = api.get_unique_id(&id);
-        if (r != ncclSuccess)
-            st = nccl_status(r, "ncclGetUniqueId", __FILE__, __LINE__);
-    }
-    if ((st = pb__comm_agree(comm, st)) != PB_OK || (st = pb__comm_bcast(comm, &id, sizeof id, 0)) != PB_OK)
-        return st;
-    PB_CUDA_CHECK(cudaSetDevice(dev->index));
-    ncclComm_t nc;
-    PB_NCCL_CHECK(api.comm_init_rank(&nc, pb__comm_size(comm), id, pb__comm_rank(comm)));
-    impl->nccl = nc;
-    impl->nccl_ranks = comm;
-    *out = nc;
-    return PB_OK;
+    pb_status st = comm_init(dev, comm, PB_OK, out);
+    if (st == PB_OK)
+        impl->nccl = *out, impl->nccl_ranks = comm;
+    return st;
 }
 
 ncclDataType_t nccl_type(pb_comm_type t)
@@ -194,20 +199,10 @@ pb_status pb__cuda_nccl_open(pb_device *dev, pb_comm *comm, void **out)
     pb_status st = nccl_load() ? PB_OK : pb__fail(PB_ERR_UNSUPPORTED, "%s", api.why);
     if ((st = pb__comm_agree(comm, st)) != PB_OK || (st = one_rank_per_gpu(dev, comm)) != PB_OK)
         return st;
-    ncclUniqueId id;
-    memset(&id, 0, sizeof id);
-    if (pb__comm_rank(comm) == 0) {
-        ncclResult_t r = api.get_unique_id(&id);
-        if (r != ncclSuccess)
-            st = nccl_status(r, "ncclGetUniqueId", __FILE__, __LINE__);
-    }
-    if ((st = pb__comm_agree(comm, st)) != PB_OK || (st = pb__comm_bcast(comm, &id, sizeof id, 0)) != PB_OK)
-        return st;
-    PB_CUDA_CHECK(cudaSetDevice(dev->index));
     ncclComm_t nc;
-    PB_NCCL_CHECK(api.comm_init_rank(&nc, pb__comm_size(comm), id, pb__comm_rank(comm)));
-    *out = nc;
-    return PB_OK;
+    if ((st = comm_init(dev, comm, PB_OK, &nc)) == PB_OK)
+        *out = nc;
+    return st;
 }
 
 void pb__cuda_nccl_close(void *nc)
@@ -272,7 +267,7 @@ pb_status pb__cuda_nccl_allgather(pb_device *dev, const void *args, pb_stream *s
 }
 
 // One send and one receive per rank, itself included, in one group (as
-// nccl-tests' alltoall). The group is ended even after a failed call in it.
+// nccl-tests' alltoall).
 pb_status pb__cuda_nccl_alltoall(pb_device *dev, const void *args, pb_stream *s)
 {
     const auto *a = static_cast<const pb_collective_args *>(args);
@@ -280,24 +275,25 @@ pb_status pb__cuda_nccl_alltoall(pb_device *dev, const void *args, pb_stream *s)
     pb_status st = nccl_comm(dev, a->comm, &nc);
     if (st != PB_OK)
         return st;
-    ncclDataType_t type = nccl_type(a->type);
-    cudaStream_t stream = pb__cuda_stream(s);
-    PB_NCCL_CHECK(api.group_start());
-    ncclResult_t r = ncclSuccess;
-    const char *failed = nullptr;
-    for (int peer = 0; peer < pb__comm_size(a->comm) && r == ncclSuccess; peer++) {
-        size_t first = static_cast<size_t>(peer) * a->count;
-        if ((r = api.send(at(a->send, a, first), a->count, type, peer, nc, stream)) != ncclSuccess)
-            failed = "ncclSend";
-        else if ((r = api.recv(at(a->recv, a, first), a->count, type, peer, nc, stream)) != ncclSuccess)
-            failed = "ncclRecv";
+    size_t n = static_cast<size_t>(pb__comm_size(a->comm)), bytes = a->count * pb__comm_type_size(a->type);
+    int *peers = static_cast<int *>(calloc(n, sizeof *peers));
+    const void **send = static_cast<const void **>(calloc(n, sizeof *send));
+    void **recv = static_cast<void **>(calloc(n, sizeof *recv));
+    size_t *sizes = static_cast<size_t *>(calloc(n, sizeof *sizes));
+    st = peers && send && recv && sizes ? PB_OK : pb__fail(PB_ERR_NOMEM, "out of host memory");
+    for (size_t peer = 0; st == PB_OK && peer < n; peer++) {
+        peers[peer] = static_cast<int>(peer);
+        send[peer] = at(a->send, a, peer * a->count);
+        recv[peer] = at(a->recv, a, peer * a->count);
+        sizes[peer] = bytes;
     }
-    ncclResult_t end = api.group_end();
-    if (r != ncclSuccess)
-        return nccl_status(r, failed, __FILE__, __LINE__);
-    if (end != ncclSuccess)
-        return nccl_status(end, "ncclGroupEnd", __FILE__, __LINE__);
-    return PB_OK;
+    if (st == PB_OK)
+        st = pb__cuda_nccl_exchange(nc, n, peers, send, sizes, recv, sizes, pb__cuda_stream(s));
+    free(peers);
+    free(send);
+    free(recv);
+    free(sizes);
+    return st;
 }
 
 // From rank 0, in place (send == recv): rank 0's buffer is never written.
