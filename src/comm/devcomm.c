@@ -96,7 +96,9 @@ pb_status pb__devcomm_open(pb_device *dev, pb_comm *comm, enum pb_devcomm_path w
             *out = d;
             return PB_OK;
         }
-        if (want != PB_PATH_AUTO || st != PB_ERR_UNSUPPORTED)
+        /* auto never fails a run that staging can do: any agreed failure of a
+         * direct path (NCCL's set-up included) is a reason to go on */
+        if (want != PB_PATH_AUTO)
             return st;
         if (used < len) {
             int n = snprintf(why + used, len - used, "%s%s", used ? "; " : "", pb_last_error());

@@ -69,8 +69,10 @@ struct pb_devcomm;
 
 /* Opens the path `want` on dev over comm (collective). *out is NULL when the
  * data goes staged: asked for, or `auto` found no other path (why then says
- * what each path lacked, for the row). A path asked for by name that cannot
- * run is PB_ERR_UNSUPPORTED with the reason, on every rank. */
+ * what each path lacked, for the row: any failure of a direct path, its
+ * set-up included, falls back). A path asked for by name that cannot run
+ * fails on every rank with the reason (PB_ERR_UNSUPPORTED where it is
+ * missing). */
 pb_status pb__devcomm_open(pb_device *dev, pb_comm *comm, enum pb_devcomm_path want, struct pb_devcomm **out,
                            char *why, size_t len);
 /* Accepts NULL; every rank closes what it opened. */
