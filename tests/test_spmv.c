@@ -450,13 +450,14 @@ static void test_rows_alone(void **state)
 static void test_balance_plan(void **state)
 {
     (void)state;
-    for (size_t c = 0; c < N_CASES; c++) {
-        const struct pb_coo *m = &cases[c].m;
+    for (size_t c = 0; c < 2 * N_CASES; c++) {
+        const struct pb_coo *m = &cases[c % N_CASES].m;
         int32_t *ptr = NULL, rows = m->n_rows;
         assert_int_equal(pb__csr_offsets(m, &ptr), PB_OK);
         struct pb_bal_plan plan;
         int32_t block_nnz = c % 2 ? PB_BAL_NNZ : PB_BAL_NNZ_MAX;
-        assert_int_equal(pb__bal_plan(ptr, rows, block_nnz, &plan), PB_OK);
+        bool warp_rows = c >= N_CASES; /* both kinds of plan on every case */
+        assert_int_equal(pb__bal_plan(ptr, rows, block_nnz, warp_rows, &plan), PB_OK);
         double *y = malloc(((size_t)rows + 1) * sizeof *y), *partial = calloc((size_t)plan.n_parts + 1, sizeof *partial);
         int *written = calloc((size_t)rows + 1, sizeof *written);
         assert_true(y && partial && written);
@@ -472,7 +473,9 @@ static void test_balance_plan(void **state)
             int32_t per_pass = PB_BAL_THREADS / bl->group;
             assert_true((bl->row1 - bl->row0 + per_pass - 1) / per_pass <= PB_BAL_PASSES);
             for (int32_t i = bl->row0; i < bl->row1; i++) {
-                assert_true(ptr[i + 1] - ptr[i] <= PB_BAL_LONG);
+                assert_true(ptr[i + 1] - ptr[i] <= (warp_rows ? PB_BAL_WARP_LONG : PB_BAL_LONG));
+                /* without warps for them, no row takes more than PB_BAL_STEPS steps of the group */
+                assert_true(warp_rows || ptr[i + 1] - ptr[i] <= PB_BAL_STEPS * bl->group);
                 double sum = 0;
                 for (int32_t k = ptr[i]; k < ptr[i + 1]; k++)
                     sum += m->values[k];
@@ -503,7 +506,8 @@ static void test_balance_plan(void **state)
             for (int32_t k = ptr[i]; k < ptr[i + 1]; k++)
                 ref += m->values[k];
             if (written[i] != 1 || fabs(y[i] - ref) > 1e-9 * (1 + fabs(ref)))
-                fail_msg("%s: row %d written %d times, %.17g for %.17g", cases[c].name, i, written[i], y[i], ref);
+                fail_msg("%s: row %d written %d times, %.17g for %.17g", cases[c % N_CASES].name, i, written[i], y[i],
+                         ref);
         }
         free(y), free(partial), free(written), free(ptr);
         pb__bal_free(&plan);
@@ -511,8 +515,8 @@ static void test_balance_plan(void **state)
     /* the zoo's long rows really are cut */
     int32_t ptr[3] = {0, 9000, 9001};
     struct pb_bal_plan plan;
-    assert_int_equal(pb__bal_plan(ptr, 2, 100, &plan), PB_ERR_INVALID);
-    assert_int_equal(pb__bal_plan(ptr, 2, PB_BAL_NNZ, &plan), PB_OK);
+    assert_int_equal(pb__bal_plan(ptr, 2, 100, false, &plan), PB_ERR_INVALID);
+    assert_int_equal(pb__bal_plan(ptr, 2, PB_BAL_NNZ, false, &plan), PB_OK);
     assert_int_equal(plan.n_pieces, 3);
     assert_int_equal(plan.n_parts, 3);
     assert_int_equal(plan.n_blocks, 1);

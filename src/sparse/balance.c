@@ -14,11 +14,14 @@ static int32_t pow2_floor(int64_t v)
 }
 
 /* Threads per row for rows of `nnz` entries in all, the longest `max_len`:
- * about the mean, and enough that the longest takes at most 8 steps. */
-static int32_t group_for(int64_t nnz, int64_t rows, int64_t max_len)
+ * about the mean, and (unless warps take the long ones) enough that the
+ * longest takes at most PB_BAL_STEPS steps. */
+static int32_t group_for(int64_t nnz, int64_t rows, int64_t max_len, bool warp_rows)
 {
     int32_t g = pow2_floor(rows ? nnz / rows : 1);
-    int64_t need = (max_len + 7) / 8; /* threads for 8 steps */
+    if (warp_rows)
+        return g;
+    int64_t need = (max_len + PB_BAL_STEPS - 1) / PB_BAL_STEPS; /* threads for PB_BAL_STEPS steps */
     int32_t n = need <= 1 ? 1 : need >= 32 ? 32 : (int32_t)1 << (32 - __builtin_clz((unsigned)(need - 1)));
     return g > n ? g : n;
 }
@@ -29,16 +32,17 @@ static int64_t passes(int64_t rows, int32_t group)
     return (rows + per_pass - 1) / per_pass;
 }
 
-pb_status pb__bal_plan(const int32_t *ptr, int32_t rows, int32_t block_nnz, struct pb_bal_plan *out)
+pb_status pb__bal_plan(const int32_t *ptr, int32_t rows, int32_t block_nnz, bool warp_rows, struct pb_bal_plan *out)
 {
     memset(out, 0, sizeof *out);
     if (block_nnz < PB_BAL_THREADS || block_nnz > PB_BAL_NNZ_MAX || block_nnz % PB_BAL_THREADS)
         return pb__fail(PB_ERR_INVALID, "spmv balance: %d entries per block", block_nnz);
     /* Counts first, then the arrays. */
     int64_t n_pieces = 0, n_parts = 0, long_rows = 0, n_blocks = 0;
+    const int64_t long_len = warp_rows ? PB_BAL_WARP_LONG : PB_BAL_LONG;
     for (int32_t i = 0; i < rows; i++) {
         int64_t len = ptr[i + 1] - ptr[i];
-        if (len > PB_BAL_LONG) {
+        if (len > long_len) {
             int64_t n = (len + PB_BAL_PIECE - 1) / PB_BAL_PIECE;
             n_pieces += n;
             n_parts += n > 1 ? n : 0;
@@ -61,13 +65,14 @@ pb_status pb__bal_plan(const int32_t *ptr, int32_t rows, int32_t block_nnz, stru
     int64_t nnz = 0, max_len = 0;
     for (int32_t i = 0; i <= rows; i++) {
         int64_t len = i < rows ? ptr[i + 1] - ptr[i] : 0;
-        bool is_long = i < rows && len > PB_BAL_LONG;
+        bool is_long = i < rows && len > long_len;
         bool close = i == rows || is_long;
         if (!close) {
             int64_t m = len > max_len ? len : max_len, r = i - row0 + 1;
             /* up to PB_BAL_PASSES * PB_BAL_THREADS / 32 rows, even 32 threads a row fit the passes */
             close = nnz + len > block_nnz || r > PB_BAL_ROWS ||
-                    (r > PB_BAL_PASSES * PB_BAL_THREADS / 32 && passes(r, group_for(nnz + len, r, m)) > PB_BAL_PASSES);
+                    (r > PB_BAL_PASSES * PB_BAL_THREADS / 32 &&
+                     passes(r, group_for(nnz + len, r, m, warp_rows)) > PB_BAL_PASSES);
         }
         if (close && i > row0) {
             if (n_blocks == cap) { /* the bound above is wrong: say so rather than write past it */
@@ -75,7 +80,7 @@ pb_status pb__bal_plan(const int32_t *ptr, int32_t rows, int32_t block_nnz, stru
                 return pb__fail(PB_ERR_INVALID, "spmv balance: more than %lld blocks", (long long)cap);
             }
             out->blocks[n_blocks++] =
-                (struct pb_bal_block){row0, i, ptr[row0], ptr[i], group_for(nnz, i - row0, max_len)};
+                (struct pb_bal_block){row0, i, ptr[row0], ptr[i], group_for(nnz, i - row0, max_len, warp_rows)};
             row0 = i, nnz = 0, max_len = 0;
         }
         if (i == rows)

@@ -8,12 +8,18 @@
  * row with `group` threads (a power of two: about the block's mean row
  * length, and enough that its longest row takes at most 8 steps), in at most
  * PB_BAL_PASSES passes over its rows (so a run of empty rows is split too).
+ * With warp_rows, the group follows the mean alone, rows of up to
+ * PB_BAL_WARP_LONG stay in the blocks, and the rows longer than 8 steps of
+ * the group (PB_BAL_STEPS) are the kernel's to give a warp each: one row of
+ * 200 among rows of 3 no longer widens the group of all of them, nor ends
+ * the block.
  * Longer rows are cut into pieces of PB_BAL_PIECE entries, a thread block
  * each; the pieces of one row write partial sums, and the last to finish adds
  * them in piece order, so the result is the same on every run. */
 #ifndef PARBENCH_SPARSE_BALANCE_H
 #define PARBENCH_SPARSE_BALANCE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,8 +34,10 @@ extern "C" {
 #define PB_BAL_NNZ_MAX 4096 /* the most a plan may be asked for */
 #define PB_BAL_ROWS 1024   /* rows per block at most (their offsets are staged too) */
 #define PB_BAL_LONG 256    /* longer rows are cut into pieces */
+#define PB_BAL_WARP_LONG 1024 /* the same with warp_rows: a warp sums up to 32 steps of a row */
 #define PB_BAL_PIECE 4096  /* entries per piece (16 per thread) */
 #define PB_BAL_PASSES 16   /* passes of the threads over a block's rows */
+#define PB_BAL_STEPS 8     /* a row of more than group * PB_BAL_STEPS entries: a warp's, with warp_rows */
 
 struct pb_bal_block {
     int32_t row0, row1; /* rows [row0, row1), none longer than PB_BAL_LONG */
@@ -74,9 +82,9 @@ enum pb_spmv_pick pb__spmv_auto_pick(const struct pb_spmv_row_stats *s);
 void pb__spmv_pick_note(const char *kernel, const struct pb_spmv_row_stats *s, char *buf, size_t len);
 
 /* The plan for CSR row offsets ptr[rows + 1], blocks of at most block_nnz
- * entries (a multiple of PB_BAL_THREADS up to PB_BAL_NNZ_MAX). PB_ERR_NOMEM,
- * PB_ERR_INVALID. */
-pb_status pb__bal_plan(const int32_t *ptr, int32_t rows, int32_t block_nnz, struct pb_bal_plan *out);
+ * entries (a multiple of PB_BAL_THREADS up to PB_BAL_NNZ_MAX); warp_rows as
+ * above. PB_ERR_NOMEM, PB_ERR_INVALID. */
+pb_status pb__bal_plan(const int32_t *ptr, int32_t rows, int32_t block_nnz, bool warp_rows, struct pb_bal_plan *out);
 void pb__bal_free(struct pb_bal_plan *p);
 
 #ifdef __cplusplus

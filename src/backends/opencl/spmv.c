@@ -175,7 +175,7 @@ static pb_status plan_ready(pb_device *dev, const struct pb_spmv_args *a, struct
         st = pb_buf_read(a->ptr, 0, ptr, ((size_t)a->rows + 1) * sizeof *ptr);
     if (st == PB_OK) {
         pb__spmv_row_stats_of(ptr, a->rows, a->cols, &c->stats);
-        st = pb__bal_plan(ptr, a->rows, PB_BAL_NNZ, &plan);
+        st = pb__bal_plan(ptr, a->rows, PB_BAL_NNZ, false, &plan);
     }
     pb__host_free(ptr);
     size_t parts = (size_t)plan.n_parts;
