@@ -103,6 +103,10 @@ contains "$tmp/out" '"results"'
 contains "$tmp/r.json" '"samples"'
 expect 0 "$pb" run gemm --n 8,9 --reps 1 --variant ref/ikj --format csv
 lines "$tmp/out" 3
+# The same precision named twice (and by its other name) runs once; the
+# file's extension is read in any case.
+expect 0 "$pb" run gemm --n 8 --reps 1 --variant ref/ikj --precision float,fp32,double,float --quiet --out "$tmp/UP.CSV"
+lines "$tmp/UP.CSV" 3 # header + float + double
 # --append adds rows under the existing header.
 expect 0 "$pb" run gemm --n 8 --reps 1 --variant ref/ikj --quiet --out "$tmp/r.csv" --append
 lines "$tmp/r.csv" 7

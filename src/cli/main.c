@@ -521,6 +521,13 @@ static pb_status build_plan(const struct pb_bench *bench, const struct run_args 
         if (!pb__precision_parse(p->precisions[i], &prec))
             return pb__fail(PB_ERR_INVALID, "--precision: unknown precision '%s' (%s)", p->precisions[i],
                             pb__precision_names(names, sizeof names));
+        bool again = false; /* "float,fp32": one precision, run once */
+        for (size_t j = 0; j < i && !again; j++) {
+            enum pb_precision earlier;
+            again = pb__precision_parse(p->precisions[j], &earlier) && earlier == prec;
+        }
+        if (again)
+            continue;
         if (!bench->typeless && (st = pb__bench_takes(bench, prec)) != PB_OK)
             return st;
         size_t n = 0;

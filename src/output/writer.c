@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -31,11 +32,11 @@ const char *pb__format_from_path(const char *path)
     const char *dot = strrchr(path, '.');
     if (!dot || strchr(dot, '/'))
         return NULL;
-    if (strcmp(dot, ".csv") == 0)
+    if (strcasecmp(dot, ".csv") == 0)
         return "csv";
-    if (strcmp(dot, ".json") == 0)
+    if (strcasecmp(dot, ".json") == 0)
         return "json";
-    if (strcmp(dot, ".txt") == 0)
+    if (strcasecmp(dot, ".txt") == 0)
         return "table";
     return NULL;
 }
