@@ -765,7 +765,7 @@ struct pb_cuda_sparse {
     pb_bal_piece *bal_pieces;
     void *bal_partial;
     int32_t *bal_counter;
-    int32_t bal_n_blocks, bal_n_pieces, bal_long_rows;
+    int32_t bal_n_blocks, bal_n_pieces, bal_long_rows, bal_block_nnz;
     uint64_t bal_ptr;
     int32_t bal_rows;
     int64_t bal_nnz;
@@ -892,7 +892,18 @@ static pb_status balanced_plan(pb_device *dev, const pb_spmv_args *a, pb_cuda_sp
     cudaError_t e = cudaMemcpy(ptr, a->ptr->handle, ((size_t)a->rows + 1) * sizeof *ptr, cudaMemcpyDeviceToHost);
     if (e == cudaSuccess) {
         pb__spmv_row_stats_of(ptr, a->rows, a->cols, &sp->stats);
-        st = pb__bal_plan(ptr, a->rows, PB_BAL_NNZ, true, &plan);
+        // PARBENCH_CUDA_BAL_WARP_ROWS=0: the plan before warp rows (groups as wide as the longest row), for A/B runs
+        const char *env = getenv("PARBENCH_CUDA_BAL_WARP_ROWS");
+        bool warp_rows = !(env && strcmp(env, "0") == 0);
+        // Full blocks leave a small matrix's GPU idle (mhd4800a, 102k non-zeros:
+        // 50 blocks, 2.4x slower): at least two blocks per SM where it has them.
+        int64_t per_sm = a->nnz / (2 * (int64_t)pb__cuda(dev)->prop.multiProcessorCount);
+        int32_t block_nnz = PB_BAL_NNZ;
+        if (warp_rows && per_sm < PB_BAL_NNZ)
+            block_nnz = (int32_t)((per_sm + PB_BAL_THREADS - 1) / PB_BAL_THREADS * PB_BAL_THREADS);
+        if (block_nnz < PB_BAL_THREADS)
+            block_nnz = PB_BAL_THREADS;
+        st = pb__bal_plan(ptr, a->rows, block_nnz, warp_rows, &plan);
     }
     pb__host_free(ptr);
     if (e != cudaSuccess || st != PB_OK) {
@@ -916,6 +927,7 @@ static pb_status balanced_plan(pb_device *dev, const pb_spmv_args *a, pb_cuda_sp
     if (e == cudaSuccess && parts)
         e = cudaMemset(sp->bal_counter, 0, parts * sizeof(int32_t));
     sp->bal_n_blocks = plan.n_blocks, sp->bal_n_pieces = plan.n_pieces, sp->bal_long_rows = plan.long_rows;
+    sp->bal_block_nnz = plan.block_nnz;
     pb__bal_free(&plan);
     PB_CUDA_CHECK(e);
     sp->bal_ptr = a->ptr->stamp, sp->bal_rows = a->rows, sp->bal_nnz = a->nnz;
@@ -956,7 +968,7 @@ pb_status pb__cuda_spmv_balanced_prepare(pb_device *dev, const void *args, char 
     pb_cuda_sparse *sp = nullptr;
     pb_status st = a->rows ? balanced_plan(dev, a, &sp) : PB_OK;
     if (st == PB_OK && sp && note)
-        snprintf(note, len, "%d blocks of <= %d, %d long rows in %d pieces", sp->bal_n_blocks, PB_BAL_NNZ,
+        snprintf(note, len, "%d blocks of <= %d, %d long rows in %d pieces", sp->bal_n_blocks, sp->bal_block_nnz,
                  sp->bal_long_rows, sp->bal_n_pieces);
     return st;
 }
