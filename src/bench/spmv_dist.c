@@ -855,7 +855,8 @@ static pb_status sd_bind(pb_device *dev, const struct pb_problem *p, const struc
     int32_t *halo = NULL, *own_slot = NULL;
     if (st == PB_OK)
         st = plan_halo(s, &halo, &own_slot);
-    if (st == PB_OK) /* agreed so far: every rank opens it */
+    st = pb__comm_agree(comm, st); /* the plan's last checks are local; the open below is collective */
+    if (st == PB_OK)
         st = pb__devcomm_open(dev, comm, (enum pb_devcomm_path)p->v[P_PATH], &s->dc, s->staged_why,
                               sizeof s->staged_why);
     if (st == PB_OK && s->dc)
