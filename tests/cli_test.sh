@@ -478,6 +478,11 @@ awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "wg" || $i == "g
     "$tmp/cmp-new.csv" >"$tmp/cmp-old.csv"
 expect 0 "$pb" compare "$tmp/cmp-old.csv" "$tmp/cmp-new.csv"
 contains "$tmp/out" "2 rows matched"
+# an OK row whose median was edited to 0 is not compared, and says why
+awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "median_s") c = i } NR > 1 && c { $c = 0 } { print }' \
+    "$tmp/cmp-new.csv" >"$tmp/cmp-zero.csv"
+expect 0 "$pb" compare "$tmp/cmp-zero.csv" "$tmp/cmp-new.csv"
+contains "$tmp/out" "not compared (base has no median time)"
 
 # Ceilings: measured, saved, then read by runs for the fraction-of-ceiling column.
 expect 0 "$pb" run gemm --n 16 --variant ref/ikj --reps 1 --quiet

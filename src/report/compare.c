@@ -146,8 +146,10 @@ int pb__cmd_compare(int argc, char **argv)
         if (pb__rp_ok(b) && !pb__rp_ok(n) && strcmp(n->status, "FAILED") == 0) {
             snprintf(verdict, sizeof verdict, "REGRESSION: FAILED (was OK)");
             bad = true;
-        } else if (!pb__rp_ok(b) || !pb__rp_ok(n) || !(b->median > 0) || !(n->median > 0)) {
+        } else if (!pb__rp_ok(b) || !pb__rp_ok(n)) {
             snprintf(verdict, sizeof verdict, "not compared (%s -> %s)", b->status, n->status);
+        } else if (!(b->median > 0) || !(n->median > 0)) { /* an OK row without a time: an edited file */
+            snprintf(verdict, sizeof verdict, "not compared (%s has no median time)", !(b->median > 0) ? "base" : "new");
         } else {
             double ratio = n->median / b->median, blo, bhi, nlo, nhi;
             spread(b, &blo, &bhi);
