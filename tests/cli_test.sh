@@ -471,6 +471,9 @@ contains "$tmp/err" "compare needs two result files, BASE and NEW (got one)"
 lines "$tmp/err" 1
 expect 2 "$pb" compare "$data/results/gemm.json" "$data/results/gemm.json" --threshold lots
 expect 3 "$pb" compare "$data/results/gemm.json" "$tmp/nosuch.json"
+head -c 300 "$data/results/gemm.json" >"$tmp/cut.json" # a results file cut short
+expect 3 "$pb" compare "$data/results/gemm.json" "$tmp/cut.json"
+contains "$tmp/err" "cut.json is not valid JSON (near byte"
 # a file written before a parameter existed matches rows that leave it at its default
 expect 0 "$pb" run gemm --variant ref/ikj --n 16,32 --reps 1 --quiet --out "$tmp/cmp-new.csv"
 awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "wg" || $i == "groups") drop[i] = 1 }

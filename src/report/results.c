@@ -381,6 +381,11 @@ static pb_status load_json(struct pb_rp_set *set, const char *path, const char *
         pb__ceilings_free(&c);
         return st;
     }
+    if (!doc && !quiet) { /* a results file cut short (a run killed while writing) reads so */
+        const char *at = cJSON_GetErrorPtr();
+        return pb__fail(PB_ERR_PARSE, "%s is not valid JSON (near byte %ld of %zu; a file cut short reads so)",
+                        path, at && at >= text ? (long)(at - text) : -1L, strlen(text));
+    }
     if (!doc || !cJSON_IsArray(results)) {
         cJSON_Delete(doc);
         return quiet ? PB_ERR_UNSUPPORTED
