@@ -5,6 +5,8 @@
 
 #include "bench/runner.h"
 #include "comm/comm.h"
+#include "comm/devcomm.h"
+#include "core/backend_impl.h"
 #include "core/core.h"
 #include "output/writer_impl.h"
 #include "sparse/sparse.h"
@@ -551,6 +553,87 @@ static void test_gemm_dist(void **state)
         assert_contains(kept.rows[0].reason, "no vendor GEMM");
 }
 
+/* ---- device paths: which one runs, agreed by every rank ------------------ */
+
+/* A backend whose paths open or fail as the test says, counting opens and
+ * closes; only the last rank may be told to fail. */
+struct fake_paths {
+    pb_status nccl, mpi; /* what open gives on the failing rank (PB_OK: opens) */
+    int opened, closed;
+};
+static struct fake_paths fake;
+
+static pb_status fake_open(pb_device *dev, pb_comm *c, enum pb_devcomm_path path, void **impl)
+{
+    (void)dev;
+    pb_status st = path == PB_PATH_NCCL ? fake.nccl : fake.mpi;
+    if (st != PB_OK && pb__comm_rank(c) == pb__comm_size(c) - 1)
+        return pb__fail(st, "%s cannot run here", pb__devcomm_path_name(path));
+    fake.opened++;
+    *impl = &fake;
+    return PB_OK;
+}
+
+static void fake_close(void *impl)
+{
+    if (impl)
+        fake.closed++;
+}
+
+static const struct pb_devcomm_ops fake_ops = {fake_open, fake_close, NULL, NULL};
+
+static void test_device_paths(void **state)
+{
+    (void)state;
+    struct pb_backend with = {.name = "fake", .devcomm = &fake_ops}, without = {.name = "plain"};
+    pb_device dev = {.backend = &with}, host = {.backend = &without};
+    struct pb_devcomm *d = NULL;
+    char why[200];
+
+    /* auto: NCCL first; where it fails on one rank, no rank keeps it and MPI runs */
+    fake = (struct fake_paths){.nccl = PB_ERR_UNSUPPORTED};
+    assert_int_equal(pb__devcomm_open(&dev, comm, PB_PATH_AUTO, &d, why, sizeof why), PB_OK);
+    assert_non_null(d);
+    assert_int_equal(pb__devcomm_path(d), PB_PATH_MPI);
+    assert_int_equal(fake.opened - fake.closed, 1); /* NCCL's opens, where they happened, closed again */
+    pb__devcomm_close(d);
+    assert_int_equal(fake.opened, fake.closed);
+
+    /* auto with neither: staged, every rank saying why; a set-up error counts too */
+    fake = (struct fake_paths){.nccl = PB_ERR_DEVICE, .mpi = PB_ERR_UNSUPPORTED};
+    assert_int_equal(pb__devcomm_open(&dev, comm, PB_PATH_AUTO, &d, why, sizeof why), PB_OK);
+    assert_null(d);
+    assert_int_equal(pb__devcomm_path(d), PB_PATH_STAGED);
+    assert_non_null(strstr(why, "nccl cannot run here"));
+    assert_non_null(strstr(why, "mpi cannot run here"));
+    assert_int_equal(fake.opened, fake.closed);
+
+    /* a path asked for by name that fails on one rank fails on all */
+    fake = (struct fake_paths){.nccl = PB_ERR_UNSUPPORTED};
+    assert_int_equal(pb__devcomm_open(&dev, comm, PB_PATH_NCCL, &d, why, sizeof why), PB_ERR_UNSUPPORTED);
+    assert_null(d);
+    assert_non_null(strstr(pb_last_error(), "nccl cannot run here"));
+    assert_int_equal(fake.opened, fake.closed);
+    assert_int_equal(pb__devcomm_open(&dev, comm, PB_PATH_MPI, &d, why, sizeof why), PB_OK);
+    assert_int_equal(pb__devcomm_path(d), PB_PATH_MPI);
+    pb__devcomm_close(d);
+
+    /* staged opens nothing; a backend without paths stages under auto and refuses them by name */
+    fake = (struct fake_paths){0};
+    assert_int_equal(pb__devcomm_open(&dev, comm, PB_PATH_STAGED, &d, why, sizeof why), PB_OK);
+    assert_null(d);
+    assert_int_equal(fake.opened, 0);
+    assert_int_equal(pb__devcomm_open(&host, comm, PB_PATH_AUTO, &d, why, sizeof why), PB_OK);
+    assert_null(d);
+    assert_int_equal(pb__devcomm_open(&host, comm, PB_PATH_NCCL, &d, why, sizeof why), PB_ERR_UNSUPPORTED);
+    assert_non_null(strstr(pb_last_error(), "the plain backend has no device path"));
+
+    enum pb_devcomm_path p;
+    assert_true(pb__devcomm_path_parse("nccl", &p) && p == PB_PATH_NCCL);
+    assert_false(pb__devcomm_path_parse("NCCL", &p));
+    assert_string_equal(pb__devcomm_describe(PB_PATH_STAGED), "staged through pinned host memory");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -564,6 +647,7 @@ int main(void)
         cmocka_unit_test(test_spmv_dist),
         cmocka_unit_test(test_partition_stats),
         cmocka_unit_test(test_gemm_dist),
+        cmocka_unit_test(test_device_paths),
     };
     return pb_test_run(tests, group_setup, group_teardown);
 }
