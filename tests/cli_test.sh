@@ -456,6 +456,10 @@ else
     expect 3 "$pb" plot "$data/results/gemm.json" -o "$tmp/g.png"
     contains "$tmp/err" "rsvg-convert"
 fi
+# a PNG that cannot be written: one line, before any converter runs
+expect 3 "$pb" plot "$data/results/gemm.json" -o "$tmp/missing/g.png"
+contains "$tmp/err" "cannot write $tmp/missing/g.png: No such file or directory"
+lines "$tmp/err" 1
 
 expect 0 "$pb" compare "$data/results/gemm.json" "$data/results/gemm.json"
 contains "$tmp/out" "66 rows matched: 0 regressed"

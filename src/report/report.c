@@ -1,6 +1,7 @@
 /* parbench report and parbench plot: one self-contained HTML file (inline
  * SVG, inline CSS, no script) or one chart as SVG/PNG. */
 #include <errno.h>
+#include <libgen.h>
 #include <math.h>
 #include <spawn.h>
 #include <stdint.h>
@@ -889,6 +890,11 @@ static bool has_ext(const char *path, const char *ext)
 /* SVG -> PNG through rsvg-convert, found on PATH. */
 static int svg_to_png(const struct pb_sbuf *svg, const char *png)
 {
+    /* rsvg-convert's own error would come first, in its words: say it here, once */
+    char where[1024];
+    snprintf(where, sizeof where, "%s", png);
+    if (access(dirname(where), W_OK) != 0)
+        return pb__cli_die(PB_EXIT_ERROR, "cannot write %s: %s", png, strerror(errno));
     const char *dir = getenv("TMPDIR");
     char tmp[1024];
     snprintf(tmp, sizeof tmp, "%s/parbench-plot-XXXXXX", dir && dir[0] ? dir : "/tmp");
