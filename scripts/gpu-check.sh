@@ -4,8 +4,8 @@
 # racecheck), then the benchmarks. Results and logs go to $OUT (default
 # bench/results/<date>-<gpu>/).
 #
-# usage: scripts/gpu-check.sh [quick|full|spmv|zoo|zoo_cpu|memlab|conv|limits|tensor|ceilings|opencl|opencl_copies|opencl_kernels|mpi|devpath|multi|trust|studies]
-#   quick: tests, sanitizers and a GEMM whose rows must carry NVML's energy columns; spmv, memlab, conv, ceilings, opencl: build, then only
+# usage: scripts/gpu-check.sh [build|quick|full|spmv|zoo|zoo_cpu|memlab|conv|limits|tensor|ceilings|opencl|opencl_copies|opencl_kernels|mpi|devpath|multi|trust|studies]
+#   build: only the build (build-gpu/); quick: tests, sanitizers and a GEMM whose rows must carry NVML's energy columns; spmv, memlab, conv, ceilings, opencl: build, then only
 #   that section (ceilings also renders the report of everything in $OUT; opencl, the OpenCL
 #   twins, runs as its two halves opencl_copies and opencl_kernels within 10 minutes each). spmv
 #   (matrices from $PB_MATRICES, default ../shared/data/matrices or .data/matrices); mpi: the
@@ -17,7 +17,7 @@
 #   GPUs, one rank each): p2p, every rank at once, spmv-dist and gemm-dist scaling over
 #   1, 2, 4, 8 GPUs with staged and NCCL paths, allreduce, memcheck; its parts multi_p2p,
 #   multi_dist, multi_coll also run alone; limits: conv at R = 1..128 beside cuDNN, conv-stream's strips and
-#   streams, copies both ways at once; tensor: gemm in tf32/bf16/fp16, tc beside cuBLAS; trust: a GPU fault mid-run, a problem too big for the device, 10,000
+#   streams, copies both ways at once; tensor: gemm in tf32/bf16/fp16, tc and wgmma beside cuBLAS; trust: a GPU fault mid-run, a problem too big for the device, 10,000
 #   library turns; studies: parbench study 000..004 --quick (PB_STUDY_FULL=1: the full
 #   studies; PB_STUDIES="003 004": only those), each in its folder, and one report
 # PB_GIT_COMMIT=HASH names the commit measured in every row (set it where the
@@ -55,6 +55,7 @@ run cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPB_CUDA=ON -DP
 run cmake --build build-gpu -j "$(nproc)"
 pb=build-gpu/parbench
 [ -x "$pb" ] || { echo "build failed; see $log"; tail -30 "$log"; exit 1; }
+[ "$mode" = build ] && exit $status
 
 spmv_section() {
     local dir=${PB_MATRICES:-}
@@ -163,16 +164,22 @@ limits_section() {
         --reps 20 --quiet $c --out "$out/bidir-limits.csv"
 }
 
-# Tensor-core precisions: our tc kernel beside cuBLAS (cublasGemmEx), verified
-# on awkward shapes under memcheck, then measured.
+# Tensor-core precisions: our tc (WMMA) and wgmma (Hopper) kernels beside cuBLAS
+# (cublasGemmEx), verified on awkward shapes under memcheck, then measured.
 tensor_section() {
-    step "tensor: compute-sanitizer on tc and cublas, tf32/bf16/fp16 (awkward shapes)"
+    step "tensor: compute-sanitizer on tc, wgmma and cublas, tf32/bf16/fp16 (awkward shapes)"
     run compute-sanitizer --tool memcheck --error-exitcode 9 \
-        $pb run gemm --backend cuda --variant tc,cublas --m 33,1,130 --n 17,129 --k 5,67,1 --precision tf32,bf16,fp16 \
-        --reps 1 --warmup 0 --quiet
-    step "tensor: tc and cublas at n = 2048..8192"
-    run $pb run gemm --backend cuda --variant tc,cublas --n 2048,4096,8192 --precision tf32,bf16,fp16 --reps 10 --quiet \
-        --out "$out/gemm-tensor.csv"
+        $pb run gemm --backend cuda --variant tc,wgmma,cublas --m 33,1,130 --n 17,129,300 --k 5,67,1,200 \
+        --precision tf32,bf16,fp16 --reps 1 --warmup 0 --quiet
+    step "tensor: tc, wgmma and cublas at n = 2048..8192, and awkward shapes"
+    run $pb run gemm --backend cuda --variant tc,wgmma,cublas --n 2048,4096,8192 --precision tf32,bf16,fp16 --reps 10 \
+        --quiet --out "$out/gemm-tensor.csv"
+    local shape m n k
+    for shape in 8191x8191x8191 3000x5000x7000 4097x4097x4097 65536x64x4096 1024x1024x65536; do
+        IFS=x read -r m n k <<<"$shape"
+        run $pb run gemm --backend cuda --variant wgmma,cublas --m "$m" --n "$n" --k "$k" --precision tf32,bf16 \
+            --reps 5 --quiet --out "$out/gemm-tensor-shapes.csv" --append
+    done
 }
 
 ceilings_section() {

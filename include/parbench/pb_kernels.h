@@ -258,7 +258,8 @@ pb_status pb_kernel_workspace(pb_device *dev, const char *bench, const char *var
  * i.e. each backend's fastest kernel of its own that computes the family's
  * result. Vendor libraries (anchors) and bounds are never the default.
  *   gemm       regblock (cuda, opencl), blocked (openmp), ikj (ref);
- *              tf32, bf16, fp16: tc (cuda), ikj (ref)
+ *              tf32, bf16, fp16: wgmma (cuda, compute capability 9.0),
+ *              tc (cuda), ikj (ref)
  *   spmv       CSR: auto, csr-vector (cuda, opencl), csr (openmp, ref);
  *              ELL: ell; ELLT: ellt
  *   conv       regs (cuda), fused (cuda, R <= 64), tiled (cuda, opencl),

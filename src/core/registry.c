@@ -363,7 +363,7 @@ static const struct {
     const char *bench;
     const char *names[6];
 } defaults[] = {
-    {"gemm", {"regblock", "tc", "blocked", "ikj"}},
+    {"gemm", {"regblock", "wgmma", "tc", "blocked", "ikj"}},
     {"spmv", {"auto", "csr-vector", "csr", "ell", "ellt"}},
     {"conv", {"regs", "fused", "tiled", "ring", "rowcol"}},
     {"transpose", {"padded", "blocked", "loops"}},

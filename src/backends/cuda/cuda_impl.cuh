@@ -53,6 +53,8 @@ bool pb__cuda_gemm_cublas_supports(const pb_device *dev, const void *args, const
 // Tensor-core types on the tensor cores (gemm_tc.cu).
 pb_status pb__cuda_gemm_tc(pb_device *dev, const void *args, pb_stream *s);
 bool pb__cuda_gemm_tc_supports(const pb_device *dev, const void *args, const char **why);
+pb_status pb__cuda_gemm_wgmma(pb_device *dev, const void *args, pb_stream *s); // gemm_wgmma.cu
+bool pb__cuda_gemm_wgmma_supports(const pb_device *dev, const void *args, const char **why);
 pb_status pb__cuda_peak_fma(pb_device *dev, const void *args, pb_stream *s); // peak.cu
 pb_status pb__cuda_peak_read(pb_device *dev, const void *args, pb_stream *s);
 bool pb__cuda_peak_supports(const pb_device *dev, const void *args, const char **why);

@@ -19,9 +19,8 @@
 //  * Epilogue: each 16x16 accumulator goes through a warp-private 1 KiB of shared memory,
 //    then lanes write it with alpha, beta and the edge checks; beta == 0 never reads C.
 //
-// Structure: each kernel lives in its own namespace with a launch<T>() and its limits;
-// pb__cuda_gemm_tc picks one. A Hopper kernel (wgmma fed by TMA, sm_90a) goes beside
-// wmma_kernel and is picked first where the device has it.
+// The portable tensor-core kernel (sm_80 and newer). On Hopper, gemm_wgmma.cu's
+// warpgroup-MMA kernel is 3.5-6x faster and is the library's default for these types.
 
 #include <mma.h>
 #include <cuda_bf16.h>
