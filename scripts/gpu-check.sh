@@ -169,7 +169,7 @@ limits_section() {
 tensor_section() {
     step "tensor: compute-sanitizer on tc, wgmma and cublas, tf32/bf16/fp16 (awkward shapes)"
     run compute-sanitizer --tool memcheck --error-exitcode 9 \
-        $pb run gemm --backend cuda --variant tc,wgmma,cublas --m 33,1,130 --n 17,129,300 --k 5,67,1,200 \
+        $pb run gemm --backend cuda --variant tc,wgmma,cublas --m 33,1,130 --n 17,129,300 --k 5,67,1,200,4500 \
         --precision tf32,bf16,fp16 --reps 1 --warmup 0 --quiet
     step "tensor: tc, wgmma and cublas at n = 2048..8192, and awkward shapes"
     run $pb run gemm --backend cuda --variant tc,wgmma,cublas --n 2048,4096,8192 --precision tf32,bf16,fp16 --reps 10 \
