@@ -171,6 +171,14 @@ tensor_section() {
     run compute-sanitizer --tool memcheck --error-exitcode 9 \
         $pb run gemm --backend cuda --variant tc,wgmma,cublas --m 33,1,130 --n 17,129,300 --k 5,67,1,200,4500 \
         --precision tf32,bf16,fp16 --reps 1 --warmup 0 --quiet
+    local bn
+    for bn in 128 256; do # small shapes pick wgmma's 64-wide tile: the others too
+        step "tensor: wgmma with its $bn-wide tile (memcheck, awkward shapes) and test_gemm"
+        run env PARBENCH_WGMMA_BN=$bn compute-sanitizer --tool memcheck --error-exitcode 9 \
+            $pb run gemm --backend cuda --variant wgmma --m 33,130,300 --n 17,300,520 --k 5,200,4500 \
+            --precision tf32,bf16,fp16 --reps 1 --warmup 0 --quiet
+        run env PARBENCH_WGMMA_BN=$bn PB_REQUIRE=cuda ctest --test-dir build-gpu -R '^gemm$' --output-on-failure
+    done
     step "tensor: tc, wgmma and cublas at n = 2048..8192, and awkward shapes"
     run $pb run gemm --backend cuda --variant tc,wgmma,cublas --n 2048,4096,8192 --precision tf32,bf16,fp16 --reps 10 \
         --quiet --out "$out/gemm-tensor.csv"

@@ -41,12 +41,17 @@
 
 namespace {
 
-constexpr int BM = 128, BN = 256, STAGES = 4, THREADS = 384, GROUP_M = 8;
-constexpr int ROW_BYTES = 128;                                   // a K slice row: the swizzle width
-constexpr int A_STAGE = BM * ROW_BYTES, B_STAGE = BN * ROW_BYTES; // 16 KiB + 32 KiB
-constexpr int STAGE_BYTES = A_STAGE + B_STAGE;
-constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024; // + alignment of the ring to 1 KiB
-constexpr int B_CHUNK = 64;                             // N-major B: 64 columns (128 bytes) a copy
+constexpr int BM = 128, THREADS = 384, GROUP_M = 8;
+constexpr int ROW_BYTES = 128; // a K slice row: the swizzle width
+constexpr int B_CHUNK = 64;    // N-major B: 64 columns (128 bytes) a copy
+
+// A block tile of BM x BN: the ring holds as many stages as fit in 200 KiB (at most 8).
+template <int BN> struct tile {
+    static constexpr int A_STAGE = BM * ROW_BYTES, B_STAGE = BN * ROW_BYTES;
+    static constexpr int STAGE_BYTES = A_STAGE + B_STAGE;
+    static constexpr int STAGES = 200 * 1024 / STAGE_BYTES < 8 ? 200 * 1024 / STAGE_BYTES : 8;
+    static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024; // + alignment of the ring to 1 KiB
+};
 
 // The wgmma instruction per input type; K = its k per instruction (32 bytes of a row).
 template <typename T> struct mma_type;
@@ -74,57 +79,67 @@ struct params {
 
 #ifdef PB_WGMMA_DEVICE
 
-#define PB_WGMMA_D                                                                                   \
-    "{"                                                                                              \
-    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                         \
-    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "               \
-    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "               \
-    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "               \
-    "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "               \
-    "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "               \
-    "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "   \
+#define PB_WGMMA_D32 \
+    "{" \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31" \
+    "}"
+#define PB_WGMMA_D64 \
+    "{" \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63" \
+    "}"
+#define PB_WGMMA_D128 \
+    "{" \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
+    "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+    "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
+    "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
     "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127" \
     "}"
 #define PB_ACC8(i)                                                                                   \
     "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]),       \
         "+f"(d[i + 6]), "+f"(d[i + 7])
-#define PB_ACC128                                                                                    \
-    PB_ACC8(0), PB_ACC8(8), PB_ACC8(16), PB_ACC8(24), PB_ACC8(32), PB_ACC8(40), PB_ACC8(48), PB_ACC8(56), \
-        PB_ACC8(64), PB_ACC8(72), PB_ACC8(80), PB_ACC8(88), PB_ACC8(96), PB_ACC8(104), PB_ACC8(112),  \
-        PB_ACC8(120)
+#define PB_ACC32 PB_ACC8(0), PB_ACC8(8), PB_ACC8(16), PB_ACC8(24)
+#define PB_ACC64 PB_ACC32, PB_ACC8(32), PB_ACC8(40), PB_ACC8(48), PB_ACC8(56)
+#define PB_ACC128 PB_ACC64, PB_ACC8(64), PB_ACC8(72), PB_ACC8(80), PB_ACC8(88), PB_ACC8(96), PB_ACC8(104), \
+    PB_ACC8(112), PB_ACC8(120)
 
-// d += A (64 x K, descriptor da) * B (K x 256, descriptor db); TRANS_B = B is N-major.
-template <typename T, int TRANS_B> __device__ __forceinline__ void mma(float (&d)[128], uint64_t da, uint64_t db);
-template <> __device__ __forceinline__ void mma<__nv_bfloat16, 1>(float (&d)[128], uint64_t da, uint64_t db)
-{
-    asm volatile("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 " PB_WGMMA_D ", %128, %129, 1, 1, 1, 0, 1;\n"
-                 : PB_ACC128
-                 : "l"(da), "l"(db));
-}
-template <> __device__ __forceinline__ void mma<__nv_bfloat16, 0>(float (&d)[128], uint64_t da, uint64_t db)
-{
-    asm volatile("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 " PB_WGMMA_D ", %128, %129, 1, 1, 1, 0, 0;\n"
-                 : PB_ACC128
-                 : "l"(da), "l"(db));
-}
-template <> __device__ __forceinline__ void mma<__half, 1>(float (&d)[128], uint64_t da, uint64_t db)
-{
-    asm volatile("wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 " PB_WGMMA_D ", %128, %129, 1, 1, 1, 0, 1;\n"
-                 : PB_ACC128
-                 : "l"(da), "l"(db));
-}
-template <> __device__ __forceinline__ void mma<__half, 0>(float (&d)[128], uint64_t da, uint64_t db)
-{
-    asm volatile("wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 " PB_WGMMA_D ", %128, %129, 1, 1, 1, 0, 0;\n"
-                 : PB_ACC128
-                 : "l"(da), "l"(db));
-}
-template <> __device__ __forceinline__ void mma<float, 0>(float (&d)[128], uint64_t da, uint64_t db)
-{
-    asm volatile("wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 " PB_WGMMA_D ", %128, %129, 1, 1, 1;\n"
-                 : PB_ACC128
-                 : "l"(da), "l"(db));
-}
+// d += A (64 x K, descriptor da) * B (K x N, descriptor db), N = 2 x the accumulators;
+// TRANS_B = B is N-major (16-bit types only).
+template <typename T, int N, int TRANS_B> __device__ __forceinline__ void mma(float (&d)[N / 2], uint64_t da, uint64_t db);
+// ACC = the accumulator count (N / 2), which names the register lists above; DA, DB =
+// the operand numbers of the descriptors that follow them.
+#define PB_WGMMA_16(TYPE, PTX, N, ACC, DA, DB, TRANS)                                                        \
+    template <> __device__ __forceinline__ void mma<TYPE, N, TRANS>(float (&d)[N / 2], uint64_t da, uint64_t db) \
+    {                                                                                                        \
+        asm volatile("wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." PTX "." PTX " " PB_WGMMA_D##ACC ", %" #DA \
+                     ", %" #DB ", 1, 1, 1, 0, " #TRANS ";\n"                                                 \
+                     : PB_ACC##ACC                                                                           \
+                     : "l"(da), "l"(db));                                                                    \
+    }
+#define PB_WGMMA_TF32(N, ACC, DA, DB)                                                                        \
+    template <> __device__ __forceinline__ void mma<float, N, 0>(float (&d)[N / 2], uint64_t da, uint64_t db)  \
+    {                                                                                                        \
+        asm volatile("wgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32 " PB_WGMMA_D##ACC ", %" #DA      \
+                     ", %" #DB ", 1, 1, 1;\n"                                                                \
+                     : PB_ACC##ACC                                                                           \
+                     : "l"(da), "l"(db));                                                                    \
+    }
+#define PB_WGMMA_N(N, ACC, DA, DB)                                                                           \
+    PB_WGMMA_16(__nv_bfloat16, "bf16", N, ACC, DA, DB, 0)                                                    \
+    PB_WGMMA_16(__nv_bfloat16, "bf16", N, ACC, DA, DB, 1)                                                    \
+    PB_WGMMA_16(__half, "f16", N, ACC, DA, DB, 0)                                                            \
+    PB_WGMMA_16(__half, "f16", N, ACC, DA, DB, 1)                                                            \
+    PB_WGMMA_TF32(N, ACC, DA, DB)
+PB_WGMMA_N(256, 128, 128, 129)
+PB_WGMMA_N(128, 64, 64, 65)
+PB_WGMMA_N(64, 32, 32, 33)
 
 // Shared-memory matrix descriptor, 128-byte swizzle. K-major: rows of 128 bytes, groups
 // of 8 rows `sbo` apart (lbo unused). N-major: 8 K rows of 64 columns per 1 KiB atom,
@@ -169,10 +184,12 @@ __device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap *map, i
                  : "memory");
 }
 
-template <typename T, int TRANS_B>
+template <typename T, int BN, int TRANS_B>
 __device__ __forceinline__ void body(const CUtensorMap *map_a, const CUtensorMap *map_b, const params &p)
 {
-    constexpr int BK = ROW_BYTES / (int)sizeof(T), KSTEPS = BK / mma_type<T>::K;
+    using Tile = tile<BN>;
+    constexpr int BK = ROW_BYTES / (int)sizeof(T), KSTEPS = BK / mma_type<T>::K, STAGES = Tile::STAGES;
+    constexpr int STAGE_BYTES = Tile::STAGE_BYTES, A_STAGE = Tile::A_STAGE;
     __shared__ __align__(8) uint64_t bars[2 * STAGES]; // full[STAGES], then empty[STAGES]
     extern __shared__ unsigned char smem_raw[];
     const uint32_t ring = ((uint32_t)__cvta_generic_to_shared(smem_raw) + 1023u) & ~1023u;
@@ -220,9 +237,9 @@ __device__ __forceinline__ void body(const CUtensorMap *map_a, const CUtensorMap
     }
 
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
-    float d[128];
+    float d[BN / 2];
 #pragma unroll
-    for (int i = 0; i < 128; i++)
+    for (int i = 0; i < BN / 2; i++)
         d[i] = 0.0f;
     const int cw = wg - 1; // rows 64*cw .. of the tile
     for (int it = 0; it < slices; it++) {
@@ -237,7 +254,7 @@ __device__ __forceinline__ void body(const CUtensorMap *map_a, const CUtensorMap
             // B K-major (transposed): as A.
             const uint64_t db = TRANS_B ? smem_desc(b_at(s) + kk * 16 * ROW_BYTES, BK * ROW_BYTES, 1024)
                                         : smem_desc(b_at(s) + kk * 32, 16, 1024);
-            mma<T, TRANS_B>(d, da, db);
+            mma<T, BN, TRANS_B>(d, da, db);
         }
         asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
         // The slice before this one is done with: its stage goes back to the producer.
@@ -286,12 +303,12 @@ __device__ __forceinline__ void body(const CUtensorMap *map_a, const CUtensorMap
 
 #endif // PB_WGMMA_DEVICE
 
-template <typename T, int TRANS_B>
+template <typename T, int BN, int TRANS_B>
 __global__ void __launch_bounds__(THREADS, 1)
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, const params p)
 {
 #ifdef PB_WGMMA_DEVICE
-    body<T, TRANS_B>(&map_a, &map_b, p);
+    body<T, BN, TRANS_B>(&map_a, &map_b, p);
 #elif defined(__CUDA_ARCH__)
     (void)map_a, (void)map_b, (void)p;
     __trap(); // built without sm_90a code; supports() refuses such devices
@@ -393,6 +410,23 @@ template <typename T> bool b_transposed()
     return e && *e == '1';
 }
 
+template <typename T, int BN>
+cudaError_t launch(const CUtensorMap *map_a, const CUtensorMap *map_b, const params &p, int slabs, bool kmajor_b,
+                   cudaStream_t s)
+{
+    void (*f)(const CUtensorMap, const CUtensorMap, const params) = kernel<T, BN, 0>;
+    if constexpr (sizeof(T) == 2)
+        if (!kmajor_b)
+            f = kernel<T, BN, 1>;
+    cudaError_t e = cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, tile<BN>::SMEM_BYTES);
+    if (e == cudaSuccess) {
+        const dim3 grid((unsigned)(p.tiles_m * p.tiles_n), (unsigned)slabs);
+        f<<<grid, THREADS, tile<BN>::SMEM_BYTES, s>>>(*map_a, *map_b, p);
+        e = cudaGetLastError();
+    }
+    return e;
+}
+
 template <typename T> pb_status run(const pb_gemm_args *g, cudaStream_t s)
 {
     // Rows are packed to whole 128-byte lines where theirs are not: TMA needs 16-byte
@@ -441,39 +475,41 @@ template <typename T> pb_status run(const pb_gemm_args *g, cudaStream_t s)
         b = scratch[1];
     }
 
+    // The tile width: 256 where the tiles fill the GPU, narrower ones for a thin C
+    // (65536 x 64 x 4096 wastes 3/4 of a 256-wide tile). Efficiencies relative to 256.
+    // PARBENCH_WGMMA_BN=64|128|256 imposes one (tests cover every width so).
+    static const pb__tile_choice widths[] = {{BM, 256, 1.0}, {BM, 128, 0.9}, {BM, 64, 0.75}};
+    int bn = widths[pb__pick_tile(m, n, k, true, widths, 3)].bn;
+    if (const char *forced = getenv("PARBENCH_WGMMA_BN"))
+        for (const pb__tile_choice &w : widths)
+            if (atoi(forced) == w.bn)
+                bn = w.bn;
+    params p;
+    p.m = (int)m, p.n = (int)n, p.k = (int)k;
+    p.tiles_m = (int)((m + BM - 1) / BM), p.tiles_n = (int)((n + bn - 1) / bn);
+    p.alpha = (float)g->alpha, p.beta = (float)g->beta;
+    p.c = pb__cuda_ptr<float>(g->c), p.ldc = g->ldc;
+    const int slices = (int)((k + BK - 1) / BK);
+    const int slabs = pb__split_k((size_t)p.tiles_m * p.tiles_n, k, pb__sm_count());
+    p.slab_slices = (slices + slabs - 1) / slabs;
+    p.ws = nullptr;
+    if (e == cudaSuccess && slabs > 1) {
+        e = cudaMallocAsync(&ws, (size_t)slabs * m * n * sizeof(float), s);
+        p.ws = ws;
+    }
     pb_status st = PB_OK;
     if (e == cudaSuccess) {
         CUtensorMap map_a, map_b;
         st = encode<T>(&map_a, a, m, k, lda, BK, BM);
         if (st == PB_OK)
-            st = kmajor_b ? encode<T>(&map_b, b, n, k, ldb, BK, BN) : encode<T>(&map_b, b, k, n, ldb, B_CHUNK, BK);
-        params p;
-        p.m = (int)m, p.n = (int)n, p.k = (int)k;
-        p.tiles_m = (int)((m + BM - 1) / BM), p.tiles_n = (int)((n + BN - 1) / BN);
-        p.alpha = (float)g->alpha, p.beta = (float)g->beta;
-        p.c = pb__cuda_ptr<float>(g->c), p.ldc = g->ldc;
-        const int slices = (int)((k + BK - 1) / BK);
-        const int slabs = pb__split_k((size_t)p.tiles_m * p.tiles_n, k, pb__sm_count());
-        p.slab_slices = (slices + slabs - 1) / slabs;
-        p.ws = nullptr;
-        if (st == PB_OK && slabs > 1) {
-            e = cudaMallocAsync(&ws, (size_t)slabs * m * n * sizeof(float), s);
-            p.ws = ws;
-        }
-        if (st == PB_OK && e == cudaSuccess) {
-            void (*f)(const CUtensorMap, const CUtensorMap, const params) = kernel<T, 0>;
-            if constexpr (sizeof(T) == 2)
-                if (!kmajor_b)
-                    f = kernel<T, 1>;
-            e = cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
-            if (e == cudaSuccess) {
-                const dim3 grid((unsigned)(p.tiles_m * p.tiles_n), (unsigned)slabs);
-                f<<<grid, THREADS, SMEM_BYTES, s>>>(map_a, map_b, p);
-                e = cudaGetLastError();
-            }
-            if (e == cudaSuccess && slabs > 1)
-                e = pb__split_reduce(slabs, m, n, (const float *)ws, p.alpha, p.beta, p.c, p.ldc, s);
-        }
+            st = kmajor_b ? encode<T>(&map_b, b, n, k, ldb, BK, (unsigned)bn)
+                          : encode<T>(&map_b, b, k, n, ldb, B_CHUNK, BK);
+        if (st == PB_OK)
+            e = bn == 256 ? launch<T, 256>(&map_a, &map_b, p, slabs, kmajor_b, s)
+                : bn == 128 ? launch<T, 128>(&map_a, &map_b, p, slabs, kmajor_b, s)
+                            : launch<T, 64>(&map_a, &map_b, p, slabs, kmajor_b, s);
+        if (st == PB_OK && e == cudaSuccess && slabs > 1)
+            e = pb__split_reduce(slabs, m, n, (const float *)ws, p.alpha, p.beta, p.c, p.ldc, s);
     }
     if (ws) {
         const cudaError_t freed = cudaFreeAsync(ws, s);
@@ -509,7 +545,7 @@ bool pb__cuda_gemm_wgmma_supports(const pb_device *dev, const void *args, const 
         return false;
     }
     cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, kernel<__nv_bfloat16, 1>) != cudaSuccess) {
+    if (cudaFuncGetAttributes(&attr, kernel<__nv_bfloat16, 256, 1>) != cudaSuccess) {
         (void)cudaGetLastError();
         *why = "built without sm_90a code (PB_CUDA_ARCHS lacks 90)";
         return false;
@@ -519,7 +555,7 @@ bool pb__cuda_gemm_wgmma_supports(const pb_device *dev, const void *args, const 
         return false;
     }
     if (g->m > INT_MAX || g->n > INT_MAX || g->k > INT_MAX - 256 ||
-        ((g->m + BM - 1) / BM) * ((g->n + BN - 1) / BN) > INT_MAX) {
+        ((g->m + BM - 1) / BM) * ((g->n + 63) / 64) > INT_MAX) {
         *why = "m, n and k are limited to 2^31 - 1 (TMA coordinates)";
         return false;
     }
