@@ -770,9 +770,13 @@ struct pb_cuda_sparse {
     int32_t bal_rows;
     int64_t bal_nnz;
     pb_spmv_row_stats stats;
-    // auto: what it picked for the matrix of the plan, and its ELLT copy
-    // (made from the arrays with stamps ell_ptr/ell_idx/ell_val).
+    // auto: what it picked for the arrays with stamps pick_ptr/idx/val in
+    // precision pick_prec, the candidates' times (ms, 0 = not a candidate),
+    // and its ELLT copy (made from the arrays with stamps ell_ptr/ell_idx/ell_val).
     pb_spmv_pick pick;
+    uint64_t pick_ptr, pick_idx, pick_val;
+    enum pb_precision pick_prec;
+    float pick_ms[3];
     int32_t *ell_idx;
     void *ell_val;
     int32_t ell_width;
@@ -1103,37 +1107,14 @@ static pb_status auto_ellt(pb_cuda_sparse *sp, const pb_spmv_args *a)
     return PB_OK;
 }
 
-// The pick for a's matrix (and what it needs), made once per matrix. An
-// ELLT copy that does not fit in device memory falls back to csr-balanced.
-static pb_status auto_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_sparse **out)
+// One product by auto's kernel `pick` (what it needs made).
+static pb_status auto_launch(pb_cuda_sparse *sp, const pb_spmv_args *a, pb_spmv_pick pick, cudaStream_t stream)
 {
-    pb_status st = balanced_plan(dev, a, out);
-    if (st != PB_OK)
-        return st;
-    pb_cuda_sparse *sp = *out;
-    sp->pick = pb__spmv_auto_pick(&sp->stats);
-    if (sp->pick == PB_PICK_ELLT && (st = auto_ellt(sp, a)) == PB_ERR_NOMEM) {
-        pb__clear_error();
-        cudaGetLastError(); // the failed allocation is not the next call's error
-        sp->pick = PB_PICK_BALANCED;
-        st = PB_OK;
-    }
-    return st;
-}
-
-pb_status pb__cuda_spmv_auto(pb_device *dev, const void *args, pb_stream *s)
-{
-    const pb_spmv_args *a = spmv_args(args);
-    if (a->rows == 0)
-        return PB_OK;
-    pb_cuda_sparse *sp = nullptr;
-    pb_status st = auto_ready(dev, a, &sp);
-    if (st != PB_OK)
-        return st;
-    cudaStream_t stream = pb__cuda_stream(s);
-    bool dbl = a->prec == PB_DOUBLE;
-    if (sp->pick == PB_PICK_BALANCED)
+    const bool dbl = a->prec == PB_DOUBLE;
+    if (pick == PB_PICK_BALANCED)
         return dbl ? launch_balanced<double>(sp, a, stream) : launch_balanced<float>(sp, a, stream);
+    if (pick == PB_PICK_SPLIT)
+        return dbl ? launch_split<double>(sp, a, stream) : launch_split<float>(sp, a, stream);
     int block = block_of(a);
     if (dbl)
         ell_rows<double, true><<<blocks_for(a->rows, block), block, 0, stream>>>(
@@ -1147,13 +1128,111 @@ pb_status pb__cuda_spmv_auto(pb_device *dev, const void *args, pb_stream *s)
     return PB_OK;
 }
 
+// The candidates (can[k] for pick k) timed in turns, so that clocks and caches
+// treat them alike: one untimed product each, then 5 rounds of one product
+// each; ms[k] = the fastest of k's.
+static pb_status auto_time(pb_cuda_sparse *sp, const pb_spmv_args *a, const bool can[3], float ms[3])
+{
+    cudaEvent_t ev[2] = {nullptr, nullptr};
+    cudaError_t e = cudaEventCreate(&ev[0]);
+    if (e == cudaSuccess)
+        e = cudaEventCreate(&ev[1]);
+    pb_status st = PB_OK;
+    for (int k = 0; k < 3; k++) {
+        ms[k] = 0;
+        if (can[k] && e == cudaSuccess && st == PB_OK)
+            st = auto_launch(sp, a, (pb_spmv_pick)k, nullptr);
+    }
+    for (int r = 0; r < 5; r++)
+        for (int k = 0; k < 3 && e == cudaSuccess && st == PB_OK; k++) {
+            float t = 0;
+            if (can[k] && (e = cudaEventRecord(ev[0], nullptr)) == cudaSuccess &&
+                (st = auto_launch(sp, a, (pb_spmv_pick)k, nullptr)) == PB_OK &&
+                (e = cudaEventRecord(ev[1], nullptr)) == cudaSuccess &&
+                (e = cudaEventSynchronize(ev[1])) == cudaSuccess &&
+                (e = cudaEventElapsedTime(&t, ev[0], ev[1])) == cudaSuccess)
+                ms[k] = r == 0 || t < ms[k] ? t : ms[k];
+        }
+    for (cudaEvent_t x : ev)
+        if (x)
+            cudaEventDestroy(x);
+    if (st == PB_OK)
+        PB_CUDA_CHECK(e);
+    return st;
+}
+
+// The pick for a's matrix in a's precision, made once. The row statistics
+// rule out ELLT where padding would more than double the entries
+// (pb__spmv_auto_pick); among what remains of ELLT, csr-balanced and
+// csr-split, products of each in turns decide (the zoo has classes where each
+// leads, and others where the lead turns with size: gaps:1M vs gaps:4M).
+// A candidate whose extra memory does not fit is left out.
+static pb_status auto_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_sparse **out)
+{
+    pb_status st = balanced_plan(dev, a, out);
+    if (st != PB_OK)
+        return st;
+    pb_cuda_sparse *sp = *out;
+    if (sp->pick_ptr && sp->pick_ptr == a->ptr->stamp && sp->pick_idx == a->idx->stamp &&
+        sp->pick_val == a->val->stamp && sp->pick_prec == a->prec)
+        return PB_OK;
+    sp->pick_ptr = 0; // stale until picked below
+    bool can[3] = {pb__spmv_auto_pick(&sp->stats) == PB_PICK_ELLT, true, true}; // ELLT, BALANCED, SPLIT
+    pb_cuda_sparse *split = nullptr;
+    for (int k = 0; k < 3; k += 2) {
+        if (!can[k])
+            continue;
+        st = k == PB_PICK_ELLT ? auto_ellt(sp, a) : split_plan_ready(dev, a, nullptr, &split);
+        if (st == PB_ERR_NOMEM) {
+            pb__clear_error();
+            cudaGetLastError(); // the failed allocation is not the next call's error
+            can[k] = false, st = PB_OK;
+        } else if (st != PB_OK) {
+            return st;
+        }
+    }
+    if ((st = auto_time(sp, a, can, sp->pick_ms)) != PB_OK)
+        return st;
+    sp->pick = PB_PICK_BALANCED;
+    for (int k = 0; k < 3; k++)
+        if (can[k] && sp->pick_ms[k] < sp->pick_ms[sp->pick])
+            sp->pick = (pb_spmv_pick)k;
+    if (sp->pick != PB_PICK_ELLT && sp->ell_idx) { // its copy is not kept for nothing
+        cudaFree(sp->ell_idx);
+        cudaFree(sp->ell_val);
+        sp->ell_idx = nullptr, sp->ell_val = nullptr, sp->ell_ptr_stamp = 0;
+    }
+    sp->pick_ptr = a->ptr->stamp, sp->pick_idx = a->idx->stamp, sp->pick_val = a->val->stamp;
+    sp->pick_prec = a->prec;
+    return PB_OK;
+}
+
+pb_status pb__cuda_spmv_auto(pb_device *dev, const void *args, pb_stream *s)
+{
+    const pb_spmv_args *a = spmv_args(args);
+    if (a->rows == 0)
+        return PB_OK;
+    pb_cuda_sparse *sp = nullptr;
+    pb_status st = auto_ready(dev, a, &sp);
+    if (st != PB_OK)
+        return st;
+    return auto_launch(sp, a, sp->pick, pb__cuda_stream(s));
+}
+
 pb_status pb__cuda_spmv_auto_prepare(pb_device *dev, const void *args, char *note, size_t len)
 {
     const pb_spmv_args *a = spmv_args(args);
     pb_cuda_sparse *sp = nullptr;
     pb_status st = a->rows ? auto_ready(dev, a, &sp) : PB_OK;
-    if (st == PB_OK && sp && note)
-        pb__spmv_pick_note(sp->pick == PB_PICK_ELLT ? "ellt" : "csr-balanced", &sp->stats, note, len);
+    if (st == PB_OK && sp && note) {
+        static const char *const names[] = {"ellt", "csr-balanced", "csr-split"};
+        char picked[160];
+        int at = snprintf(picked, sizeof picked, "%s, fastest of", names[sp->pick]);
+        for (int k = 0; k < 3; k++)
+            if (sp->pick_ms[k] > 0 && at > 0 && (size_t)at < sizeof picked)
+                at += snprintf(picked + at, sizeof picked - (size_t)at, " %s %.3f ms", names[k], sp->pick_ms[k]);
+        pb__spmv_pick_note(picked, &sp->stats, note, len);
+    }
     return st;
 }
 
