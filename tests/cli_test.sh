@@ -188,6 +188,12 @@ contains "$tmp/err" "--size must be between one element (8 B in double) and 1 Ti
 expect 2 "$pb" run spmv --matrix lap2d:8 --group 3
 expect 0 "$pb" run spmv --matrix powerlaw:2000:8 --variant ref/ell --reps 1
 contains "$tmp/out" "UNSUPPORTED: ELLPACK would store"
+# 64-bit row offsets (--offsets 64; past 2^31 - 1 non-zeros by default): the
+# variants that read them verify, the others refuse naming them.
+expect 0 "$pb" run spmv --matrix lap2d:20,pareto:3000:8:1.2:0.1 --offsets 64 --variant ref/csr,openmp/csr,openmp/auto,openmp/csr-h4 --precision float,double --reps 1 --format csv --out "$tmp/spmv64.csv"
+if [ "$(grep -c ',OK,' "$tmp/spmv64.csv")" -eq 12 ]; then ok; else bad "spmv --offsets 64: not 12 OK rows"; fi
+contains "$tmp/spmv64.csv" "64-bit row offsets (beyond 2^31 - 1 non-zeros) run on csr, auto"
+expect 2 "$pb" run spmv --matrix lap2d:8 --offsets 16
 
 # A wrong result is FAILED with no speed, exit 1.
 expect 1 "$pb" run gemm --n 16 --reps 1 --inject-fault --format csv --out "$tmp/f.csv"

@@ -145,15 +145,18 @@ static void *narrow(const double *v, size_t n, enum pb_precision prec)
 /* Cases run and declined (UNSUPPORTED) by the variant under test. */
 static size_t cases_ran, cases_declined;
 
-/* Runs one variant on one matrix; returns 1 and prints why on failure. */
-static int run_case(pb_device *dev, const char *backend, const char *variant, enum pb_sparse_format format,
-                    const struct matrix_case *mc, enum pb_precision prec, int group, int block)
+/* Runs one variant on one matrix (CSR row offsets of ptr_bits: 32 or 64);
+ * returns 1 and prints why on failure. */
+static int run_case_offsets(pb_device *dev, const char *backend, const char *variant, enum pb_sparse_format format,
+                            const struct matrix_case *mc, enum pb_precision prec, int group, int block, int ptr_bits)
 {
     const struct pb_coo *m = &mc->m;
     size_t elt = pb_precision_size(prec), rows = (size_t)m->n_rows;
     struct pb_ell ell = {0};
     int32_t *ptr = NULL;
+    int64_t *ptr64 = NULL;
     assert_int_equal(pb__csr_offsets(m, &ptr), PB_OK);
+    assert_int_equal(pb__csr_offsets64(m, &ptr64), PB_OK);
     const int32_t *idx = m->cols;
     const double *val = m->values;
     size_t entries = m->nnz;
@@ -168,13 +171,15 @@ static int run_case(pb_device *dev, const char *backend, const char *variant, en
     for (int32_t j = 0; j < m->n_cols; j++)
         xd[j] = rounded(pb__rng_uniform(&rng), prec);
     void *x = narrow(xd, (size_t)m->n_cols, prec), *v = narrow(val, entries, prec);
-    pb_buf *bptr = upload(dev, ptr, (rows + 1) * sizeof *ptr), *bidx = upload(dev, idx, entries * sizeof *idx),
+    pb_buf *bptr = ptr_bits == 64 ? upload(dev, ptr64, (rows + 1) * sizeof *ptr64)
+                                  : upload(dev, ptr, (rows + 1) * sizeof *ptr),
+           *bidx = upload(dev, idx, entries * sizeof *idx),
            *bval = upload(dev, v, entries * elt), *bx = upload(dev, x, (size_t)m->n_cols * elt), *by = NULL;
     assert_int_equal(pb_buf_alloc(dev, PB_MEM_DEVICE, rows * elt + 1, &by), PB_OK);
     assert_int_equal(pb_buf_fill_bytes(by, 0xFF), PB_OK);
     struct pb_spmv_args a = {.prec = prec, .format = format, .rows = m->n_rows, .cols = m->n_cols,
                              .nnz = (int64_t)m->nnz, .width = ell.width, .ptr = bptr, .idx = bidx, .val = bval,
-                             .x = bx, .y = by, .group = group, .block = block};
+                             .x = bx, .y = by, .group = group, .block = block, .ptr_bits = ptr_bits};
     pb_status st = pb_kernel_run(dev, "spmv", variant, &a);
     int failed = 0;
     char why[200] = "";
@@ -206,9 +211,15 @@ static int run_case(pb_device *dev, const char *backend, const char *variant, en
         failed = 1;
     }
     pb_buf_free(bptr), pb_buf_free(bidx), pb_buf_free(bval), pb_buf_free(bx), pb_buf_free(by);
-    free(x), free(v), free(xd), free(ptr);
+    free(x), free(v), free(xd), free(ptr), free(ptr64);
     pb__ell_free(&ell);
     return failed;
+}
+
+static int run_case(pb_device *dev, const char *backend, const char *variant, enum pb_sparse_format format,
+                    const struct matrix_case *mc, enum pb_precision prec, int group, int block)
+{
+    return run_case_offsets(dev, backend, variant, format, mc, prec, group, block, 32);
 }
 
 static void test_every_variant(void **state)
@@ -245,6 +256,47 @@ static void test_every_variant(void **state)
         pb_device_close(dev);
     }
     assert_true(runs > 0);
+    assert_int_equal(failed, 0);
+}
+
+/* 64-bit row offsets (needed beyond 2^31 - 1 non-zeros, tested here on the
+ * small cases): every variant flagged PB_VARIANT_PTR64 computes every case
+ * from them; every other CSR variant refuses them, naming those that read
+ * them. */
+static void test_offsets64(void **state)
+{
+    (void)state;
+    int failed = 0;
+    size_t flagged = 0;
+    for (size_t bi = 0; bi < pb_backend_count(); bi++) {
+        const pb_backend *b = pb_backend_at(bi);
+        if (!pb_test_backend_usable(b))
+            continue;
+        pb_device *dev = NULL;
+        assert_int_equal(pb_device_open(b, 0, &dev), PB_OK);
+        struct pb_variant_desc variants[32];
+        size_t nv = pb_kernel_variants(b, "spmv", variants, PB_ARRAY_LEN(variants));
+        for (size_t v = 0; v < nv; v++) {
+            enum pb_sparse_format format;
+            assert_int_equal(pb_spmv_format(b, variants[v].name, &format), PB_OK);
+            if (format != PB_SPARSE_CSR)
+                continue;
+            bool wide = (variants[v].flags & PB_VARIANT_PTR64) != 0;
+            flagged += wide;
+            cases_ran = cases_declined = 0;
+            for (size_t c = 0; c < N_CASES; c++)
+                for (int p = 0; p < 2; p++)
+                    failed += run_case_offsets(dev, pb_backend_name(b), variants[v].name, format, &cases[c],
+                                               p ? PB_DOUBLE : PB_FLOAT, 0, 0, 64);
+            if (wide ? cases_declined != 0 : cases_ran != 0 || !strstr(pb_last_error(), "64-bit row offsets")) {
+                print_message("FAIL %s/%s with 64-bit offsets: %zu ran, %zu declined (%s)\n", pb_backend_name(b),
+                              variants[v].name, cases_ran, cases_declined, pb_last_error());
+                failed++;
+            }
+        }
+        pb_device_close(dev);
+    }
+    assert_true(flagged >= 3); /* ref/csr, openmp/csr and openmp/auto at least */
     assert_int_equal(failed, 0);
 }
 
@@ -358,7 +410,10 @@ static void test_formats(void **state)
     assert_int_equal(pb__sparse_generate("lap2d", 1, &m), PB_ERR_INVALID);
     assert_int_equal(pb__sparse_generate("lap2d:0", 1, &m), PB_ERR_INVALID);
     assert_int_equal(pb__sparse_generate("lap2d:4:5", 1, &m), PB_ERR_INVALID);
-    assert_int_equal(pb__sparse_generate("random:100k:1G", 1, &m), PB_ERR_INVALID);
+    assert_int_equal(pb__sparse_generate("random:1M:1G", 1, &m), PB_ERR_INVALID); /* 10^12 entries */
+    /* 10^10 entries: past 32-bit offsets, and (16 bytes each) past this host's memory */
+    assert_int_equal(pb__sparse_generate("random:100k:1G", 1, &m), PB_ERR_NOMEM);
+    assert_non_null(strstr(pb_last_error(), "host memory"));
     assert_int_equal(pb__sparse_generate("random:10:x", 1, &m), PB_ERR_PARSE);
     assert_false(pb__sparse_is_generated("lap2dx:3"));
     assert_int_equal(pb__sparse_generate("pareto:100:8:0.5", 1, &m), PB_ERR_INVALID); /* alpha <= 1: no mean */
@@ -528,6 +583,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_variant),
         cmocka_unit_test(test_wrong_format),
+        cmocka_unit_test(test_offsets64),
         cmocka_unit_test(test_cached_state_sees_new_values),
         cmocka_unit_test(test_formats),
         cmocka_unit_test(test_rows_alone),

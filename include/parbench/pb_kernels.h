@@ -50,7 +50,8 @@ struct pb_gemm_args {
 };
 
 /* Storage formats of a sparse matrix on a device (32-bit indices):
- * CSR     ptr[rows + 1] (int32 offsets), idx[nnz] columns, val[nnz];
+ * CSR     ptr[rows + 1] (int32 offsets; int64 where ptr_bits is 64, for
+ *         more than 2^31 - 1 non-zeros), idx[nnz] columns, val[nnz];
  * ELL     every row padded to `width` entries, idx/val[rows * width] row by
  *         row; padding has column -1 and value 0;
  * ELLT    ELL stored column by column (entry j of row i at j * rows + i), so
@@ -73,6 +74,10 @@ struct pb_spmv_args {
      * on one row (a power of two up to 32) and threads per block (a multiple
      * of 32 up to 1024). */
     int group, block;
+    /* CSR row offsets: 32 (or 0) = int32_t, 64 = int64_t, which only variants
+     * flagged PB_VARIANT_PTR64 read (the others report PB_ERR_UNSUPPORTED
+     * naming those that do). Needed beyond 2^31 - 1 non-zeros. */
+    int ptr_bits;
 };
 
 /* Peak-rate kernels (the `peak` benchmark behind parbench ceilings).
@@ -130,6 +135,7 @@ struct pb_conv_args {
 #define PB_VARIANT_SHAPED 32u /* gemm: takes the launch shape of pb_gemm_args (block_x, block_y, groups) */
 #define PB_VARIANT_LOWP 64u /* gemm: takes the tensor-core types PB_TF32, PB_BF16, PB_FP16 (fp32
                                accumulation and output); variants without it take float and double only */
+#define PB_VARIANT_PTR64 128u /* spmv: reads CSR with 64-bit row offsets (pb_spmv_args.ptr_bits 64) */
 
 /* out = in^T: in is rows x cols (ld_in >= cols), out is cols x rows (ld_out >=
  * rows), both row-major, prec-sized elements. Variants flagged

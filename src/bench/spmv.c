@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "bench/bench.h"
+#include "core/args.h"
+#include "core/backend_impl.h"
 #include "core/core.h"
 #include "core/parse.h"
 #include "core/rng.h"
@@ -25,7 +27,7 @@
 #include "parbench/pb_kernels.h"
 #include "sparse/sparse.h"
 
-enum { P_MATRIX, P_GROUP, P_BLOCK, P_FILL, P_COMPLEX };
+enum { P_MATRIX, P_GROUP, P_BLOCK, P_FILL, P_COMPLEX, P_OFFSETS };
 
 static const struct pb_param_def spmv_params[] = {
     [P_MATRIX] = {"matrix",
@@ -38,6 +40,8 @@ static const struct pb_param_def spmv_params[] = {
     [P_FILL] = {"ell-max-fill", "refuse ELLPACK when it would store more than this many times the non-zeros",
                 "8", false},
     [P_COMPLEX] = {"complex-real", "complex files: 1 = load the real part of each entry, 0 = refuse them", "0", false},
+    [P_OFFSETS] = {"offsets", "CSR row offsets: 32 or 64 bits, 0 = 64 only beyond 2^31 - 1 non-zeros (variants that read 64 are flagged so in `list`)",
+                   "0", false},
 };
 
 struct plain_time {
@@ -49,7 +53,9 @@ struct plain_time {
 struct spmv_host {
     struct pb_problem p;
     struct pb_coo m;
-    int32_t *ptr, max_row;
+    int64_t *ptr;   /* CSR offsets */
+    int32_t *ptr32; /* the same in 32 bits where nnz fits them, else NULL */
+    int32_t max_row;
     void *x;     /* cols elements, prec */
     double *ref;   /* oracle y */
     double *scale; /* each row's rounding-error scale */
@@ -97,6 +103,9 @@ static pb_status spmv_plan(const struct pb_param_lists *l, enum pb_precision pre
                 for (size_t iff = 0; iff < l->count[P_FILL]; iff++) {
                     int64_t g = l->values[P_GROUP][ig], b = l->values[P_BLOCK][ib], f = l->values[P_FILL][iff];
                     int64_t c = l->values[P_COMPLEX][l->count[P_COMPLEX] - 1];
+                    int64_t o = l->values[P_OFFSETS][l->count[P_OFFSETS] - 1];
+                    if (l->count[P_OFFSETS] != 1 || (o != 0 && o != 32 && o != 64))
+                        return pb__fail(PB_ERR_INVALID, "spmv: --offsets takes one value, 0, 32 or 64");
                     if (g < 0 || g > 32 || (g & (g - 1)) != 0)
                         return pb__fail(PB_ERR_INVALID, "spmv: --group %lld is not 0 or a power of two up to 32",
                                         (long long)g);
@@ -110,7 +119,7 @@ static pb_status spmv_plan(const struct pb_param_lists *l, enum pb_precision pre
                     if (count >= max)
                         return pb__fail(PB_ERR_INVALID, "spmv: more than %zu problems", max);
                     out[count++] = (struct pb_problem){
-                        .prec = prec, .v = {[P_GROUP] = g, [P_BLOCK] = b, [P_FILL] = f, [P_COMPLEX] = c}, .s = {[P_MATRIX] = spec}};
+                        .prec = prec, .v = {[P_GROUP] = g, [P_BLOCK] = b, [P_FILL] = f, [P_COMPLEX] = c, [P_OFFSETS] = o}, .s = {[P_MATRIX] = spec}};
                 }
     }
     *n_out = count;
@@ -138,8 +147,8 @@ static double spmv_bytes(const struct pb_problem *p, const struct pb_variant *v,
     const struct spmv_host *h = host;
     if (!h)
         return NAN;
-    double elt = (double)pb_precision_size(p->prec);
-    return (double)h->m.nnz * (elt + 4) + ((double)h->m.n_rows + 1) * 4 +
+    double elt = (double)pb_precision_size(p->prec), offset = h->ptr32 && p->v[P_OFFSETS] != 64 ? 4 : 8;
+    return (double)h->m.nnz * (elt + 4) + ((double)h->m.n_rows + 1) * offset +
            ((double)h->m.n_cols + (double)h->m.n_rows) * elt;
 }
 
@@ -150,6 +159,7 @@ static void spmv_release(void *host)
         return;
     pb_coo_free(&h->m);
     free(h->ptr);
+    free(h->ptr32);
     pb__host_free(h->x);
     pb__host_free(h->ref);
     pb__host_free(h->scale);
@@ -171,7 +181,7 @@ static void compute_oracle(struct spmv_host *h)
     enum pb_precision prec = h->p.prec;
     for (int32_t i = 0; i < h->m.n_rows; i++) {
         double sum = 0, sumsq = 0;
-        for (int32_t k = h->ptr[i]; k < h->ptr[i + 1]; k++) {
+        for (int64_t k = h->ptr[i]; k < h->ptr[i + 1]; k++) {
             double t = as_prec(h->m.values[k], prec) * x_at(h, h->m.cols[k]);
             sum += t;
             sumsq += t * t;
@@ -195,14 +205,16 @@ static pb_status spmv_prepare(const struct pb_problem *p, uint64_t seed, void **
     if (st == PB_OK) {
         /* A 2e9-row file with two entries got the process killed. */
         double rows = (double)h->m.n_rows, cols = (double)h->m.n_cols, e = (double)elt;
-        double need = (rows + 1) * 4 + cols * e + rows * 16 /* offsets, x, reference and scales */
+        double need = (rows + 1) * 12 + cols * e + rows * 16 /* offsets (64 and 32 bits), x, reference and scales */
                       + (rows + 1) * 4 + cols * e + rows * e; /* a host backend's copies of them and y */
         char who[64];
         snprintf(who, sizeof who, "spmv: %d x %d", h->m.n_rows, h->m.n_cols);
         st = pb__host_mem_need(need, who, "for its offsets, x, y and reference alone");
     }
     if (st == PB_OK)
-        st = pb__csr_offsets(&h->m, &h->ptr);
+        st = pb__csr_offsets64(&h->m, &h->ptr);
+    if (st == PB_OK && h->m.nnz <= INT32_MAX)
+        st = pb__csr_offsets(&h->m, &h->ptr32);
     if (st == PB_OK)
         st = pb__host_alloc((size_t)h->m.n_cols * elt, "spmv input x", &h->x);
     if (st == PB_OK)
@@ -285,7 +297,16 @@ static pb_status spmv_bind(pb_device *dev, const struct pb_problem *p, const str
                                     .block = (int)p->v[P_BLOCK]};
     pb_status st = PB_OK;
     if (format == PB_SPARSE_CSR) {
-        st = pb__upload(dev, h->ptr, (rows + 1) * sizeof *h->ptr, &s->ptr);
+        s->args.ptr_bits = !h->ptr32 || p->v[P_OFFSETS] == 64 ? 64 : 32;
+        const char *why = NULL;
+        if (!h->ptr32 && p->v[P_OFFSETS] == 32)
+            st = pb__fail(PB_ERR_UNSUPPORTED, "%zu non-zeros need 64-bit row offsets (--offsets 0 or 64)", h->m.nnz);
+        else if (!pb__spmv_variant_takes(dev->backend, v, &s->args, &why))
+            st = pb__fail(PB_ERR_UNSUPPORTED, "%s", why);
+        else if (s->args.ptr_bits == 64)
+            st = pb__upload(dev, h->ptr, (rows + 1) * sizeof *h->ptr, &s->ptr);
+        else
+            st = pb__upload(dev, h->ptr32, (rows + 1) * sizeof *h->ptr32, &s->ptr);
         if (st == PB_OK)
             st = pb__upload(dev, h->m.cols, h->m.nnz * sizeof *h->m.cols, &s->idx);
         if (st == PB_OK)
@@ -354,7 +375,7 @@ static void inject_fault(const struct spmv_host *h, void *y)
     while (h->m.nnz > 0 && h->ptr[i + 1] == h->ptr[i]) /* an empty row has nothing to get wrong */
         i = (i + 1) % rows;
     double mag = 0;
-    for (int32_t k = h->ptr[i]; k < h->ptr[i + 1]; k++)
+    for (int64_t k = h->ptr[i]; k < h->ptr[i + 1]; k++)
         mag += fabs(as_prec(h->m.values[k], h->p.prec) * x_at(h, h->m.cols[k]));
     double d = mag > 0 ? 1e-3 * mag : 1.0;
     if (h->p.prec == PB_DOUBLE)

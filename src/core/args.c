@@ -74,6 +74,27 @@ bool pb__gemm_variant_takes(const struct pb_backend *b, const struct pb_variant 
     return false;
 }
 
+bool pb__spmv_variant_takes(const struct pb_backend *b, const struct pb_variant *v, const void *args,
+                            const char **why)
+{
+    const struct pb_spmv_args *a = args;
+    if (a->ptr_bits != 64 || (v->desc.flags & PB_VARIANT_PTR64))
+        return true;
+    static _Thread_local char buf[192];
+    int used = snprintf(buf, sizeof buf, "64-bit row offsets (beyond 2^31 - 1 non-zeros) run on");
+    bool any = false;
+    for (size_t i = 0; i < b->n_variants; i++) {
+        const struct pb_variant_desc *d = &b->variants[i].desc;
+        if (strcmp(d->bench, "spmv") != 0 || !(d->flags & PB_VARIANT_PTR64) || (d->flags & PB_VARIANT_HIDDEN))
+            continue;
+        if (used > 0 && (size_t)used < sizeof buf)
+            used += snprintf(buf + used, sizeof buf - (size_t)used, "%s %s", any ? "," : "", d->name);
+        any = true;
+    }
+    *why = any ? buf : "64-bit row offsets: no variant of this backend reads them";
+    return false;
+}
+
 bool pb__gemm_shaped(const void *args)
 {
     const struct pb_gemm_args *g = args;
@@ -117,7 +138,15 @@ pb_status pb__spmv_args_check(const void *p)
     default:
         return pb__fail(PB_ERR_INVALID, "spmv: unknown format");
     }
-    if ((a->format == PB_SPARSE_CSR && (st = check_array("ptr", a->ptr, rows + 1, sizeof(int32_t))) != PB_OK) ||
+    if (a->ptr_bits != 0 && a->ptr_bits != 32 && a->ptr_bits != 64)
+        return pb__fail(PB_ERR_INVALID, "spmv: ptr_bits %d is not 32 or 64", a->ptr_bits);
+    if (a->ptr_bits == 64 && a->format != PB_SPARSE_CSR)
+        return pb__fail(PB_ERR_INVALID, "spmv: 64-bit row offsets are CSR's only");
+    if (a->format == PB_SPARSE_CSR && a->ptr_bits != 64 && a->nnz > INT32_MAX)
+        return pb__fail(PB_ERR_INVALID, "spmv: %lld non-zeros need 64-bit row offsets (ptr_bits 64)",
+                        (long long)a->nnz);
+    const size_t ptr_elt = a->ptr_bits == 64 ? sizeof(int64_t) : sizeof(int32_t);
+    if ((a->format == PB_SPARSE_CSR && (st = check_array("ptr", a->ptr, rows + 1, ptr_elt)) != PB_OK) ||
         (st = check_array("idx", a->idx, entries, sizeof(int32_t))) != PB_OK ||
         (st = check_array("val", a->val, entries, elt)) != PB_OK ||
         (st = check_array("x", a->x, (size_t)a->cols, elt)) != PB_OK ||

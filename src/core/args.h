@@ -24,6 +24,11 @@ struct pb_variant;
  * false with *why saying in one line where they run. */
 bool pb__gemm_variant_takes(const struct pb_backend *b, const struct pb_variant *v, enum pb_precision p,
                             const char **why);
+/* Whether spmv variant v of backend b reads these arguments' row offsets:
+ * 32-bit always, 64-bit only when flagged PB_VARIANT_PTR64; false with *why
+ * naming those that do. */
+bool pb__spmv_variant_takes(const struct pb_backend *b, const struct pb_variant *v, const void *args,
+                            const char **why);
 /* The memory families' checks (kernel_data.c). */
 pb_status pb__transpose_args_check(const void *args);
 pb_status pb__reduce_args_check(const void *args);

@@ -385,6 +385,8 @@ static bool default_takes(const pb_device *dev, const struct pb_variant *v, cons
     if (strcmp(bench, "gemm") == 0 &&
         !pb__gemm_variant_takes(dev->backend, v, ((const struct pb_gemm_args *)args)->prec, &why))
         return false;
+    if (strcmp(bench, "spmv") == 0 && !pb__spmv_variant_takes(dev->backend, v, args, &why))
+        return false;
     return !v->supports || v->supports(dev, args, &why);
 }
 
@@ -439,6 +441,8 @@ pb_status pb_kernel_launch(pb_device *dev, const char *bench, const char *varian
     const char *why = NULL;
     if (strcmp(bench, "gemm") == 0 &&
         !pb__gemm_variant_takes(dev->backend, v, ((const struct pb_gemm_args *)args)->prec, &why))
+        return pb__fail(PB_ERR_UNSUPPORTED, "%s/%s: %s", dev->backend->name, variant, why);
+    if (strcmp(bench, "spmv") == 0 && !pb__spmv_variant_takes(dev->backend, v, args, &why))
         return pb__fail(PB_ERR_UNSUPPORTED, "%s/%s: %s", dev->backend->name, variant, why);
     if (v->supports && !v->supports(dev, args, &why))
         return pb__fail(PB_ERR_UNSUPPORTED, "%s/%s: %s", dev->backend->name, variant,

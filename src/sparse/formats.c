@@ -23,6 +23,21 @@ pb_status pb__csr_offsets(const struct pb_coo *m, int32_t **ptr)
     return PB_OK;
 }
 
+pb_status pb__csr_offsets64(const struct pb_coo *m, int64_t **ptr)
+{
+    int64_t *p = malloc(((size_t)m->n_rows + 1) * sizeof *p);
+    *ptr = p;
+    if (!p)
+        return pb__fail(PB_ERR_NOMEM, "out of host memory for CSR offsets");
+    size_t k = 0;
+    for (int32_t i = 0; i <= m->n_rows; i++) {
+        p[i] = (int64_t)k;
+        while (k < m->nnz && m->rows[k] == i)
+            k++;
+    }
+    return PB_OK;
+}
+
 int32_t pb__coo_max_row(const struct pb_coo *m)
 {
     int32_t best = 0;

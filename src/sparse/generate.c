@@ -329,9 +329,12 @@ static const struct kind *kind_of(const char *spec)
 
 bool pb__sparse_is_generated(const char *spec) { return kind_of(spec) != NULL; }
 
+/* Beyond 2^31 - 1 non-zeros CSR needs 64-bit row offsets (spmv takes them);
+ * 2^36 is far past any host's memory (16 bytes an entry while generating). */
+#define PB_GENERATED_NNZ_MAX 68719476736.0
 static pb_status too_many(const char *spec, double nnz)
 {
-    return pb__fail(PB_ERR_INVALID, "%s: %.0f non-zeros exceed the 32-bit limit", spec, nnz);
+    return pb__fail(PB_ERR_INVALID, "%s: %.0f non-zeros exceed the limit of %.0f", spec, nnz, PB_GENERATED_NNZ_MAX);
 }
 
 /* The kind and fields of spec, its shape, and the estimate checked. */
@@ -380,7 +383,7 @@ static pb_status parse_spec(const char *spec, const struct kind **kind_out, stru
     if (g->rows < 1 || g->cols < 1 || g->rows > INT32_MAX || g->cols > INT32_MAX)
         return pb__fail(PB_ERR_INVALID, "%s: sizes must give 1 to %d rows and columns", spec, INT32_MAX);
     double nnz = kind->estimate(g);
-    if (nnz > (double)INT32_MAX)
+    if (nnz > PB_GENERATED_NNZ_MAX)
         return too_many(spec, nnz);
     *kind_out = kind;
     return PB_OK;
@@ -419,8 +422,10 @@ pb_status pb__sparse_generate(const char *spec, uint64_t seed, struct pb_coo *ou
     if (scratch && (st = pb__host_alloc(scratch * sizeof *g.len, "generated row lengths", (void **)&g.len)) != PB_OK)
         return st;
     double nnz = kind->lengths ? kind->lengths(&g) : kind->estimate(&g);
-    if (nnz > (double)INT32_MAX)
+    if (nnz > PB_GENERATED_NNZ_MAX)
         st = too_many(spec, nnz);
+    if (st == PB_OK) /* rows, columns and values: the allocations below are lazy */
+        st = pb__host_mem_need(nnz * (2 * sizeof(int32_t) + sizeof(double)), spec, "for its entries");
     if (st == PB_OK)
         st = coo_alloc(out, g.rows, g.cols, (size_t)nnz);
     if (st == PB_OK)

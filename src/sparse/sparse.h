@@ -23,6 +23,8 @@ int pb__spmv_row_group(const struct pb_spmv_args *args);
 /* CSR row offsets of m (its cols/values arrays are CSR's idx/val as they
  * are). PB_ERR_UNSUPPORTED when nnz does not fit int32 offsets. */
 pb_status pb__csr_offsets(const struct pb_coo *m, int32_t **ptr);
+/* The same in 64 bits, for any nnz. */
+pb_status pb__csr_offsets64(const struct pb_coo *m, int64_t **ptr);
 
 /* A device buffer holding bytes copied from src; one of n values converted
  * to prec (through a temporary when float). */

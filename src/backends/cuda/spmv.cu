@@ -46,17 +46,18 @@ template <typename T> __device__ __forceinline__ T warp_reduce(T v)
 // Row `row` of CSR by a group of G threads (lane = 0..G-1), the sum stored by
 // lane 0. Rows longer than `split` are skipped (another worker does them).
 // All G threads of the group must call it: the shuffles span the group.
-template <typename T, int G>
+// P: the type of the row offsets (int64_t beyond 2^31 - 1 non-zeros).
+template <typename T, int G, typename P>
 __device__ __forceinline__ void group_row(int64_t row, int lane, unsigned active, int32_t split,
-                                          const int32_t *__restrict__ ptr, const int32_t *__restrict__ idx,
+                                          const P *__restrict__ ptr, const int32_t *__restrict__ idx,
                                           const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y)
 {
-    int32_t begin = ptr[row], end = ptr[row + 1];
+    P begin = ptr[row], end = ptr[row + 1];
     bool skip = end - begin > split; // the same for the whole group
     T sum = 0;
     if (!skip) {
 #pragma unroll 4
-        for (int32_t k = begin + lane; k < end; k += G)
+        for (P k = begin + lane; k < end; k += G)
             sum += val[k] * x[idx[k]];
     }
 #pragma unroll
@@ -68,14 +69,14 @@ __device__ __forceinline__ void group_row(int64_t row, int lane, unsigned active
 
 // G threads per row (G = 1: one thread per row), sums reduced by shuffles
 // within the group.
-template <typename T, int G>
-__global__ void csr_vector(int32_t rows, const int32_t *__restrict__ ptr, const int32_t *__restrict__ idx,
+template <typename T, int G, typename P>
+__global__ void csr_vector(int32_t rows, const P *__restrict__ ptr, const int32_t *__restrict__ idx,
                            const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y)
 {
     int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x, row = t / G;
     unsigned active = __ballot_sync(0xffffffffu, row < rows);
     if (row < rows)
-        group_row<T, G>(row, (int)(t % G), active, INT_MAX, ptr, idx, val, x, y);
+        group_row<T, G, P>(row, (int)(t % G), active, INT_MAX, ptr, idx, val, x, y);
 }
 
 // csr-adaptive. Rows of more than `split` entries are listed by csr_classify:
@@ -112,7 +113,7 @@ __global__ void csr_adaptive(int32_t rows, const int32_t *__restrict__ ptr, cons
         int64_t t = (blockIdx.x - long_blocks) * (int64_t)blockDim.x + threadIdx.x, row = t / G;
         unsigned active = __ballot_sync(0xffffffffu, row < rows);
         if (row < rows)
-            group_row<T, G>(row, (int)(t % G), active, lr.split, ptr, idx, val, x, y);
+            group_row<T, G, int32_t>(row, (int)(t % G), active, lr.split, ptr, idx, val, x, y);
         return;
     }
     __shared__ T warp_sum[32];
@@ -573,9 +574,14 @@ unsigned blocks_for(int64_t threads, int block) { return (unsigned)((threads + b
 template <typename T, int G> pb_status launch_vector(const pb_spmv_args *a, cudaStream_t s)
 {
     int block = block_of(a);
-    csr_vector<T, G><<<blocks_for((int64_t)a->rows * G, block), block, 0, s>>>(
-        a->rows, pb__cuda_ptr<const int32_t>(a->ptr), pb__cuda_ptr<const int32_t>(a->idx),
-        pb__cuda_ptr<const T>(a->val), pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y));
+    if (a->ptr_bits == 64)
+        csr_vector<T, G, int64_t><<<blocks_for((int64_t)a->rows * G, block), block, 0, s>>>(
+            a->rows, pb__cuda_ptr<const int64_t>(a->ptr), pb__cuda_ptr<const int32_t>(a->idx),
+            pb__cuda_ptr<const T>(a->val), pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y));
+    else
+        csr_vector<T, G, int32_t><<<blocks_for((int64_t)a->rows * G, block), block, 0, s>>>(
+            a->rows, pb__cuda_ptr<const int32_t>(a->ptr), pb__cuda_ptr<const int32_t>(a->idx),
+            pb__cuda_ptr<const T>(a->val), pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y));
     PB_CUDA_CHECK_LAUNCH();
     return PB_OK;
 }
@@ -1241,7 +1247,8 @@ static pb_status sparse_prepare(pb_cuda_sparse *sp, const pb_spmv_args *a, const
 {
     sparse_drop_matrix(sp);
     PB_CUSPARSE_CHECK(cusparseCreateCsr(&sp->mat, a->rows, a->cols, a->nnz, a->ptr->handle, a->idx->handle,
-                                        a->val->handle, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                        a->val->handle, a->ptr_bits == 64 ? CUSPARSE_INDEX_64I : CUSPARSE_INDEX_32I,
+                                        CUSPARSE_INDEX_32I,
                                         CUSPARSE_INDEX_BASE_ZERO, type));
     PB_CUSPARSE_CHECK(cusparseCreateDnVec(&sp->x, a->cols, a->x->handle, type));
     PB_CUSPARSE_CHECK(cusparseCreateDnVec(&sp->y, a->rows, a->y->handle, type));

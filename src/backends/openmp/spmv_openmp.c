@@ -4,24 +4,36 @@
  * (a merge-path split of the row ends and the entries), so one long row
  * does not leave the other threads waiting. */
 #include <omp.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "backends/openmp/spmv_openmp.h"
 #include "core/backend_impl.h"
 
-/* First row of thread t of n: the smallest r with r + ptr[r] >= t * (rows + nnz) / n. */
-static int32_t split_row(const int32_t *ptr, int32_t rows, int t, int n)
+/* Row offset i of ptr, 64-bit offsets where wide. */
+static inline int64_t offset_at(const void *ptr, bool wide, int32_t i)
 {
-    int64_t target = ((int64_t)rows + ptr[rows]) * t / n;
+    return wide ? ((const int64_t *)ptr)[i] : ((const int32_t *)ptr)[i];
+}
+
+/* First row of thread t of n: the smallest r with r + ptr[r] >= t * (rows + nnz) / n. */
+static int32_t split_row_of(const void *ptr, bool wide, int32_t rows, int t, int n)
+{
+    int64_t target = ((int64_t)rows + offset_at(ptr, wide, rows)) * t / n;
     int32_t lo = 0, hi = rows;
     while (lo < hi) {
         int32_t mid = lo + (hi - lo) / 2;
-        if ((int64_t)mid + ptr[mid] < target)
+        if ((int64_t)mid + offset_at(ptr, wide, mid) < target)
             lo = mid + 1;
         else
             hi = mid;
     }
     return lo;
+}
+
+static int32_t split_row(const int32_t *ptr, int32_t rows, int t, int n)
+{
+    return split_row_of(ptr, false, rows, t, n);
 }
 
 static int threads_of(const pb_device *dev) { return dev->threads > 0 ? dev->threads : 1; }
@@ -73,6 +85,27 @@ static int threads_of(const pb_device *dev) { return dev->threads > 0 ? dev->thr
         }                                                                                  \
     }
 
+/* Plain CSR with 64-bit row offsets (beyond 2^31 - 1 non-zeros). */
+#define DEFINE_CSR64(T, SUFFIX)                                                             \
+    static void csr64_##SUFFIX(const struct pb_spmv_args *a, int threads)                  \
+    {                                                                                      \
+        const int64_t *ptr = PB__HOST(a->ptr, const int64_t);                              \
+        const int32_t *idx = PB__HOST(a->idx, const int32_t);                              \
+        const T *val = PB__HOST(a->val, const T), *x = PB__HOST(a->x, const T);            \
+        T *y = PB__HOST(a->y, T);                                                          \
+        _Pragma("omp parallel num_threads(threads)")                                       \
+        {                                                                                  \
+            int t = omp_get_thread_num(), n = omp_get_num_threads();                       \
+            int32_t end = split_row_of(ptr, true, a->rows, t + 1, n);                      \
+            for (int32_t i = split_row_of(ptr, true, a->rows, t, n); i < end; i++) {       \
+                T sum = 0;                                                                 \
+                for (int64_t k = ptr[i]; k < ptr[i + 1]; k++)                              \
+                    sum += val[k] * x[idx[k]];                                             \
+                y[i] = sum;                                                                \
+            }                                                                              \
+        }                                                                                  \
+    }
+
 #define DEFINE_ELL(T, SUFFIX)                                                               \
     static void ell_##SUFFIX(const struct pb_spmv_args *a, int threads)                    \
     {                                                                                      \
@@ -92,7 +125,7 @@ static int threads_of(const pb_device *dev) { return dev->threads > 0 ? dev->thr
     }
 
 #define DEFINE_ALL(T, SUFFIX)                                                               \
-    DEFINE_CSR(T, SUFFIX, csr, 1, 0)                                                       \
+    DEFINE_CSR(T, SUFFIX, csr32, 1, 0)                                                       \
     DEFINE_CSR(T, SUFFIX, h2, 2, 0)                                                        \
     DEFINE_CSR(T, SUFFIX, h4, 4, 0)                                                        \
     DEFINE_CSR(T, SUFFIX, h8, 8, 0)                                                        \
@@ -101,6 +134,7 @@ static int threads_of(const pb_device *dev) { return dev->threads > 0 ? dev->thr
     DEFINE_CSR(T, SUFFIX, v4, 4, 1)                                                        \
     DEFINE_CSR(T, SUFFIX, v8, 8, 1)                                                        \
     DEFINE_CSR(T, SUFFIX, v16, 16, 1)                                                      \
+    DEFINE_CSR64(T, SUFFIX)                                                                \
     DEFINE_ELL(T, SUFFIX)
 
 DEFINE_ALL(float, f32)
@@ -118,7 +152,8 @@ DEFINE_ALL(double, f64)
         return PB_OK;                                                                      \
     }
 
-DEFINE_RUN(csr)
+static DEFINE_RUN(csr32)
+static DEFINE_RUN(csr64)
 DEFINE_RUN(h2)
 DEFINE_RUN(h4)
 DEFINE_RUN(h8)
@@ -128,6 +163,12 @@ DEFINE_RUN(v4)
 DEFINE_RUN(v8)
 DEFINE_RUN(v16)
 DEFINE_RUN(ell)
+
+pb_status pb__omp_spmv_csr(pb_device *dev, const void *args, pb_stream *s)
+{
+    const struct pb_spmv_args *a = args;
+    return a->ptr_bits == 64 ? pb__omp_spmv_csr64(dev, args, s) : pb__omp_spmv_csr32(dev, args, s);
+}
 
 /* auto: csr, whose split of rows + non-zeros over the threads holds on
  * every class of the zoo (rows of any length stay on one thread, in order). */

@@ -29,7 +29,7 @@ static const struct pb_variant ref_variants[] = {
     {.desc = {"gemm", "ijk", "naive triple loop, dot-product order", PB_VARIANT_LOWP}, .supports = NULL, .run = pb__ref_gemm_ijk},
     {.desc = {"gemm", "ikj", "row-streaming loop order (the studies' CPU baseline)", PB_VARIANT_LOWP}, .supports = NULL, .run = pb__ref_gemm_ikj},
     {.desc = {"gemm", "flaky", "test-only: wrong in the first timed repetition only", PB_VARIANT_HIDDEN | PB_VARIANT_LOWP}, .supports = NULL, .run = pb__ref_gemm_flaky},
-    {.desc = {"spmv", "csr", "CSR, one row at a time", 0}, .run = pb__ref_spmv_csr, .data = &pb__spmv_csr},
+    {.desc = {"spmv", "csr", "CSR, one row at a time (32- or 64-bit row offsets)", PB_VARIANT_PTR64}, .run = pb__ref_spmv_csr, .data = &pb__spmv_csr},
     {.desc = {"spmv", "ell", "ELLPACK (row-major, padded), one row at a time", 0}, .run = pb__ref_spmv_ell, .data = &pb__spmv_ell},
     {.desc = {"transpose", "loops", "the two loops, rows of the input in order", 0}, .supports = NULL, .run = pb__ref_transpose},
     {.desc = {"reduce", "pairwise", "pairwise (recursive halving) summation", 0}, .supports = NULL, .run = pb__ref_reduce_pairwise},
