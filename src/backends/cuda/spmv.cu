@@ -803,6 +803,7 @@ struct pb_cuda_sparse {
     cusparseSpMatDescr_t mat;
     cusparseDnVecDescr_t x, y;
     void *buffer;
+    int64_t *idx64; // the column indices widened: cuSPARSE takes 64-bit offsets with 64-bit columns only
     uint64_t ptr, idx, val; // stamps of the arrays mat was made from
     const void *x_ptr, *y_ptr;
     enum pb_precision prec;
@@ -817,7 +818,14 @@ static void sparse_drop_matrix(pb_cuda_sparse *sp)
     if (sp->y)
         cusparseDestroyDnVec(sp->y);
     cudaFree(sp->buffer);
-    sp->mat = nullptr, sp->x = sp->y = nullptr, sp->buffer = nullptr;
+    cudaFree(sp->idx64);
+    sp->mat = nullptr, sp->x = sp->y = nullptr, sp->buffer = nullptr, sp->idx64 = nullptr;
+}
+
+__global__ void widen_indices(int64_t n, const int32_t *__restrict__ in, int64_t *__restrict__ out)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        out[i] = in[i];
 }
 
 void pb__cuda_sparse_release(pb_cuda_device *impl)
@@ -1246,10 +1254,20 @@ static pb_status sparse_prepare(pb_cuda_sparse *sp, const pb_spmv_args *a, const
                                 cudaDataType type)
 {
     sparse_drop_matrix(sp);
-    PB_CUSPARSE_CHECK(cusparseCreateCsr(&sp->mat, a->rows, a->cols, a->nnz, a->ptr->handle, a->idx->handle,
-                                        a->val->handle, a->ptr_bits == 64 ? CUSPARSE_INDEX_64I : CUSPARSE_INDEX_32I,
-                                        CUSPARSE_INDEX_32I,
-                                        CUSPARSE_INDEX_BASE_ZERO, type));
+    // "different index sizes for csrRowOffsetsType (64I) and csrColIndType
+    // (32I) is not currently supported" (cuSPARSE's words): 64-bit offsets take a
+    // 64-bit copy of the columns, made here (part of the preparation's time).
+    void *idx = a->idx->handle;
+    cusparseIndexType_t index = CUSPARSE_INDEX_32I;
+    if (a->ptr_bits == 64) {
+        PB_CUDA_CHECK(cudaMalloc(&sp->idx64, (size_t)(a->nnz ? a->nnz : 1) * sizeof(int64_t)));
+        widen_indices<<<4096, 256>>>(a->nnz, static_cast<const int32_t *>(idx), sp->idx64);
+        PB_CUDA_CHECK_LAUNCH();
+        PB_CUDA_CHECK(cudaDeviceSynchronize());
+        idx = sp->idx64, index = CUSPARSE_INDEX_64I;
+    }
+    PB_CUSPARSE_CHECK(cusparseCreateCsr(&sp->mat, a->rows, a->cols, a->nnz, a->ptr->handle, idx, a->val->handle,
+                                        index, index, CUSPARSE_INDEX_BASE_ZERO, type));
     PB_CUSPARSE_CHECK(cusparseCreateDnVec(&sp->x, a->cols, a->x->handle, type));
     PB_CUSPARSE_CHECK(cusparseCreateDnVec(&sp->y, a->rows, a->y->handle, type));
     size_t bytes = 0;
