@@ -804,6 +804,7 @@ struct pb_cuda_sparse {
     cusparseDnVecDescr_t x, y;
     void *buffer;
     int64_t *idx64; // the column indices widened: cuSPARSE takes 64-bit offsets with 64-bit columns only
+    cusparseStatus_t unprepared; // what cusparseSpMV_preprocess said where it failed (the products go on without)
     uint64_t ptr, idx, val; // stamps of the arrays mat was made from
     const void *x_ptr, *y_ptr;
     enum pb_precision prec;
@@ -1274,8 +1275,12 @@ static pb_status sparse_prepare(pb_cuda_sparse *sp, const pb_spmv_args *a, const
     PB_CUSPARSE_CHECK(cusparseSpMV_bufferSize(sp->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, sp->mat, sp->x,
                                               beta, sp->y, type, CUSPARSE_SPMV_ALG_DEFAULT, &bytes));
     PB_CUDA_CHECK(cudaMalloc(&sp->buffer, bytes ? bytes : 1));
-    PB_CUSPARSE_CHECK(cusparseSpMV_preprocess(sp->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, sp->mat, sp->x,
-                                              beta, sp->y, type, CUSPARSE_SPMV_ALG_DEFAULT, sp->buffer));
+    // The analysis is optional: where it fails (at 3.2 billion non-zeros on an
+    // H100: "internal error") cusparseSpMV runs without it, and the row says so.
+    sp->unprepared = cusparseSpMV_preprocess(sp->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, sp->mat, sp->x,
+                                             beta, sp->y, type, CUSPARSE_SPMV_ALG_DEFAULT, sp->buffer);
+    if (sp->unprepared != CUSPARSE_STATUS_SUCCESS)
+        (void)cudaGetLastError(); // nothing of it is left for the next launch check
     sp->ptr = a->ptr->stamp, sp->idx = a->idx->stamp, sp->val = a->val->stamp;
     sp->x_ptr = a->x->handle, sp->y_ptr = a->y->handle, sp->prec = a->prec;
     return PB_OK;
@@ -1323,12 +1328,14 @@ static pb_status cusparse_ready(pb_device *dev, const pb_spmv_args *a, cudaStrea
 
 pb_status pb__cuda_spmv_cusparse_prepare(pb_device *dev, const void *args, char *note, size_t len)
 {
-    (void)note, (void)len;
     const pb_spmv_args *a = spmv_args(args);
     pb_cuda_sparse *sp = nullptr;
     pb_status st = a->rows ? cusparse_ready(dev, a, nullptr, &sp) : PB_OK;
     if (st == PB_OK && a->rows)
         PB_CUDA_CHECK(cudaDeviceSynchronize());
+    if (st == PB_OK && sp && sp->unprepared != CUSPARSE_STATUS_SUCCESS && note)
+        snprintf(note, len, "not preprocessed: cusparseSpMV_preprocess failed (%s)",
+                 cusparseGetErrorString(sp->unprepared));
     return st;
 }
 
