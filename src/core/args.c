@@ -54,23 +54,32 @@ pb_status pb__gemm_args_check(const void *p)
     return PB_OK;
 }
 
+/* "LEAD NAME, NAME..." over b's visible variants of bench flagged `flag`
+ * (in buf), or `none` when it has none. */
+static const char *flagged_variants(const struct pb_backend *b, const char *bench, unsigned flag, const char *lead,
+                                    const char *none, char *buf, size_t len)
+{
+    int used = snprintf(buf, len, "%s", lead);
+    bool any = false;
+    for (size_t i = 0; i < b->n_variants; i++) {
+        const struct pb_variant_desc *d = &b->variants[i].desc;
+        if (strcmp(d->bench, bench) != 0 || !(d->flags & flag) || (d->flags & PB_VARIANT_HIDDEN))
+            continue;
+        if (used > 0 && (size_t)used < len)
+            used += snprintf(buf + used, len - (size_t)used, "%s %s", any ? "," : "", d->name);
+        any = true;
+    }
+    return any ? buf : none;
+}
+
 bool pb__gemm_variant_takes(const struct pb_backend *b, const struct pb_variant *v, enum pb_precision p,
                             const char **why)
 {
     if (!pb__precision_lowp(p) || (v->desc.flags & PB_VARIANT_LOWP))
         return true;
     static _Thread_local char buf[192];
-    int used = snprintf(buf, sizeof buf, "float and double only: tf32/bf16/fp16 run on");
-    bool any = false;
-    for (size_t i = 0; i < b->n_variants; i++) {
-        const struct pb_variant_desc *d = &b->variants[i].desc;
-        if (strcmp(d->bench, "gemm") != 0 || !(d->flags & PB_VARIANT_LOWP) || (d->flags & PB_VARIANT_HIDDEN))
-            continue;
-        if (used > 0 && (size_t)used < sizeof buf)
-            used += snprintf(buf + used, sizeof buf - (size_t)used, "%s %s", any ? "," : "", d->name);
-        any = true;
-    }
-    *why = any ? buf : "no tensor cores: tf32/bf16/fp16 run on cuda";
+    *why = flagged_variants(b, "gemm", PB_VARIANT_LOWP, "float and double only: tf32/bf16/fp16 run on",
+                            "no tensor cores: tf32/bf16/fp16 run on cuda", buf, sizeof buf);
     return false;
 }
 
@@ -81,17 +90,8 @@ bool pb__spmv_variant_takes(const struct pb_backend *b, const struct pb_variant 
     if (a->ptr_bits != 64 || (v->desc.flags & PB_VARIANT_PTR64))
         return true;
     static _Thread_local char buf[192];
-    int used = snprintf(buf, sizeof buf, "64-bit row offsets (beyond 2^31 - 1 non-zeros) run on");
-    bool any = false;
-    for (size_t i = 0; i < b->n_variants; i++) {
-        const struct pb_variant_desc *d = &b->variants[i].desc;
-        if (strcmp(d->bench, "spmv") != 0 || !(d->flags & PB_VARIANT_PTR64) || (d->flags & PB_VARIANT_HIDDEN))
-            continue;
-        if (used > 0 && (size_t)used < sizeof buf)
-            used += snprintf(buf + used, sizeof buf - (size_t)used, "%s %s", any ? "," : "", d->name);
-        any = true;
-    }
-    *why = any ? buf : "64-bit row offsets: no variant of this backend reads them";
+    *why = flagged_variants(b, "spmv", PB_VARIANT_PTR64, "64-bit row offsets (beyond 2^31 - 1 non-zeros) run on",
+                            "64-bit row offsets: no variant of this backend reads them", buf, sizeof buf);
     return false;
 }
 

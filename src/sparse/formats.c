@@ -5,36 +5,37 @@
 #include "core/core.h"
 #include "sparse/sparse.h"
 
+/* The row offsets of m into p[rows + 1], int64_t where wide, else int32_t
+ * (the caller checked that nnz fits). */
+static void fill_offsets(const struct pb_coo *m, void *p, bool wide)
+{
+    size_t k = 0;
+    for (int32_t i = 0; i <= m->n_rows; i++) {
+        if (wide)
+            ((int64_t *)p)[i] = (int64_t)k;
+        else
+            ((int32_t *)p)[i] = (int32_t)k;
+        while (k < m->nnz && m->rows[k] == i)
+            k++;
+    }
+}
+
 pb_status pb__csr_offsets(const struct pb_coo *m, int32_t **ptr)
 {
     *ptr = NULL;
     if (m->nnz > INT32_MAX)
         return pb__fail(PB_ERR_UNSUPPORTED, "%zu non-zeros do not fit 32-bit CSR offsets", m->nnz);
-    int32_t *p = malloc(((size_t)m->n_rows + 1) * sizeof *p);
-    if (!p)
+    if (!(*ptr = malloc(((size_t)m->n_rows + 1) * sizeof **ptr)))
         return pb__fail(PB_ERR_NOMEM, "out of host memory for CSR offsets");
-    size_t k = 0;
-    for (int32_t i = 0; i <= m->n_rows; i++) {
-        p[i] = (int32_t)k;
-        while (k < m->nnz && m->rows[k] == i)
-            k++;
-    }
-    *ptr = p;
+    fill_offsets(m, *ptr, false);
     return PB_OK;
 }
 
 pb_status pb__csr_offsets64(const struct pb_coo *m, int64_t **ptr)
 {
-    int64_t *p = malloc(((size_t)m->n_rows + 1) * sizeof *p);
-    *ptr = p;
-    if (!p)
+    if (!(*ptr = malloc(((size_t)m->n_rows + 1) * sizeof **ptr)))
         return pb__fail(PB_ERR_NOMEM, "out of host memory for CSR offsets");
-    size_t k = 0;
-    for (int32_t i = 0; i <= m->n_rows; i++) {
-        p[i] = (int64_t)k;
-        while (k < m->nnz && m->rows[k] == i)
-            k++;
-    }
+    fill_offsets(m, *ptr, true);
     return PB_OK;
 }
 
