@@ -373,7 +373,7 @@ static const struct pb_variant cuda_variants[] = {
     {.desc = {"gemm", "regblock", "register-blocked tiles, vector loads, double-buffered shared memory", 0}, .supports = pb__cuda_gemm_supports, .run = pb__cuda_gemm_regblock},
     {.desc = {"gemm", "dmma", "FP64 tensor cores (mma.sync), cp.async pipeline; double only", 0}, .supports = pb__cuda_gemm_dmma_supports, .run = pb__cuda_gemm_dmma},
     {.desc = {"gemm", "tc", "tensor cores (wmma): tf32, bf16, fp16 inputs, fp32 accumulation; 128x128 tiles, 4 warps of 64x64", PB_VARIANT_LOWP}, .supports = pb__cuda_gemm_tc_supports, .run = pb__cuda_gemm_tc},
-    {.desc = {"gemm", "wgmma", "Hopper tensor cores: warpgroup MMA fed by TMA, 128x256 tiles, 4-stage ring; tf32, bf16, fp16 (sm_90a)", PB_VARIANT_LOWP}, .supports = pb__cuda_gemm_wgmma_supports, .run = pb__cuda_gemm_wgmma},
+    {.desc = {"gemm", "wgmma", "Hopper tensor cores: warpgroup MMA fed by TMA, 128x256 tiles (128x128, 128x64 for thin C), split-K; tf32, bf16, fp16 (sm_90a)", PB_VARIANT_LOWP}, .supports = pb__cuda_gemm_wgmma_supports, .run = pb__cuda_gemm_wgmma},
     {.desc = {"gemm", "cublas", "cuBLAS sgemm/dgemm (TF32 off); cublasGemmEx for tf32, bf16, fp16", PB_VARIANT_ANCHOR | PB_VARIANT_LOWP}, .supports = pb__cuda_gemm_cublas_supports, .run = pb__cuda_gemm_cublas},
     {.desc = {"spmv", "csr-scalar", "CSR, one thread per row (the study's 1D blocks); 32- or 64-bit row offsets", PB_VARIANT_PTR64}, .supports = pb__cuda_spmv_supports, .run = pb__cuda_spmv_scalar, .data = &pb__spmv_csr},
     {.desc = {"spmv", "csr-vector", "CSR, --group threads per row reduced by shuffles (the study's 2D blocks); 32- or 64-bit row offsets", PB_VARIANT_PTR64}, .supports = pb__cuda_spmv_supports, .run = pb__cuda_spmv_vector, .data = &pb__spmv_csr},

@@ -6,12 +6,15 @@
 //  * The tensor-memory accelerator (TMA) copies each tile into shared memory, issued by
 //    one thread; an mbarrier per stage counts the bytes in. TMA fills zeros past the
 //    matrix's edges, so any m, n, k runs with no edge code in the main loop.
-//  * Warpgroup MMA (wgmma.mma_async m64n256) reads both operands straight from shared
+//  * Warpgroup MMA (wgmma.mma_async m64nBN) reads both operands straight from shared
 //    memory in the 128-byte swizzled layout TMA writes; no register staging.
-//  * A block is 3 warpgroups on a 128x256 tile of C: warpgroup 0 issues the copies
-//    (producer), warpgroups 1 and 2 each multiply 64 rows (consumers), over a ring of
-//    STAGES K slices of 128 bytes a row. The producer gives its registers to the consumers
-//    (setmaxnreg): 128 accumulators a thread.
+//  * A block is 3 warpgroups on a 128 x BN tile of C (BN = 256, or 128 or 64 where C is
+//    thin, picked by the wave count): warpgroup 0 issues the copies (producer),
+//    warpgroups 1 and 2 each multiply 64 rows (consumers), over a ring of 4-8 K slices of
+//    128 bytes a row. The producer gives its registers to the consumers (setmaxnreg):
+//    BN/2 accumulators a thread.
+//  * Inputs whose rows do not start on 128-byte lines are packed first (TMA would run at
+//    half speed), in the timed call.
 //  * A is K-major (row-major m x k). B (row-major k x n) is N-major: 16-bit wgmma reads it
 //    transposed from shared memory. TF32 wgmma takes K-major operands only, so for tf32
 //    B is first transposed into scratch on the stream (counted in the time, 5-8% at 8192).
