@@ -267,7 +267,7 @@ pb_status pb_kernel_workspace(pb_device *dev, const char *bench, const char *var
  *              tf32, bf16, fp16: wgmma (cuda, compute capability 9.0),
  *              tc (cuda), ikj (ref)
  *   spmv       CSR: auto, csr-vector (cuda, opencl), csr (openmp, ref);
- *              64-bit offsets: auto (openmp), csr-vector (cuda), csr (ref);
+ *              64-bit offsets: auto (openmp), csr-vector (cuda, opencl), csr (ref);
  *              ELL: ell; ELLT: ellt
  *   conv       regs (cuda), fused (cuda, R <= 64), tiled (cuda, opencl),
  *              ring (openmp), rowcol (ref)

@@ -62,7 +62,8 @@ static pb_status launch_rows(pb_device *dev, pb_stream *s, const struct pb_spmv_
 pb_status pb__cl_spmv_scalar(pb_device *dev, const void *args, pb_stream *s)
 {
     const struct pb_spmv_args *a = args;
-    return a->rows ? launch_rows(dev, s, a, "spmv_csr_scalar", false) : PB_OK;
+    return a->rows ? launch_rows(dev, s, a, a->ptr_bits == 64 ? "spmv_csr_scalar64" : "spmv_csr_scalar", false)
+                   : PB_OK;
 }
 
 pb_status pb__cl_spmv_ellt(pb_device *dev, const void *args, pb_stream *s)
@@ -77,7 +78,8 @@ pb_status pb__cl_spmv_vector(pb_device *dev, const void *args, pb_stream *s)
     if (!a->rows)
         return PB_OK;
     const struct pb_cl_kernel *k;
-    pb_status st = pb__cl_kernel(dev, SPMV_CL, a->prec, "spmv_csr_vector", &k);
+    pb_status st =
+        pb__cl_kernel(dev, SPMV_CL, a->prec, a->ptr_bits == 64 ? "spmv_csr_vector64" : "spmv_csr_vector", &k);
     if (st != PB_OK)
         return st;
     size_t local = group_size(dev, k, ROWS_GROUP);
