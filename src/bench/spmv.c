@@ -443,7 +443,7 @@ const struct pb_bench pb__bench_spmv = {
     .roof = pb__roof_memory,
     .summary = "sparse matrix-vector product y = A*x (CSR, ELLPACK)",
     .flop_model = "2*nnz",
-    .byte_model = "nnz*(element size + 4) + (rows+1)*4 + (cols + rows)*element size (CSR's minimum, for every format)",
+    .byte_model = "nnz*(element size + 4) + (rows+1)*4 (8 with 64-bit offsets) + (cols + rows)*element size (CSR's minimum, for every format)",
     .params = spmv_params,
     .n_params = sizeof spmv_params / sizeof spmv_params[0],
     .baseline_backend = "ref",
