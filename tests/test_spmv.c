@@ -9,6 +9,7 @@
 
 #include "test_util.h"
 
+#include "core/core.h"
 #include "core/rng.h"
 #include "parbench/pb_backend.h"
 #include "parbench/pb_kernels.h"
@@ -454,6 +455,110 @@ static void test_formats(void **state)
     assert_string_equal(zoo[0], "pareto:1048576:8:1.3:0.1");
 }
 
+/* Block CSR: every case at every block size gives the CSR product (in double
+ * and in float, whose values are copied as they are), blocks hold what they
+ * cover, and the size picked is the blocks' own on block matrices and
+ * refused-by-ratio (above 1) on a random one. */
+static void test_bcsr(void **state)
+{
+    (void)state;
+    for (size_t c = 0; c < N_CASES; c++) {
+        const struct pb_coo *m = &cases[c].m;
+        int32_t *ptr = NULL;
+        assert_int_equal(pb__csr_offsets(m, &ptr), PB_OK);
+        float *val32 = malloc(m->nnz * sizeof *val32 + 1);
+        assert_non_null(val32);
+        for (size_t k = 0; k < m->nnz; k++)
+            val32[k] = (float)m->values[k];
+        double *x = malloc(((size_t)m->n_cols + 8) * sizeof *x), *y = calloc((size_t)m->n_rows + 8, sizeof *y);
+        assert_non_null(x);
+        assert_non_null(y);
+        for (int32_t j = 0; j < m->n_cols + 8; j++)
+            x[j] = j < m->n_cols ? 1 + j % 7 : NAN; /* past the matrix: never to be read */
+        for (int b = 1; b <= PB_BCSR_MAX_B; b++)
+            for (int single = 0; single < 2; single++) {
+                struct pb_bcsr bm;
+                assert_int_equal(pb__bcsr_build(ptr, m->cols, single ? (const void *)val32 : m->values,
+                                                 single ? 4 : 8, m->n_rows, m->n_cols, b, &bm),
+                                 PB_OK);
+                assert_int_equal(bm.block_rows, (m->n_rows + b - 1) / b);
+                assert_true((int64_t)bm.blocks * b * b >= (int64_t)m->nnz);
+                for (int32_t br = 0; br < bm.block_rows; br++) {
+                    double sum[PB_BCSR_MAX_B] = {0};
+                    for (int32_t t = bm.ptr[br]; t < bm.ptr[br + 1]; t++) {
+                        assert_true(t == bm.ptr[br] || bm.idx[t] > bm.idx[t - 1]);
+                        for (int r = 0; r < b; r++)
+                            for (int q = 0; q < b; q++) {
+                                size_t at = ((size_t)t * b + r) * b + q;
+                                double v = single ? ((float *)bm.val)[at] : ((double *)bm.val)[at];
+                                int32_t col = bm.idx[t] * b + q;
+                                if (col >= m->n_cols || br * b + r >= m->n_rows)
+                                    assert_true(v == 0);
+                                else
+                                    sum[r] += v * x[col];
+                            }
+                    }
+                    for (int r = 0; r < b && br * b + r < m->n_rows; r++) {
+                        int32_t i = br * b + r;
+                        double want = 0;
+                        for (int32_t k = ptr[i]; k < ptr[i + 1]; k++)
+                            want += (single ? (double)val32[k] : m->values[k]) * x[m->cols[k]];
+                        if (fabs(sum[r] - want) > 1e-12 * (1 + fabs(want)))
+                            fail_msg("%s b=%d row %d: %.17g, expected %.17g", cases[c].name, b, i, sum[r], want);
+                    }
+                }
+                /* its block ELLPACK: the same products, row by row */
+                int32_t width = 0, *eidx = NULL;
+                void *evals = NULL;
+                assert_int_equal(pb__bcsr_ellt(&bm, single ? 4 : 8, 1e9, &width, &eidx, &evals), PB_OK);
+                size_t rows_pad = (size_t)bm.block_rows * (size_t)b;
+                for (int32_t i = 0; i < m->n_rows; i++) {
+                    int32_t br = i / b;
+                    double got = 0, want = 0;
+                    for (int32_t j = 0; j < width && eidx[(size_t)j * bm.block_rows + br] >= 0; j++)
+                        for (int q = 0; q < b; q++) {
+                            int32_t col = eidx[(size_t)j * bm.block_rows + br] * b + q;
+                            size_t at = ((size_t)j * b + q) * rows_pad + (size_t)i;
+                            if (col < m->n_cols)
+                                got += (single ? ((float *)evals)[at] : ((double *)evals)[at]) * x[col];
+                        }
+                    for (int32_t k = ptr[i]; k < ptr[i + 1]; k++)
+                        want += (single ? (double)val32[k] : m->values[k]) * x[m->cols[k]];
+                    if (fabs(got - want) > 1e-12 * (1 + fabs(want)))
+                        fail_msg("%s b=%d block ELLPACK row %d: %.17g, expected %.17g", cases[c].name, b, i, got, want);
+                }
+                pb__host_free(eidx), pb__host_free(evals);
+                if (c == 1) /* one row of 1000 among short ones: padding everything to it is refused */
+                    assert_int_equal(pb__bcsr_ellt(&bm, 8, 2, &width, &eidx, &evals), PB_ERR_UNSUPPORTED);
+                pb__bcsr_free(&bm);
+            }
+        free(x), free(y), free(val32), free(ptr);
+    }
+    static const struct {
+        const char *spec;
+        int b;
+    } picks[] = {{"blocks:3000:3:6", 3}, {"blocks:3000:6:4", 6}, {"blocks:300k:4:5", 4}, {"random:300k:8", 0}};
+    for (size_t i = 0; i < PB_ARRAY_LEN(picks); i++) {
+        struct pb_coo m;
+        int32_t *ptr = NULL;
+        assert_int_equal(pb__sparse_generate(picks[i].spec, 5, &m), PB_OK);
+        assert_int_equal(pb__csr_offsets(&m, &ptr), PB_OK);
+        double ratio = 0;
+        int b = pb__bcsr_pick(ptr, m.cols, m.n_rows, m.n_cols, 8, &ratio);
+        if (picks[i].b) {
+            assert_int_equal(b, picks[i].b);
+            assert_true(ratio > 0.5 && ratio < 0.8); /* 8-byte values: an index per block instead of per entry */
+        } else {
+            assert_true(ratio > 1.5); /* random columns: blocks hold one entry each */
+        }
+        free(ptr);
+        pb_coo_free(&m);
+    }
+    struct pb_bcsr bm;
+    int32_t ptr1[2] = {0, 0};
+    assert_int_equal(pb__bcsr_build(ptr1, NULL, NULL, 8, 1, 1, 9, &bm), PB_ERR_INVALID);
+}
+
 /* A Laplacian's rows made alone (spmv-dist --reader each) are the whole
  * matrix's rows: pieces of any size, the lengths of every row. */
 static void test_rows_alone(void **state)
@@ -586,6 +691,7 @@ int main(void)
         cmocka_unit_test(test_offsets64),
         cmocka_unit_test(test_cached_state_sees_new_values),
         cmocka_unit_test(test_formats),
+        cmocka_unit_test(test_bcsr),
         cmocka_unit_test(test_rows_alone),
         cmocka_unit_test(test_balance_plan),
     };

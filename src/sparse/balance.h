@@ -77,7 +77,12 @@ void pb__spmv_row_stats_of(const int32_t *ptr, int32_t rows, int32_t cols, struc
  * at most doubles the entries and rows are at most PB_BAL_LONG (on
  * a GPU a thread per row then reads coalesced, with no reduction), else the
  * load-balanced CSR kernel (or what the backend has nearest to it). */
-enum pb_spmv_pick { PB_PICK_ELLT, PB_PICK_BALANCED, PB_PICK_SPLIT /* csr-split: CUDA's timed pick */ };
+enum pb_spmv_pick {
+    PB_PICK_ELLT,
+    PB_PICK_BALANCED,
+    PB_PICK_SPLIT, /* csr-split and block CSR: CUDA's timed picks */
+    PB_PICK_BCSR
+};
 enum pb_spmv_pick pb__spmv_auto_pick(const struct pb_spmv_row_stats *s);
 /* "KERNEL: ELL fill 1.04, rows 7.0 +- 8%, ..." for the row's note. */
 void pb__spmv_pick_note(const char *kernel, const struct pb_spmv_row_stats *s, char *buf, size_t len);

@@ -48,6 +48,44 @@ struct pb_ell {
 pb_status pb__ell_build(const struct pb_coo *m, bool transposed, double max_fill, struct pb_ell *out);
 void pb__ell_free(struct pb_ell *e);
 
+/* Block CSR: the matrix cut into b x b blocks, each block holding a
+ * non-zero stored whole (row-major, its zeros too) under one column index.
+ * A matrix of small dense blocks (b unknowns per mesh node) then moves one
+ * index per block instead of one per entry. Block row i holds blocks
+ * ptr[i]..ptr[i + 1] (block columns idx[], ascending); rows and columns past
+ * the matrix in the last block row and column are zero. */
+#define PB_BCSR_MAX_B 8
+struct pb_bcsr {
+    int32_t b, block_rows, block_cols, blocks;
+    int32_t *ptr, *idx;
+    void *val; /* blocks * b * b values of the CSR's type */
+};
+/* The block size b in 2..PB_BCSR_MAX_B whose BCSR moves the fewest bytes
+ * per product (values of elt bytes, 32-bit indices and offsets), estimated
+ * on up to 64 windows of rows spread over CSR (ptr, idx); *ratio = those
+ * bytes / CSR's (below 1: BCSR moves less). 0 for a matrix without
+ * non-zeros or out of host memory. */
+int pb__bcsr_pick(const int32_t *ptr, const int32_t *idx, int32_t rows, int32_t cols, size_t elt, double *ratio);
+/* Those windows: rows [first[w], last[w]) for w below the count returned
+ * (idx is read there alone, so a caller may bring back just those rows). */
+#define PB_BCSR_WINDOWS 64
+int pb__bcsr_windows(int32_t rows, int32_t *first, int32_t *last);
+/* BCSR with b x b blocks of CSR (ptr, idx, val of elt = 4 (float) or 8
+ * (double) bytes); duplicate entries are summed. */
+pb_status pb__bcsr_build(const int32_t *ptr, const int32_t *idx, const void *val, size_t elt, int32_t rows,
+                         int32_t cols, int b, struct pb_bcsr *out);
+void pb__bcsr_free(struct pb_bcsr *m);
+/* Block ELLPACK, transposed, of m (BELLPACK without its reordering of rows):
+ * every block row padded to *width, the most blocks of any block row. Slot j
+ * of block row i holds block column idx[j * block_rows + i] (-1: padding)
+ * and entry (r, c) of its block at val[(j * b + c) * block_rows * b + i * b
+ * + r], so GPU threads of consecutive rows read consecutive values, as in
+ * ELLPACK, with one index per block. Refused (PB_ERR_UNSUPPORTED) where
+ * the slots would exceed max_fill times the blocks. idx and val are freed
+ * with pb__host_free. */
+pb_status pb__bcsr_ellt(const struct pb_bcsr *m, size_t elt, double max_fill, int32_t *width, int32_t **idx,
+                        void **val);
+
 /* Generated matrices, for sizes beyond the files and for the classes of
  * matrices kernels trip on (values in (-1, 1) unless said, columns sorted,
  * seeded):

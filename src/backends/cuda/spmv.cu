@@ -167,6 +167,85 @@ __global__ void ell_rows(int32_t rows, int32_t width, const int32_t *__restrict_
     y[row] = sum;
 }
 
+// Block CSR (pb_bcsr) with B x B blocks: a group of G threads per block row
+// reads its blocks' values as one coalesced stream; each thread keeps one sum
+// per row of the block, the group adds them up by shuffles and thread q
+// stores row q. Columns past the matrix (last block column) hold zeros and
+// are not read from x.
+template <typename T, int B, int G>
+__global__ void bcsr_rows(int32_t block_rows, int32_t rows, int32_t cols, const int32_t *__restrict__ ptr,
+                          const int32_t *__restrict__ idx, const T *__restrict__ val, const T *__restrict__ x,
+                          T *__restrict__ y)
+{
+    constexpr int BB = B * B;
+    int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x, br = t / G;
+    int lane = (int)(t % G);
+    unsigned active = __ballot_sync(0xffffffffu, br < block_rows);
+    if (br >= block_rows)
+        return; // a group leaves whole: its threads share br
+    T sum[B];
+#pragma unroll
+    for (int q = 0; q < B; q++)
+        sum[q] = 0;
+    int32_t first = ptr[br], end = ptr[br + 1];
+    // the thread's entry: block `blk`, position `at` in it, stepped by G
+    // entries at a time without dividing
+    int32_t blk = first + lane / BB;
+    int at = lane % BB;
+    const T *v = val + (int64_t)first * BB + lane;
+#pragma unroll 4
+    for (; blk < end; v += G) {
+        int r = at / B, c = at - r * B;
+        int32_t col = idx[blk] * B + c;
+        T p = col < cols ? *v * x[col] : T(0);
+#pragma unroll
+        for (int q = 0; q < B; q++)
+            sum[q] += q == r ? p : T(0);
+        at += G % BB, blk += G / BB;
+        if (at >= BB)
+            at -= BB, blk++;
+    }
+    T mine = 0;
+#pragma unroll
+    for (int q = 0; q < B; q++) {
+#pragma unroll
+        for (int off = G / 2; off > 0; off /= 2)
+            sum[q] += __shfl_xor_sync(active, sum[q], off, G);
+        mine = lane == q ? sum[q] : mine;
+    }
+    int64_t row = br * B + lane;
+    if (lane < B && row < rows)
+        y[row] = mine;
+}
+
+// Block ELLPACK transposed (pb__bcsr_ellt) with B x B blocks: a thread per
+// row, as ELLT, reading its block row's slots in order; the threads of one
+// block row share each slot's column index.
+template <typename T, int B>
+__global__ void bellt_rows(int32_t block_rows, int32_t rows, int32_t cols, int32_t width,
+                           const int32_t *__restrict__ idx, const T *__restrict__ val, const T *__restrict__ x,
+                           T *__restrict__ y)
+{
+    int64_t row = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (row >= rows)
+        return;
+    int64_t br = row / B, rows_pad = (int64_t)block_rows * B;
+    T sum = 0;
+    for (int32_t j = 0; j < width; j++) {
+        int32_t bc = idx[(int64_t)j * block_rows + br];
+        if (bc < 0)
+            break; // padding ends a block row
+        const T *v = val + (int64_t)j * B * rows_pad + row;
+#pragma unroll
+        for (int c = 0; c < B; c++) {
+            int32_t col = bc * B + c;
+            if (col < cols)
+                sum += v[c * rows_pad] * x[col];
+        }
+    }
+    y[row] = sum;
+}
+
 // Where diagonal `diag` of the merge of row ends (ptr[1..rows]) and entry
 // indices 0..nnz-1 crosses: the first row whose end is not yet consumed.
 __device__ int32_t merge_search(int64_t diag, const int32_t *__restrict__ ptr, int32_t rows, int64_t nnz)
@@ -782,7 +861,7 @@ struct pb_cuda_sparse {
     pb_spmv_pick pick;
     uint64_t pick_ptr, pick_idx, pick_val;
     enum pb_precision pick_prec;
-    float pick_ms[3];
+    float pick_ms[4];
     int32_t *ell_idx;
     void *ell_val;
     int32_t ell_width;
@@ -795,6 +874,17 @@ struct pb_cuda_sparse {
     int32_t split_blocks, split_per, split_rows;
     int64_t split_nnz;
     uint64_t split_ptr;
+    // bcsr, and auto where blocks pay: the block copy (bcsr_b = 0: none) of
+    // the arrays with stamps bcsr_ptr/idx/val_stamp in precision bcsr_prec,
+    // and the bytes it moves per product over CSR's.
+    int32_t *bcsr_ptr, *bcsr_idx;
+    void *bcsr_val;
+    int32_t bcsr_b, bcsr_block_rows, bcsr_blocks;
+    int32_t bcsr_width; // > 0: the block ELLPACK layout (bcsr_ptr unused), its width
+    int32_t bcsr_refused_b; // no copy made: the best block size moved more
+    double bcsr_ratio;
+    uint64_t bcsr_ptr_stamp, bcsr_idx_stamp, bcsr_val_stamp;
+    enum pb_precision bcsr_prec;
     int32_t *lists; // csr-adaptive: counts[2], then the list
     size_t lists_bytes;
     uint64_t lists_ptr; // stamp of the row offsets the lists were made from
@@ -847,6 +937,9 @@ void pb__cuda_sparse_release(pb_cuda_device *impl)
     cudaFree(sp->split_block_row);
     cudaFree(sp->split_carry_row);
     cudaFree(sp->split_carry_val);
+    cudaFree(sp->bcsr_ptr);
+    cudaFree(sp->bcsr_idx);
+    cudaFree(sp->bcsr_val);
     delete sp;
     impl->sparse = nullptr;
 }
@@ -1092,6 +1185,218 @@ pb_status pb__cuda_spmv_split_prepare(pb_device *dev, const void *args, char *no
     return st;
 }
 
+// ---- bcsr -------------------------------------------------------------------
+
+// PARBENCH_BCSR_B=2..8 imposes the block size, for tests on matrices without
+// blocks; else 0.
+static int bcsr_forced_b()
+{
+    const char *env = getenv("PARBENCH_BCSR_B");
+    int b = env ? atoi(env) : 0;
+    return b >= 2 && b <= PB_BCSR_MAX_B ? b : 0;
+}
+
+static void bcsr_drop(pb_cuda_sparse *sp)
+{
+    cudaFree(sp->bcsr_ptr);
+    cudaFree(sp->bcsr_idx);
+    cudaFree(sp->bcsr_val);
+    sp->bcsr_ptr = sp->bcsr_idx = nullptr, sp->bcsr_val = nullptr, sp->bcsr_b = 0, sp->bcsr_width = 0;
+    sp->bcsr_refused_b = 0, sp->bcsr_ptr_stamp = 0;
+}
+
+static pb_status bcsr_refuse(int b, double ratio)
+{
+    if (b < 2)
+        return pb__fail(PB_ERR_UNSUPPORTED, "no block structure: the sampled rows hold no non-zeros");
+    return pb__fail(PB_ERR_UNSUPPORTED, "no block structure: %dx%d blocks, the fewest bytes, would move %.2fx CSR's", b,
+                    b, ratio);
+}
+
+// Host copies of a's CSR arrays: all of them, or (sample) the row offsets and
+// only the columns of pb__bcsr_windows' rows (the rest of idx left untouched).
+static pb_status csr_to_host(const pb_spmv_args *a, bool sample, int32_t **ptr, int32_t **idx, void **val)
+{
+    size_t rows = (size_t)a->rows, nnz = (size_t)a->nnz, elt = pb_precision_size(a->prec);
+    *ptr = nullptr, *idx = nullptr, *val = nullptr;
+    pb_status st = pb__host_alloc((rows + 1) * sizeof **ptr, "spmv row offsets", (void **)ptr);
+    if (st == PB_OK)
+        st = pb__host_alloc(nnz * sizeof **idx + 1, "spmv columns", (void **)idx);
+    if (st == PB_OK && !sample)
+        st = pb__host_alloc(nnz * elt + 1, "spmv values", val);
+    cudaError_t e = cudaSuccess;
+    if (st == PB_OK)
+        e = cudaMemcpy(*ptr, a->ptr->handle, (rows + 1) * sizeof **ptr, cudaMemcpyDeviceToHost);
+    if (st == PB_OK && e == cudaSuccess && !sample) {
+        e = cudaMemcpy(*idx, a->idx->handle, nnz * sizeof **idx, cudaMemcpyDeviceToHost);
+        if (e == cudaSuccess)
+            e = cudaMemcpy(*val, a->val->handle, nnz * elt, cudaMemcpyDeviceToHost);
+    } else if (st == PB_OK && e == cudaSuccess) {
+        int32_t first[PB_BCSR_WINDOWS], last[PB_BCSR_WINDOWS];
+        int n = pb__bcsr_windows(a->rows, first, last);
+        for (int w = 0; w < n && e == cudaSuccess; w++) {
+            int32_t from = (*ptr)[first[w]], to = (*ptr)[last[w]];
+            if (to > from)
+                e = cudaMemcpy(*idx + from, pb__cuda_ptr<const int32_t>(a->idx) + from, (size_t)(to - from) * sizeof **idx,
+                               cudaMemcpyDeviceToHost);
+        }
+    }
+    if (st == PB_OK && e != cudaSuccess)
+        st = pb__fail(PB_ERR_DEVICE, "bringing the spmv matrix back: %s", cudaGetErrorString(e));
+    if (st != PB_OK) {
+        pb__host_free(*ptr), pb__host_free(*idx), pb__host_free(*val);
+        *ptr = nullptr, *idx = nullptr, *val = nullptr;
+    }
+    return st;
+}
+
+// The block copy of a's matrix, made on the host from the arrays brought
+// back, once per matrix and precision, with the block size that moves the
+// fewest bytes; refused where even that moves more than CSR. Laid out as
+// block ELLPACK, or as block CSR where padding would add too much.
+static pb_status bcsr_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_sparse **out)
+{
+    pb_status st = sparse_state(dev, out);
+    if (st != PB_OK)
+        return st;
+    pb_cuda_sparse *sp = *out;
+    int forced = bcsr_forced_b();
+    bool same = sp->bcsr_ptr_stamp == a->ptr->stamp && sp->bcsr_idx_stamp == a->idx->stamp &&
+                sp->bcsr_val_stamp == a->val->stamp && sp->bcsr_prec == a->prec && sp->bcsr_ptr_stamp;
+    if (same && sp->bcsr_b && (!forced || forced == sp->bcsr_b))
+        return PB_OK;
+    if (same && sp->bcsr_refused_b && !forced) // refused once: not brought back again
+        return bcsr_refuse(sp->bcsr_refused_b, sp->bcsr_ratio);
+    bcsr_drop(sp);
+    int32_t *ptr = nullptr, *idx = nullptr;
+    void *val = nullptr;
+    if ((st = csr_to_host(a, false, &ptr, &idx, &val)) != PB_OK)
+        return st;
+    size_t elt = pb_precision_size(a->prec);
+    double ratio = 0;
+    int b = pb__bcsr_pick(ptr, idx, a->rows, a->cols, elt, &ratio);
+    if (forced || (!b && a->nnz == 0)) {
+        b = forced ? forced : 2; // without non-zeros any size does
+    } else if (!b || ratio >= 1) {
+        st = bcsr_refuse(b, ratio);
+        sp->bcsr_refused_b = b ? b : 1, sp->bcsr_ratio = ratio, sp->bcsr_prec = a->prec;
+        sp->bcsr_ptr_stamp = a->ptr->stamp, sp->bcsr_idx_stamp = a->idx->stamp, sp->bcsr_val_stamp = a->val->stamp;
+    }
+    pb_bcsr m = {};
+    if (st == PB_OK)
+        st = pb__bcsr_build(ptr, idx, val, elt, a->rows, a->cols, b, &m);
+    pb__host_free(ptr), pb__host_free(idx), pb__host_free(val);
+    if (st != PB_OK)
+        return st;
+    // Block ELLPACK where padding adds at most a quarter: its coalesced reads
+    // beat block CSR's group per block row (H100, blocks:4M:3:6, double:
+    // ELLT 0.36 ms against block CSR 0.44 ms, though the latter read 0.7x
+    // the bytes). PARBENCH_BCSR_ELL=0 keeps block CSR (tests of both).
+    int32_t width = 0, *ell_idx = nullptr;
+    void *ell_val = nullptr;
+    const char *ell_env = getenv("PARBENCH_BCSR_ELL");
+    bool ell = !(ell_env && strcmp(ell_env, "0") == 0);
+    st = ell ? pb__bcsr_ellt(&m, elt, 1.25, &width, &ell_idx, &ell_val) : PB_ERR_UNSUPPORTED;
+    if (st == PB_ERR_UNSUPPORTED)
+        pb__clear_error(), st = PB_OK; // block CSR then
+    if (st != PB_OK) {
+        pb__bcsr_free(&m);
+        return st;
+    }
+    size_t per_block = (size_t)b * (size_t)b * elt,
+           slots = width ? (size_t)width * (size_t)m.block_rows : (size_t)m.blocks;
+    cudaError_t e = cudaMalloc(&sp->bcsr_idx, slots * sizeof(int32_t) + 1);
+    if (e == cudaSuccess)
+        e = cudaMalloc(&sp->bcsr_val, slots * per_block + 1);
+    if (e == cudaSuccess && !width)
+        e = cudaMalloc(&sp->bcsr_ptr, ((size_t)m.block_rows + 1) * sizeof(int32_t));
+    if (e == cudaSuccess && !width)
+        e = cudaMemcpy(sp->bcsr_ptr, m.ptr, ((size_t)m.block_rows + 1) * sizeof(int32_t), cudaMemcpyHostToDevice);
+    if (e == cudaSuccess)
+        e = cudaMemcpy(sp->bcsr_idx, width ? ell_idx : m.idx, slots * sizeof(int32_t), cudaMemcpyHostToDevice);
+    if (e == cudaSuccess)
+        e = cudaMemcpy(sp->bcsr_val, width ? ell_val : m.val, slots * per_block, cudaMemcpyHostToDevice);
+    sp->bcsr_block_rows = m.block_rows, sp->bcsr_blocks = m.blocks, sp->bcsr_width = width;
+    sp->bcsr_ratio = ((double)slots * ((double)per_block + 4) + (width ? 0 : (double)m.block_rows * 4)) /
+                     ((double)a->nnz * ((double)elt + 4) + (double)a->rows * 4);
+    pb__bcsr_free(&m);
+    pb__host_free(ell_idx), pb__host_free(ell_val);
+    if (e != cudaSuccess) {
+        bcsr_drop(sp);
+        PB_CUDA_CHECK(e);
+    }
+    sp->bcsr_b = b, sp->bcsr_prec = a->prec;
+    sp->bcsr_ptr_stamp = a->ptr->stamp, sp->bcsr_idx_stamp = a->idx->stamp, sp->bcsr_val_stamp = a->val->stamp;
+    return PB_OK;
+}
+
+// A thread per row in block ELLPACK, else a group per block row as wide as
+// its entries, up to a warp.
+template <typename T, int B> static pb_status launch_bcsr_b(pb_cuda_sparse *sp, const pb_spmv_args *a, cudaStream_t s)
+{
+    int block = block_of(a);
+    if (sp->bcsr_width) {
+        bellt_rows<T, B><<<blocks_for(a->rows, block), block, 0, s>>>(
+            sp->bcsr_block_rows, a->rows, a->cols, sp->bcsr_width, sp->bcsr_idx, static_cast<const T *>(sp->bcsr_val),
+            pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y));
+        PB_CUDA_CHECK_LAUNCH();
+        return PB_OK;
+    }
+    double per_block_row = sp->bcsr_block_rows ? (double)sp->bcsr_blocks * B * B / sp->bcsr_block_rows : 0;
+    int64_t rows = sp->bcsr_block_rows;
+    auto kernel = per_block_row >= 24 ? bcsr_rows<T, B, 32> : per_block_row >= 12 ? bcsr_rows<T, B, 16> : bcsr_rows<T, B, 8>;
+    int group = per_block_row >= 24 ? 32 : per_block_row >= 12 ? 16 : 8;
+    kernel<<<blocks_for(rows * group, block), block, 0, s>>>(sp->bcsr_block_rows, a->rows, a->cols, sp->bcsr_ptr,
+                                                             sp->bcsr_idx, static_cast<const T *>(sp->bcsr_val),
+                                                             pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y));
+    PB_CUDA_CHECK_LAUNCH();
+    return PB_OK;
+}
+
+template <typename T> static pb_status launch_bcsr(pb_cuda_sparse *sp, const pb_spmv_args *a, cudaStream_t s)
+{
+    switch (sp->bcsr_b) {
+    case 2: return launch_bcsr_b<T, 2>(sp, a, s);
+    case 3: return launch_bcsr_b<T, 3>(sp, a, s);
+    case 4: return launch_bcsr_b<T, 4>(sp, a, s);
+    case 5: return launch_bcsr_b<T, 5>(sp, a, s);
+    case 6: return launch_bcsr_b<T, 6>(sp, a, s);
+    case 7: return launch_bcsr_b<T, 7>(sp, a, s);
+    default: return launch_bcsr_b<T, 8>(sp, a, s);
+    }
+}
+
+pb_status pb__cuda_spmv_bcsr(pb_device *dev, const void *args, pb_stream *s)
+{
+    const pb_spmv_args *a = spmv_args(args);
+    if (a->rows == 0)
+        return PB_OK;
+    pb_cuda_sparse *sp = nullptr;
+    pb_status st = bcsr_ready(dev, a, &sp);
+    if (st != PB_OK)
+        return st;
+    cudaStream_t stream = pb__cuda_stream(s);
+    return a->prec == PB_DOUBLE ? launch_bcsr<double>(sp, a, stream) : launch_bcsr<float>(sp, a, stream);
+}
+
+static void bcsr_note(const pb_cuda_sparse *sp, const pb_spmv_args *a, char *note, size_t len)
+{
+    double slots = sp->bcsr_width ? (double)sp->bcsr_width * sp->bcsr_block_rows : sp->bcsr_blocks;
+    snprintf(note, len, "%dx%d blocks: %d, %s; %.2f stored per non-zero, %.2fx the bytes of CSR", sp->bcsr_b,
+             sp->bcsr_b, sp->bcsr_blocks, sp->bcsr_width ? "block ELLPACK, a thread per row" : "block CSR, a group per block row",
+             a->nnz ? slots * sp->bcsr_b * sp->bcsr_b / (double)a->nnz : 0, sp->bcsr_ratio);
+}
+
+pb_status pb__cuda_spmv_bcsr_prepare(pb_device *dev, const void *args, char *note, size_t len)
+{
+    const pb_spmv_args *a = spmv_args(args);
+    pb_cuda_sparse *sp = nullptr;
+    pb_status st = a->rows ? bcsr_ready(dev, a, &sp) : PB_OK;
+    if (st == PB_OK && sp && note)
+        bcsr_note(sp, a, note, len);
+    return st;
+}
+
 // ---- auto -------------------------------------------------------------------
 
 // auto's ELLT copy of a's matrix, made on the device when stale.
@@ -1130,6 +1435,8 @@ static pb_status auto_launch(pb_cuda_sparse *sp, const pb_spmv_args *a, pb_spmv_
         return dbl ? launch_balanced<double>(sp, a, stream) : launch_balanced<float>(sp, a, stream);
     if (pick == PB_PICK_SPLIT)
         return dbl ? launch_split<double>(sp, a, stream) : launch_split<float>(sp, a, stream);
+    if (pick == PB_PICK_BCSR)
+        return dbl ? launch_bcsr<double>(sp, a, stream) : launch_bcsr<float>(sp, a, stream);
     int block = block_of(a);
     if (dbl)
         ell_rows<double, true><<<blocks_for(a->rows, block), block, 0, stream>>>(
@@ -1146,20 +1453,21 @@ static pb_status auto_launch(pb_cuda_sparse *sp, const pb_spmv_args *a, pb_spmv_
 // The candidates (can[k] for pick k) timed in turns, so that clocks and caches
 // treat them alike: one untimed product each, then 5 rounds of one product
 // each; ms[k] = the fastest of k's.
-static pb_status auto_time(pb_cuda_sparse *sp, const pb_spmv_args *a, const bool can[3], float ms[3])
+constexpr int n_picks = 4;
+static pb_status auto_time(pb_cuda_sparse *sp, const pb_spmv_args *a, const bool can[n_picks], float ms[n_picks])
 {
     cudaEvent_t ev[2] = {nullptr, nullptr};
     cudaError_t e = cudaEventCreate(&ev[0]);
     if (e == cudaSuccess)
         e = cudaEventCreate(&ev[1]);
     pb_status st = PB_OK;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < n_picks; k++) {
         ms[k] = 0;
         if (can[k] && e == cudaSuccess && st == PB_OK)
             st = auto_launch(sp, a, (pb_spmv_pick)k, nullptr);
     }
     for (int r = 0; r < 5; r++)
-        for (int k = 0; k < 3 && e == cudaSuccess && st == PB_OK; k++) {
+        for (int k = 0; k < n_picks && e == cudaSuccess && st == PB_OK; k++) {
             float t = 0;
             if (can[k] && (e = cudaEventRecord(ev[0], nullptr)) == cudaSuccess &&
                 (st = auto_launch(sp, a, (pb_spmv_pick)k, nullptr)) == PB_OK &&
@@ -1176,12 +1484,32 @@ static pb_status auto_time(pb_cuda_sparse *sp, const pb_spmv_args *a, const bool
     return st;
 }
 
+// Whether a's matrix may pay as block CSR: its sampled rows, brought back,
+// moving at most 0.9x CSR's bytes as blocks (or PARBENCH_BCSR_B set).
+static bool auto_bcsr_worth(const pb_spmv_args *a)
+{
+    if (bcsr_forced_b())
+        return true;
+    int32_t *ptr = nullptr, *idx = nullptr;
+    void *val = nullptr;
+    if (csr_to_host(a, true, &ptr, &idx, &val) != PB_OK) {
+        pb__clear_error();
+        return false;
+    }
+    double ratio = 0;
+    int b = pb__bcsr_pick(ptr, idx, a->rows, a->cols, pb_precision_size(a->prec), &ratio);
+    pb__host_free(ptr), pb__host_free(idx);
+    return b && ratio <= 0.9;
+}
+
 // The pick for a's matrix in a's precision, made once. The row statistics
 // rule out ELLT where padding would more than double the entries
-// (pb__spmv_auto_pick); among what remains of ELLT, csr-balanced and
-// csr-split, products of each in turns decide (the zoo has classes where each
-// leads, and others where the lead turns with size: gaps:1M vs gaps:4M).
-// A candidate whose extra memory does not fit is left out.
+// (pb__spmv_auto_pick), a sample of rows rules out block CSR where blocks
+// would not move fewer bytes; among what remains of ELLT, csr-balanced,
+// csr-split and block CSR, products of each in turns decide (the zoo has
+// classes where each leads, and others where the lead turns with size:
+// gaps:1M vs gaps:4M). A candidate whose extra memory does not fit is left
+// out.
 static pb_status auto_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_sparse **out)
 {
     pb_status st = balanced_plan(dev, a, out);
@@ -1192,13 +1520,15 @@ static pb_status auto_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_spars
         sp->pick_val == a->val->stamp && sp->pick_prec == a->prec)
         return PB_OK;
     sp->pick_ptr = 0; // stale until picked below
-    bool can[3] = {pb__spmv_auto_pick(&sp->stats) == PB_PICK_ELLT, true, true}; // ELLT, BALANCED, SPLIT
-    pb_cuda_sparse *split = nullptr;
-    for (int k = 0; k < 3; k += 2) {
-        if (!can[k])
+    bool can[n_picks] = {pb__spmv_auto_pick(&sp->stats) == PB_PICK_ELLT, true, true, auto_bcsr_worth(a)};
+    pb_cuda_sparse *other = nullptr;
+    for (int k = 0; k < n_picks; k++) {
+        if (!can[k] || k == PB_PICK_BALANCED)
             continue;
-        st = k == PB_PICK_ELLT ? auto_ellt(sp, a) : split_plan_ready(dev, a, nullptr, &split);
-        if (st == PB_ERR_NOMEM) {
+        st = k == PB_PICK_ELLT    ? auto_ellt(sp, a)
+             : k == PB_PICK_SPLIT ? split_plan_ready(dev, a, nullptr, &other)
+                                  : bcsr_ready(dev, a, &other);
+        if (st == PB_ERR_NOMEM || (st == PB_ERR_UNSUPPORTED && k == PB_PICK_BCSR)) {
             pb__clear_error();
             cudaGetLastError(); // the failed allocation is not the next call's error
             can[k] = false, st = PB_OK;
@@ -1209,14 +1539,16 @@ static pb_status auto_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_spars
     if ((st = auto_time(sp, a, can, sp->pick_ms)) != PB_OK)
         return st;
     sp->pick = PB_PICK_BALANCED;
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < n_picks; k++)
         if (can[k] && sp->pick_ms[k] < sp->pick_ms[sp->pick])
             sp->pick = (pb_spmv_pick)k;
-    if (sp->pick != PB_PICK_ELLT && sp->ell_idx) { // its copy is not kept for nothing
+    if (sp->pick != PB_PICK_ELLT && sp->ell_idx) { // copies are not kept for nothing
         cudaFree(sp->ell_idx);
         cudaFree(sp->ell_val);
         sp->ell_idx = nullptr, sp->ell_val = nullptr, sp->ell_ptr_stamp = 0;
     }
+    if (sp->pick != PB_PICK_BCSR)
+        bcsr_drop(sp);
     sp->pick_ptr = a->ptr->stamp, sp->pick_idx = a->idx->stamp, sp->pick_val = a->val->stamp;
     sp->pick_prec = a->prec;
     return PB_OK;
@@ -1240,10 +1572,12 @@ pb_status pb__cuda_spmv_auto_prepare(pb_device *dev, const void *args, char *not
     pb_cuda_sparse *sp = nullptr;
     pb_status st = a->rows ? auto_ready(dev, a, &sp) : PB_OK;
     if (st == PB_OK && sp && note) {
-        static const char *const names[] = {"ellt", "csr-balanced", "csr-split"};
-        char picked[160];
-        int at = snprintf(picked, sizeof picked, "%s, fastest of", names[sp->pick]);
-        for (int k = 0; k < 3; k++)
+        static const char *const names[n_picks] = {"ellt", "csr-balanced", "csr-split", "bcsr"};
+        char picked[200];
+        int at = sp->pick == PB_PICK_BCSR
+                     ? snprintf(picked, sizeof picked, "bcsr %dx%d, fastest of", sp->bcsr_b, sp->bcsr_b)
+                     : snprintf(picked, sizeof picked, "%s, fastest of", names[sp->pick]);
+        for (int k = 0; k < n_picks; k++)
             if (sp->pick_ms[k] > 0 && at > 0 && (size_t)at < sizeof picked)
                 at += snprintf(picked + at, sizeof picked - (size_t)at, " %s %.3f ms", names[k], sp->pick_ms[k]);
         pb__spmv_pick_note(picked, &sp->stats, note, len);

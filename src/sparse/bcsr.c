@@ -1,0 +1,193 @@
+/* Block CSR from CSR, and the choice of its block size. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "sparse/sparse.h"
+
+/* Windows of rows sampled by pb__bcsr_pick: a multiple of every b up to 8
+ * (840 = lcm(1..8)) long and starting on one, so block rows fall alike. */
+#define WINDOW_ROWS 1680
+
+/* Blocks of b x b holding rows [first, last) (first a multiple of b); seen[]
+ * (per block column: the last block row that had it) holds no block row of
+ * these rows on entry. */
+static int64_t count_blocks(const int32_t *ptr, const int32_t *idx, int32_t first, int32_t last, int b, int32_t *seen)
+{
+    int64_t blocks = 0;
+    for (int32_t r = first; r < last; r++) {
+        int32_t br = r / b;
+        for (int32_t k = ptr[r]; k < ptr[r + 1]; k++) {
+            int32_t bc = idx[k] / b;
+            if (seen[bc] != br)
+                seen[bc] = br, blocks++;
+        }
+    }
+    return blocks;
+}
+
+int pb__bcsr_windows(int32_t rows, int32_t *first, int32_t *last)
+{
+    if (rows <= PB_BCSR_WINDOWS * WINDOW_ROWS) {
+        first[0] = 0, last[0] = rows;
+        return rows > 0;
+    }
+    int64_t slots = rows / WINDOW_ROWS; /* at least PB_BCSR_WINDOWS */
+    for (int w = 0; w < PB_BCSR_WINDOWS; w++)
+        first[w] = (int32_t)(slots * w / PB_BCSR_WINDOWS * WINDOW_ROWS), last[w] = first[w] + WINDOW_ROWS;
+    return PB_BCSR_WINDOWS;
+}
+
+int pb__bcsr_pick(const int32_t *ptr, const int32_t *idx, int32_t rows, int32_t cols, size_t elt, double *ratio)
+{
+    *ratio = 0;
+    int32_t first[PB_BCSR_WINDOWS], last[PB_BCSR_WINDOWS];
+    int n_windows = pb__bcsr_windows(rows, first, last);
+    if (!n_windows || cols <= 0 || ptr[rows] == 0)
+        return 0;
+    int32_t *seen = malloc(((size_t)cols / 2 + 1) * sizeof *seen);
+    if (!seen)
+        return 0;
+    int best = 0;
+    for (int b = 2; b <= PB_BCSR_MAX_B; b++) {
+        int32_t block_cols = (cols + b - 1) / b;
+        int64_t blocks = 0, nnz = 0, sampled_rows = 0;
+        for (int32_t j = 0; j < block_cols; j++)
+            seen[j] = -1;
+        for (int w = 0; w < n_windows; w++) {
+            blocks += count_blocks(ptr, idx, first[w], last[w], b, seen);
+            nnz += ptr[last[w]] - ptr[first[w]], sampled_rows += last[w] - first[w];
+        }
+        /* bytes of the matrix read per product: values and indices, and
+         * the row offsets (per block row in BCSR) */
+        double csr = (double)nnz * ((double)elt + 4) + (double)sampled_rows * 4,
+               bcsr = (double)blocks * ((double)b * b * (double)elt + 4) + (double)sampled_rows / b * 4;
+        if (nnz == 0)
+            break; /* nothing sampled: no estimate */
+        double r = bcsr / csr;
+        if (!best || r < *ratio)
+            best = b, *ratio = r;
+    }
+    free(seen);
+    return best;
+}
+
+static int cmp_int32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+pb_status pb__bcsr_build(const int32_t *ptr, const int32_t *idx, const void *val, size_t elt, int32_t rows,
+                         int32_t cols, int b, struct pb_bcsr *out)
+{
+    memset(out, 0, sizeof *out);
+    if (b < 1 || b > PB_BCSR_MAX_B || (elt != 4 && elt != 8) || rows < 0 || cols < 0)
+        return pb__fail(PB_ERR_INVALID, "block CSR: block size %d (1..%d), %zu-byte values", b, PB_BCSR_MAX_B, elt);
+    int32_t block_rows = (int32_t)(((int64_t)rows + b - 1) / b), block_cols = (int32_t)(((int64_t)cols + b - 1) / b);
+    int32_t *seen = malloc(((size_t)block_cols + 1) * sizeof *seen), *list = malloc(((size_t)block_cols + 1) * sizeof *list);
+    out->ptr = malloc(((size_t)block_rows + 1) * sizeof *out->ptr);
+    pb_status st = PB_OK;
+    if (!seen || !list || !out->ptr) {
+        st = pb__fail(PB_ERR_NOMEM, "out of host memory for block CSR");
+        goto done;
+    }
+    /* pass 1: the blocks of each block row */
+    for (int32_t j = 0; j < block_cols; j++)
+        seen[j] = -1;
+    out->ptr[0] = 0;
+    int64_t blocks = 0;
+    for (int32_t br = 0; br < block_rows; br++) {
+        int32_t last = (int32_t)((int64_t)br * b + b < rows ? (int64_t)br * b + b : rows);
+        for (int32_t r = br * b; r < last; r++)
+            for (int32_t k = ptr[r]; k < ptr[r + 1]; k++)
+                if (seen[idx[k] / b] != br)
+                    seen[idx[k] / b] = br, blocks++;
+        if (blocks > INT32_MAX) {
+            st = pb__fail(PB_ERR_UNSUPPORTED, "block CSR: more than %d blocks of %dx%d", INT32_MAX, b, b);
+            goto done;
+        }
+        out->ptr[br + 1] = (int32_t)blocks;
+    }
+    size_t per_block = (size_t)b * (size_t)b;
+    if ((st = pb__host_alloc((size_t)blocks * per_block * elt + 1, "block CSR values", &out->val)) != PB_OK)
+        goto done;
+    if (!(out->idx = malloc((size_t)blocks * sizeof *out->idx + 1))) {
+        st = pb__fail(PB_ERR_NOMEM, "out of host memory for block CSR");
+        goto done;
+    }
+    memset(out->val, 0, (size_t)blocks * per_block * elt);
+    /* pass 2: each block row's block columns in order, then its entries into
+     * their blocks (seen[] now holds a block column's slot) */
+    for (int32_t j = 0; j < block_cols; j++)
+        seen[j] = -1;
+    for (int32_t br = 0; br < block_rows; br++) {
+        int32_t last = (int32_t)((int64_t)br * b + b < rows ? (int64_t)br * b + b : rows), n = 0;
+        for (int32_t r = br * b; r < last; r++)
+            for (int32_t k = ptr[r]; k < ptr[r + 1]; k++)
+                if (seen[idx[k] / b] < out->ptr[br])
+                    seen[idx[k] / b] = INT32_MAX, list[n++] = idx[k] / b;
+        qsort(list, (size_t)n, sizeof *list, cmp_int32);
+        for (int32_t t = 0; t < n; t++)
+            seen[list[t]] = out->ptr[br] + t, out->idx[out->ptr[br] + t] = list[t];
+        for (int32_t r = br * b; r < last; r++)
+            for (int32_t k = ptr[r]; k < ptr[r + 1]; k++) {
+                int32_t bc = idx[k] / b;
+                size_t at = ((size_t)seen[bc] * (size_t)b + (size_t)(r - br * b)) * (size_t)b + (size_t)(idx[k] - bc * b);
+                if (elt == 8)
+                    ((double *)out->val)[at] += ((const double *)val)[k];
+                else
+                    ((float *)out->val)[at] += ((const float *)val)[k];
+            }
+    }
+    out->b = b, out->block_rows = block_rows, out->block_cols = block_cols, out->blocks = (int32_t)blocks;
+done:
+    free(seen);
+    free(list);
+    if (st != PB_OK)
+        pb__bcsr_free(out);
+    return st;
+}
+
+void pb__bcsr_free(struct pb_bcsr *m)
+{
+    free(m->ptr);
+    free(m->idx);
+    pb__host_free(m->val);
+    memset(m, 0, sizeof *m);
+}
+
+pb_status pb__bcsr_ellt(const struct pb_bcsr *m, size_t elt, double max_fill, int32_t *width, int32_t **idx, void **val)
+{
+    *width = 0, *idx = NULL, *val = NULL;
+    int32_t w = 0;
+    for (int32_t i = 0; i < m->block_rows; i++)
+        if (m->ptr[i + 1] - m->ptr[i] > w)
+            w = m->ptr[i + 1] - m->ptr[i];
+    double slots = (double)w * (double)m->block_rows;
+    if (slots > max_fill * (double)m->blocks)
+        return pb__fail(PB_ERR_UNSUPPORTED,
+                        "block ELLPACK would store %.2fx the blocks (%d in the fullest block row, %.1f on average)",
+                        m->blocks ? slots / m->blocks : 0, w, m->block_rows ? (double)m->blocks / m->block_rows : 0);
+    size_t b = (size_t)m->b, rows_pad = (size_t)m->block_rows * b, n_slots = (size_t)w * (size_t)m->block_rows;
+    pb_status st = pb__host_alloc(n_slots * sizeof **idx + 1, "block ELLPACK columns", (void **)idx);
+    if (st == PB_OK)
+        st = pb__host_alloc(n_slots * b * b * elt + 1, "block ELLPACK values", val);
+    if (st != PB_OK) {
+        pb__host_free(*idx), *idx = NULL;
+        return st;
+    }
+    memset(*val, 0, n_slots * b * b * elt);
+    for (int32_t i = 0; i < m->block_rows; i++)
+        for (int32_t j = 0; j < w; j++) {
+            int32_t t = m->ptr[i] + j;
+            bool real = t < m->ptr[i + 1];
+            (*idx)[(size_t)j * (size_t)m->block_rows + (size_t)i] = real ? m->idx[t] : -1;
+            for (size_t r = 0; real && r < b; r++)
+                for (size_t c = 0; c < b; c++)
+                    memcpy((char *)*val + (((size_t)j * b + c) * rows_pad + (size_t)i * b + r) * elt,
+                           (const char *)m->val + (((size_t)t * b + r) * b + c) * elt, elt);
+        }
+    *width = w;
+    return PB_OK;
+}
