@@ -90,6 +90,15 @@ zoo_section() {
         run compute-sanitizer --tool "$tool" --error-exitcode 9 \
             $pb run spmv --backend cuda --variant csr-balanced,csr-split,auto --matrix zoo:3000,dense:20000:3:3:9000,pareto:5000:8:1.1:0.3,gaps:3000:2 --precision float,double --reps 2 --warmup 1 --quiet
     done
+    step "zoo: compute-sanitizer on bcsr and auto in both layouts (blocks of 2..8, rows and columns no multiple of them; b = 3 imposed on matrices without blocks)"
+    local ell blocks=zoo:3000,blocks:5000:2:3,blocks:7001:5:3,blocks:4000:8:2,blocks:3001:7:4,blocks:999:4:40
+    for ell in 1 0; do
+        run env PARBENCH_BCSR_ELL=$ell compute-sanitizer --tool memcheck --error-exitcode 9 \
+            $pb run spmv --backend cuda --variant bcsr,auto --matrix $blocks --precision float,double --reps 2 --warmup 1 --quiet
+        run env PARBENCH_BCSR_ELL=$ell PARBENCH_BCSR_B=3 compute-sanitizer --tool memcheck --error-exitcode 9 \
+            $pb run spmv --backend cuda --variant bcsr --matrix lap2d:30,powerlaw:3000:8,gaps:3000:2,rect:1000:5000:7,rect:5000:1001:7 \
+            --precision float,double --reps 2 --warmup 1 --quiet
+    done
     step "zoo: every CUDA variant and cuSPARSE, zoo:1M and zoo:4M"
     run $pb run spmv --backend cuda --matrix zoo:1M,zoo:4M --precision double,float --reps 20 --quiet --out "$out/spmv-zoo-cuda.csv"
     step "zoo: OpenCL on the NVIDIA platform, zoo:1M"
