@@ -2,6 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "core/core.h"
 #include "sparse/sparse.h"
 
@@ -78,6 +82,27 @@ static int cmp_int32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Threads for the builds: OpenMP's, at most 16 (each keeps two arrays as
+ * long as the block columns). */
+static int build_threads(void)
+{
+#ifdef _OPENMP
+    int t = omp_get_max_threads();
+    return t < 1 ? 1 : t > 16 ? 16 : t;
+#else
+    return 1;
+#endif
+}
+
+static int thread_index(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
 pb_status pb__bcsr_build(const int32_t *ptr, const int32_t *idx, const void *val, size_t elt, int32_t rows,
                          int32_t cols, int b, struct pb_bcsr *out)
 {
@@ -85,24 +110,37 @@ pb_status pb__bcsr_build(const int32_t *ptr, const int32_t *idx, const void *val
     if (b < 1 || b > PB_BCSR_MAX_B || (elt != 4 && elt != 8) || rows < 0 || cols < 0)
         return pb__fail(PB_ERR_INVALID, "block CSR: block size %d (1..%d), %zu-byte values", b, PB_BCSR_MAX_B, elt);
     int32_t block_rows = (int32_t)(((int64_t)rows + b - 1) / b), block_cols = (int32_t)(((int64_t)cols + b - 1) / b);
-    int32_t *seen = malloc(((size_t)block_cols + 1) * sizeof *seen), *list = malloc(((size_t)block_cols + 1) * sizeof *list);
+    int threads = build_threads();
+    size_t span = (size_t)block_cols + 1;
+    /* per thread: seen[] (per block column: the last block row that had it,
+     * then in pass 2 its slot) and list[] (one block row's block columns) */
+    int32_t *scratch = malloc(2 * span * (size_t)threads * sizeof *scratch);
+    int64_t *count = malloc(((size_t)block_rows + 1) * sizeof *count);
     out->ptr = malloc(((size_t)block_rows + 1) * sizeof *out->ptr);
     pb_status st = PB_OK;
-    if (!seen || !list || !out->ptr) {
+    if (!scratch || !count || !out->ptr) {
         st = pb__fail(PB_ERR_NOMEM, "out of host memory for block CSR");
         goto done;
     }
-    /* pass 1: the blocks of each block row */
-    for (int32_t j = 0; j < block_cols; j++)
-        seen[j] = -1;
-    out->ptr[0] = 0;
-    int64_t blocks = 0;
+    for (size_t j = 0; j < 2 * span * (size_t)threads; j++)
+        scratch[j] = -1;
+    /* pass 1: the blocks of each block row; block rows go to a thread in
+     * increasing order, which seen[] relies on */
+#pragma omp parallel for schedule(dynamic, 256) num_threads(threads)
     for (int32_t br = 0; br < block_rows; br++) {
+        int32_t *seen = scratch + 2 * span * (size_t)thread_index();
         int32_t last = (int32_t)((int64_t)br * b + b < rows ? (int64_t)br * b + b : rows);
+        int64_t n = 0;
         for (int32_t r = br * b; r < last; r++)
             for (int32_t k = ptr[r]; k < ptr[r + 1]; k++)
                 if (seen[idx[k] / b] != br)
-                    seen[idx[k] / b] = br, blocks++;
+                    seen[idx[k] / b] = br, n++;
+        count[br] = n;
+    }
+    int64_t blocks = 0;
+    out->ptr[0] = 0;
+    for (int32_t br = 0; br < block_rows; br++) {
+        blocks += count[br];
         if (blocks > INT32_MAX) {
             st = pb__fail(PB_ERR_UNSUPPORTED, "block CSR: more than %d blocks of %dx%d", INT32_MAX, b, b);
             goto done;
@@ -116,18 +154,21 @@ pb_status pb__bcsr_build(const int32_t *ptr, const int32_t *idx, const void *val
         st = pb__fail(PB_ERR_NOMEM, "out of host memory for block CSR");
         goto done;
     }
-    memset(out->val, 0, (size_t)blocks * per_block * elt);
+    for (size_t j = 0; j < 2 * span * (size_t)threads; j++)
+        scratch[j] = -1;
     /* pass 2: each block row's block columns in order, then its entries into
-     * their blocks (seen[] now holds a block column's slot) */
-    for (int32_t j = 0; j < block_cols; j++)
-        seen[j] = -1;
+     * their blocks (seen[] now holds a block column's slot: below ptr[br]
+     * for block rows done before) */
+#pragma omp parallel for schedule(dynamic, 256) num_threads(threads)
     for (int32_t br = 0; br < block_rows; br++) {
+        int32_t *seen = scratch + 2 * span * (size_t)thread_index(), *list = seen + span;
         int32_t last = (int32_t)((int64_t)br * b + b < rows ? (int64_t)br * b + b : rows), n = 0;
         for (int32_t r = br * b; r < last; r++)
             for (int32_t k = ptr[r]; k < ptr[r + 1]; k++)
                 if (seen[idx[k] / b] < out->ptr[br])
                     seen[idx[k] / b] = INT32_MAX, list[n++] = idx[k] / b;
         qsort(list, (size_t)n, sizeof *list, cmp_int32);
+        memset((char *)out->val + (size_t)out->ptr[br] * per_block * elt, 0, (size_t)n * per_block * elt);
         for (int32_t t = 0; t < n; t++)
             seen[list[t]] = out->ptr[br] + t, out->idx[out->ptr[br] + t] = list[t];
         for (int32_t r = br * b; r < last; r++)
@@ -142,8 +183,8 @@ pb_status pb__bcsr_build(const int32_t *ptr, const int32_t *idx, const void *val
     }
     out->b = b, out->block_rows = block_rows, out->block_cols = block_cols, out->blocks = (int32_t)blocks;
 done:
-    free(seen);
-    free(list);
+    free(scratch);
+    free(count);
     if (st != PB_OK)
         pb__bcsr_free(out);
     return st;
@@ -178,6 +219,7 @@ pb_status pb__bcsr_ellt(const struct pb_bcsr *m, size_t elt, double max_fill, in
         return st;
     }
     memset(*val, 0, n_slots * b * b * elt);
+#pragma omp parallel for schedule(static) num_threads(build_threads())
     for (int32_t i = 0; i < m->block_rows; i++)
         for (int32_t j = 0; j < w; j++) {
             int32_t t = m->ptr[i] + j;
