@@ -537,7 +537,8 @@ static void test_bcsr(void **state)
     static const struct {
         const char *spec;
         int b;
-    } picks[] = {{"blocks:3000:3:6", 3}, {"blocks:3000:6:4", 6}, {"blocks:300k:4:5", 4}, {"random:300k:8", 0}};
+    } picks[] = {{"blocks:3000:3:6", 3}, {"blocks:3000:6:4", 6}, {"blocks:300k:4:5", 4}, {"random:300k:8", 0},
+                 {"rect:1000:2000000000:8", 0}}; /* 2e9 columns: no array as long as them */
     for (size_t i = 0; i < PB_ARRAY_LEN(picks); i++) {
         struct pb_coo m;
         int32_t *ptr = NULL;
@@ -550,6 +551,10 @@ static void test_bcsr(void **state)
             assert_true(ratio > 0.5 && ratio < 0.8); /* 8-byte values: an index per block instead of per entry */
         } else {
             assert_true(ratio > 1.5); /* random columns: blocks hold one entry each */
+            struct pb_bcsr bm;
+            assert_int_equal(pb__bcsr_build(ptr, m.cols, m.values, 8, m.n_rows, m.n_cols, 2, &bm), PB_OK);
+            assert_true(bm.blocks <= (int32_t)m.nnz && bm.blocks > 0.99 * (double)m.nnz); /* few share a block */
+            pb__bcsr_free(&bm);
         }
         free(ptr);
         pb_coo_free(&m);

@@ -13,21 +13,49 @@
  * (840 = lcm(1..8)) long and starting on one, so block rows fall alike. */
 #define WINDOW_ROWS 1680
 
-/* Blocks of b x b holding rows [first, last) (first a multiple of b); seen[]
- * (per block column: the last block row that had it) holds no block row of
- * these rows on entry. */
-static int64_t count_blocks(const int32_t *ptr, const int32_t *idx, int32_t first, int32_t last, int b, int32_t *seen)
+static int cmp_int32(const void *a, const void *b)
 {
-    int64_t blocks = 0;
-    for (int32_t r = first; r < last; r++) {
-        int32_t br = r / b;
-        for (int32_t k = ptr[r]; k < ptr[r + 1]; k++) {
-            int32_t bc = idx[k] / b;
-            if (seen[bc] != br)
-                seen[bc] = br, blocks++;
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The distinct block columns of rows [first, last) (one block row), ascending,
+ * into list (room for each of their entries); their count. Sorting a block
+ * row's few entries needs no array as long as the block columns, which
+ * matrices of a billion columns would make gigabytes. */
+static int32_t block_row_columns(const int32_t *ptr, const int32_t *idx, int32_t first, int32_t last, int b,
+                                 int32_t *list)
+{
+    int32_t n = 0;
+    for (int32_t k = ptr[first]; k < ptr[last]; k++)
+        list[n++] = idx[k] / b;
+    if (n > 64) {
+        qsort(list, (size_t)n, sizeof *list, cmp_int32);
+    } else { /* rows sorted already make b runs: insertion is quick */
+        for (int32_t i = 1; i < n; i++) {
+            int32_t v = list[i], j = i;
+            for (; j > 0 && list[j - 1] > v; j--)
+                list[j] = list[j - 1];
+            list[j] = v;
         }
     }
-    return blocks;
+    int32_t u = 0;
+    for (int32_t i = 0; i < n; i++)
+        if (u == 0 || list[i] != list[u - 1])
+            list[u++] = list[i];
+    return u;
+}
+
+/* The most entries of any block row of b rows among rows [first, last). */
+static int64_t widest_block_row(const int32_t *ptr, int32_t first, int32_t last, int b)
+{
+    int64_t most = 0;
+    for (int32_t r = first; r < last; r += b) {
+        int32_t end = last - r < b ? last : r + b;
+        if (ptr[end] - ptr[r] > most)
+            most = ptr[end] - ptr[r];
+    }
+    return most;
 }
 
 int pb__bcsr_windows(int32_t rows, int32_t *first, int32_t *last)
@@ -49,17 +77,20 @@ int pb__bcsr_pick(const int32_t *ptr, const int32_t *idx, int32_t rows, int32_t 
     int n_windows = pb__bcsr_windows(rows, first, last);
     if (!n_windows || cols <= 0 || ptr[rows] == 0)
         return 0;
-    int32_t *seen = malloc(((size_t)cols / 2 + 1) * sizeof *seen);
-    if (!seen)
+    int64_t most = 0;
+    for (int w = 0; w < n_windows; w++) {
+        int64_t m = widest_block_row(ptr, first[w], last[w], PB_BCSR_MAX_B);
+        most = m > most ? m : most;
+    }
+    int32_t *list = malloc(((size_t)most + 1) * sizeof *list);
+    if (!list)
         return 0;
     int best = 0;
     for (int b = 2; b <= PB_BCSR_MAX_B; b++) {
-        int32_t block_cols = (cols + b - 1) / b;
         int64_t blocks = 0, nnz = 0, sampled_rows = 0;
-        for (int32_t j = 0; j < block_cols; j++)
-            seen[j] = -1;
         for (int w = 0; w < n_windows; w++) {
-            blocks += count_blocks(ptr, idx, first[w], last[w], b, seen);
+            for (int32_t r = first[w]; r < last[w]; r += b)
+                blocks += block_row_columns(ptr, idx, r, last[w] - r < b ? last[w] : r + b, b, list);
             nnz += ptr[last[w]] - ptr[first[w]], sampled_rows += last[w] - first[w];
         }
         /* bytes of the matrix read per product: values and indices, and
@@ -72,18 +103,11 @@ int pb__bcsr_pick(const int32_t *ptr, const int32_t *idx, int32_t rows, int32_t 
         if (!best || r < *ratio)
             best = b, *ratio = r;
     }
-    free(seen);
+    free(list);
     return best;
 }
 
-static int cmp_int32(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Threads for the builds: OpenMP's, at most 16 (each keeps two arrays as
- * long as the block columns). */
+/* Threads for the builds: OpenMP's, at most 16. */
 static int build_threads(void)
 {
 #ifdef _OPENMP
@@ -111,31 +135,21 @@ pb_status pb__bcsr_build(const int32_t *ptr, const int32_t *idx, const void *val
         return pb__fail(PB_ERR_INVALID, "block CSR: block size %d (1..%d), %zu-byte values", b, PB_BCSR_MAX_B, elt);
     int32_t block_rows = (int32_t)(((int64_t)rows + b - 1) / b), block_cols = (int32_t)(((int64_t)cols + b - 1) / b);
     int threads = build_threads();
-    size_t span = (size_t)block_cols + 1;
-    /* per thread: seen[] (per block column: the last block row that had it,
-     * then in pass 2 its slot) and list[] (one block row's block columns) */
-    int32_t *scratch = malloc(2 * span * (size_t)threads * sizeof *scratch);
+    /* per thread: room for the entries of the widest block row */
+    size_t room = (size_t)widest_block_row(ptr, 0, rows, b) + 1;
+    int32_t *lists = NULL;
     int64_t *count = malloc(((size_t)block_rows + 1) * sizeof *count);
     out->ptr = malloc(((size_t)block_rows + 1) * sizeof *out->ptr);
-    pb_status st = PB_OK;
-    if (!scratch || !count || !out->ptr) {
+    pb_status st = pb__host_alloc(room * (size_t)threads * sizeof *lists, "block CSR scratch", (void **)&lists);
+    if (st == PB_OK && (!count || !out->ptr))
         st = pb__fail(PB_ERR_NOMEM, "out of host memory for block CSR");
+    if (st != PB_OK)
         goto done;
-    }
-    for (size_t j = 0; j < 2 * span * (size_t)threads; j++)
-        scratch[j] = -1;
-    /* pass 1: the blocks of each block row; block rows go to a thread in
-     * increasing order, which seen[] relies on */
+    /* pass 1: the blocks of each block row */
 #pragma omp parallel for schedule(dynamic, 256) num_threads(threads)
     for (int32_t br = 0; br < block_rows; br++) {
-        int32_t *seen = scratch + 2 * span * (size_t)thread_index();
         int32_t last = (int32_t)((int64_t)br * b + b < rows ? (int64_t)br * b + b : rows);
-        int64_t n = 0;
-        for (int32_t r = br * b; r < last; r++)
-            for (int32_t k = ptr[r]; k < ptr[r + 1]; k++)
-                if (seen[idx[k] / b] != br)
-                    seen[idx[k] / b] = br, n++;
-        count[br] = n;
+        count[br] = block_row_columns(ptr, idx, br * b, last, b, lists + room * (size_t)thread_index());
     }
     int64_t blocks = 0;
     out->ptr[0] = 0;
@@ -154,27 +168,27 @@ pb_status pb__bcsr_build(const int32_t *ptr, const int32_t *idx, const void *val
         st = pb__fail(PB_ERR_NOMEM, "out of host memory for block CSR");
         goto done;
     }
-    for (size_t j = 0; j < 2 * span * (size_t)threads; j++)
-        scratch[j] = -1;
-    /* pass 2: each block row's block columns in order, then its entries into
-     * their blocks (seen[] now holds a block column's slot: below ptr[br]
-     * for block rows done before) */
+    /* pass 2: each block row's block columns, then its entries into their
+     * blocks, found by bisection */
 #pragma omp parallel for schedule(dynamic, 256) num_threads(threads)
     for (int32_t br = 0; br < block_rows; br++) {
-        int32_t *seen = scratch + 2 * span * (size_t)thread_index(), *list = seen + span;
-        int32_t last = (int32_t)((int64_t)br * b + b < rows ? (int64_t)br * b + b : rows), n = 0;
-        for (int32_t r = br * b; r < last; r++)
-            for (int32_t k = ptr[r]; k < ptr[r + 1]; k++)
-                if (seen[idx[k] / b] < out->ptr[br])
-                    seen[idx[k] / b] = INT32_MAX, list[n++] = idx[k] / b;
-        qsort(list, (size_t)n, sizeof *list, cmp_int32);
+        int32_t last = (int32_t)((int64_t)br * b + b < rows ? (int64_t)br * b + b : rows);
+        int32_t *list = lists + room * (size_t)thread_index(), *cols_of = out->idx + out->ptr[br];
+        int32_t n = block_row_columns(ptr, idx, br * b, last, b, list);
+        memcpy(cols_of, list, (size_t)n * sizeof *list);
         memset((char *)out->val + (size_t)out->ptr[br] * per_block * elt, 0, (size_t)n * per_block * elt);
-        for (int32_t t = 0; t < n; t++)
-            seen[list[t]] = out->ptr[br] + t, out->idx[out->ptr[br] + t] = list[t];
         for (int32_t r = br * b; r < last; r++)
             for (int32_t k = ptr[r]; k < ptr[r + 1]; k++) {
-                int32_t bc = idx[k] / b;
-                size_t at = ((size_t)seen[bc] * (size_t)b + (size_t)(r - br * b)) * (size_t)b + (size_t)(idx[k] - bc * b);
+                int32_t bc = idx[k] / b, lo = 0, hi = n - 1;
+                while (lo < hi) {
+                    int32_t mid = (lo + hi) / 2;
+                    if (cols_of[mid] < bc)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                size_t at = (((size_t)out->ptr[br] + (size_t)lo) * (size_t)b + (size_t)(r - br * b)) * (size_t)b +
+                            (size_t)(idx[k] - bc * b);
                 if (elt == 8)
                     ((double *)out->val)[at] += ((const double *)val)[k];
                 else
@@ -183,7 +197,7 @@ pb_status pb__bcsr_build(const int32_t *ptr, const int32_t *idx, const void *val
     }
     out->b = b, out->block_rows = block_rows, out->block_cols = block_cols, out->blocks = (int32_t)blocks;
 done:
-    free(scratch);
+    pb__host_free(lists);
     free(count);
     if (st != PB_OK)
         pb__bcsr_free(out);
