@@ -532,8 +532,20 @@ static void test_bcsr(void **state)
                     assert_int_equal(pb__bcsr_ellt(&bm, 8, 2, &width, &eidx, &evals), PB_ERR_UNSUPPORTED);
                 pb__bcsr_free(&bm);
             }
+        double ratio = 0; /* long rows side by side: the pick's scratch holds any size's block rows */
+        int picked = pb__bcsr_pick(ptr, m->cols, m->n_rows, m->n_cols, 8, &ratio);
+        assert_true(m->nnz == 0 || (picked >= 2 && picked <= PB_BCSR_MAX_B && ratio > 0));
         free(x), free(y), free(val32), free(ptr);
     }
+    /* rows 7 and 8 long: a block row of 3 holds both, one of 8 only one */
+    int32_t len[16] = {1, 1, 1, 1, 1, 1, 1, 100, 100, 1, 1, 1, 1, 1, 1, 1}, *lptr = NULL;
+    struct pb_coo straddle;
+    make_rows(&straddle, 16, 200, len, 12);
+    assert_int_equal(pb__csr_offsets(&straddle, &lptr), PB_OK);
+    double lratio = 0;
+    assert_true(pb__bcsr_pick(lptr, straddle.cols, 16, 200, 8, &lratio) >= 2);
+    free(lptr);
+    pb_coo_free(&straddle);
     static const struct {
         const char *spec;
         int b;

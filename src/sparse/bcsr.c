@@ -77,11 +77,12 @@ int pb__bcsr_pick(const int32_t *ptr, const int32_t *idx, int32_t rows, int32_t 
     int n_windows = pb__bcsr_windows(rows, first, last);
     if (!n_windows || cols <= 0 || ptr[rows] == 0)
         return 0;
-    int64_t most = 0;
-    for (int w = 0; w < n_windows; w++) {
-        int64_t m = widest_block_row(ptr, first[w], last[w], PB_BCSR_MAX_B);
-        most = m > most ? m : most;
-    }
+    int64_t most = 0; /* per size: block rows of b rows straddle those of others */
+    for (int b = 2; b <= PB_BCSR_MAX_B; b++)
+        for (int w = 0; w < n_windows; w++) {
+            int64_t m = widest_block_row(ptr, first[w], last[w], b);
+            most = m > most ? m : most;
+        }
     int32_t *list = malloc(((size_t)most + 1) * sizeof *list);
     if (!list)
         return 0;
