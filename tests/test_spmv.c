@@ -537,6 +537,27 @@ static void test_bcsr(void **state)
         assert_true(m->nnz == 0 || (picked >= 2 && picked <= PB_BCSR_MAX_B && ratio > 0));
         free(x), free(y), free(val32), free(ptr);
     }
+    /* OpenMP's bcsr at every block size imposed, so its kernels run on every
+     * case, not only on matrices made of blocks */
+    const pb_backend *omp = pb_backend_find("openmp");
+    if (omp && pb_test_backend_usable(omp)) {
+        pb_device *dev = NULL;
+        assert_int_equal(pb_device_open(omp, 0, &dev), PB_OK);
+        int failed = 0;
+        for (int b = 2; b <= PB_BCSR_MAX_B; b++) {
+            char value[2] = {(char)('0' + b), 0};
+            setenv("PARBENCH_BCSR_B", value, 1);
+            cases_ran = cases_declined = 0;
+            for (size_t c = 0; c < N_CASES; c++)
+                for (int single = 0; single < 2; single++)
+                    failed += run_case(dev, "openmp", "bcsr", PB_SPARSE_CSR, &cases[c], single ? PB_FLOAT : PB_DOUBLE,
+                                       0, 0);
+            assert_int_equal(cases_declined, 0);
+        }
+        unsetenv("PARBENCH_BCSR_B");
+        pb_device_close(dev);
+        assert_int_equal(failed, 0);
+    }
     /* rows 7 and 8 long: a block row of 3 holds both, one of 8 only one */
     int32_t len[16] = {1, 1, 1, 1, 1, 1, 1, 100, 100, 1, 1, 1, 1, 1, 1, 1}, *lptr = NULL;
     struct pb_coo straddle;

@@ -103,6 +103,8 @@ int pb__bcsr_pick(const int32_t *ptr, const int32_t *idx, int32_t rows, int32_t 
         double r = bcsr / csr;
         if (!best || r < *ratio)
             best = b, *ratio = r;
+        if (b == 2 && r > 1.5)
+            break; /* entries alone in their 2x2 blocks: no larger block does better in practice */
     }
     free(list);
     return best;

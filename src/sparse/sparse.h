@@ -63,8 +63,9 @@ struct pb_bcsr {
 /* The block size b in 2..PB_BCSR_MAX_B whose BCSR moves the fewest bytes
  * per product (values of elt bytes, 32-bit indices and offsets), estimated
  * on up to 64 windows of rows spread over CSR (ptr, idx); *ratio = those
- * bytes / CSR's (below 1: BCSR moves less). 0 for a matrix without
- * non-zeros or out of host memory. */
+ * bytes / CSR's (below 1: BCSR moves less). Where 2x2 blocks already move
+ * over 1.5x CSR's bytes, the larger sizes are not tried (2 is returned).
+ * 0 for a matrix without non-zeros or out of host memory. */
 int pb__bcsr_pick(const int32_t *ptr, const int32_t *idx, int32_t rows, int32_t cols, size_t elt, double *ratio);
 /* Those windows: rows [first[w], last[w]) for w below the count returned
  * (idx is read there alone, so a caller may bring back just those rows). */
