@@ -250,3 +250,18 @@ pb_status pb__bcsr_ellt(const struct pb_bcsr *m, size_t elt, double max_fill, in
     *width = w;
     return PB_OK;
 }
+
+int pb__bcsr_forced_b(void)
+{
+    const char *env = getenv("PARBENCH_BCSR_B");
+    int b = env ? atoi(env) : 0;
+    return b >= 2 && b <= PB_BCSR_MAX_B ? b : 0;
+}
+
+pb_status pb__bcsr_refuse(int b, double ratio)
+{
+    if (b < 2)
+        return pb__fail(PB_ERR_UNSUPPORTED, "no block structure: the sampled rows hold no non-zeros");
+    return pb__fail(PB_ERR_UNSUPPORTED, "no block structure: %dx%d blocks, the fewest bytes, would move %.2fx CSR's", b,
+                    b, ratio);
+}

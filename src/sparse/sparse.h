@@ -76,6 +76,12 @@ int pb__bcsr_windows(int32_t rows, int32_t *first, int32_t *last);
 pb_status pb__bcsr_build(const int32_t *ptr, const int32_t *idx, const void *val, size_t elt, int32_t rows,
                          int32_t cols, int b, struct pb_bcsr *out);
 void pb__bcsr_free(struct pb_bcsr *m);
+/* PARBENCH_BCSR_B=2..8: the block size the bcsr variants impose (tests run
+ * their kernels on matrices without blocks); else 0. */
+int pb__bcsr_forced_b(void);
+/* PB_ERR_UNSUPPORTED saying that b x b blocks, the best size, would move
+ * `ratio` times CSR's bytes (b < 2: no non-zeros sampled). */
+pb_status pb__bcsr_refuse(int b, double ratio);
 /* Block ELLPACK, transposed, of m (BELLPACK without its reordering of rows):
  * every block row padded to *width, the most blocks of any block row. Slot j
  * of block row i holds block column idx[j * block_rows + i] (-1: padding)

@@ -1187,15 +1187,6 @@ pb_status pb__cuda_spmv_split_prepare(pb_device *dev, const void *args, char *no
 
 // ---- bcsr -------------------------------------------------------------------
 
-// PARBENCH_BCSR_B=2..8 imposes the block size, for tests on matrices without
-// blocks; else 0.
-static int bcsr_forced_b()
-{
-    const char *env = getenv("PARBENCH_BCSR_B");
-    int b = env ? atoi(env) : 0;
-    return b >= 2 && b <= PB_BCSR_MAX_B ? b : 0;
-}
-
 static void bcsr_drop(pb_cuda_sparse *sp)
 {
     cudaFree(sp->bcsr_ptr);
@@ -1203,14 +1194,6 @@ static void bcsr_drop(pb_cuda_sparse *sp)
     cudaFree(sp->bcsr_val);
     sp->bcsr_ptr = sp->bcsr_idx = nullptr, sp->bcsr_val = nullptr, sp->bcsr_b = 0, sp->bcsr_width = 0;
     sp->bcsr_refused_b = 0, sp->bcsr_ptr_stamp = 0;
-}
-
-static pb_status bcsr_refuse(int b, double ratio)
-{
-    if (b < 2)
-        return pb__fail(PB_ERR_UNSUPPORTED, "no block structure: the sampled rows hold no non-zeros");
-    return pb__fail(PB_ERR_UNSUPPORTED, "no block structure: %dx%d blocks, the fewest bytes, would move %.2fx CSR's", b,
-                    b, ratio);
 }
 
 // Host copies of a's CSR arrays: all of them, or (sample) the row offsets and
@@ -1260,13 +1243,13 @@ static pb_status bcsr_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_spars
     if (st != PB_OK)
         return st;
     pb_cuda_sparse *sp = *out;
-    int forced = bcsr_forced_b();
+    int forced = pb__bcsr_forced_b();
     bool same = sp->bcsr_ptr_stamp == a->ptr->stamp && sp->bcsr_idx_stamp == a->idx->stamp &&
                 sp->bcsr_val_stamp == a->val->stamp && sp->bcsr_prec == a->prec && sp->bcsr_ptr_stamp;
     if (same && sp->bcsr_b && (!forced || forced == sp->bcsr_b))
         return PB_OK;
     if (same && sp->bcsr_refused_b && !forced) // refused once: not brought back again
-        return bcsr_refuse(sp->bcsr_refused_b, sp->bcsr_ratio);
+        return pb__bcsr_refuse(sp->bcsr_refused_b, sp->bcsr_ratio);
     bcsr_drop(sp);
     int32_t *ptr = nullptr, *idx = nullptr;
     void *val = nullptr;
@@ -1278,7 +1261,7 @@ static pb_status bcsr_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_spars
     if (forced || (!b && a->nnz == 0)) {
         b = forced ? forced : 2; // without non-zeros any size does
     } else if (!b || ratio >= 1) {
-        st = bcsr_refuse(b, ratio);
+        st = pb__bcsr_refuse(b, ratio);
         sp->bcsr_refused_b = b ? b : 1, sp->bcsr_ratio = ratio, sp->bcsr_prec = a->prec;
         sp->bcsr_ptr_stamp = a->ptr->stamp, sp->bcsr_idx_stamp = a->idx->stamp, sp->bcsr_val_stamp = a->val->stamp;
     }
@@ -1488,7 +1471,7 @@ static pb_status auto_time(pb_cuda_sparse *sp, const pb_spmv_args *a, const bool
 // moving at most 0.9x CSR's bytes as blocks (or PARBENCH_BCSR_B set).
 static bool auto_bcsr_worth(const pb_spmv_args *a)
 {
-    if (bcsr_forced_b())
+    if (pb__bcsr_forced_b())
         return true;
     int32_t *ptr = nullptr, *idx = nullptr;
     void *val = nullptr;

@@ -198,33 +198,18 @@ void pb__omp_spmv_release(pb_device *dev)
     dev->impl = NULL;
 }
 
-/* PARBENCH_BCSR_B=2..8 imposes the block size (tests on matrices without
- * blocks), as on CUDA. */
-static int forced_b(void)
-{
-    const char *env = getenv("PARBENCH_BCSR_B");
-    int b = env ? atoi(env) : 0;
-    return b >= 2 && b <= PB_BCSR_MAX_B ? b : 0;
-}
-
-static pb_status refuse(int b, double ratio)
-{
-    return pb__fail(PB_ERR_UNSUPPORTED, "no block structure: %dx%d blocks, the fewest bytes, would move %.2fx CSR's",
-                    b, b, ratio);
-}
-
 static pb_status bcsr_ready(pb_device *dev, const struct pb_spmv_args *a, struct omp_bcsr **out)
 {
     struct omp_bcsr *c = dev->impl;
     if (!c && !(c = dev->impl = calloc(1, sizeof *c)))
         return pb__fail(PB_ERR_NOMEM, "out of host memory");
     *out = c;
-    int forced = forced_b();
+    int forced = pb__bcsr_forced_b();
     bool same = c->ptr == a->ptr->stamp && c->idx == a->idx->stamp && c->val == a->val->stamp && c->prec == a->prec;
     if (same && c->m.b && (!forced || forced == c->m.b))
         return PB_OK;
     if (same && c->refused_b && !forced)
-        return refuse(c->refused_b, c->ratio);
+        return pb__bcsr_refuse(c->refused_b, c->ratio);
     pb__bcsr_free(&c->m);
     c->ptr = c->idx = c->val = 0, c->refused_b = 0;
     const int32_t *ptr = PB__HOST(a->ptr, const int32_t), *idx = PB__HOST(a->idx, const int32_t);
@@ -234,7 +219,7 @@ static pb_status bcsr_ready(pb_device *dev, const struct pb_spmv_args *a, struct
     if (forced || (!b && a->nnz == 0))
         b = forced ? forced : 2; /* without non-zeros any size does */
     else if (!b || c->ratio >= 1)
-        st = refuse(b, c->ratio), c->refused_b = b;
+        st = pb__bcsr_refuse(b, c->ratio), c->refused_b = b;
     if (st == PB_OK)
         st = pb__bcsr_build(ptr, idx, a->val->host, elt, a->rows, a->cols, b, &c->m);
     if (st == PB_OK || c->refused_b)
