@@ -4,7 +4,7 @@
 # racecheck), then the benchmarks. Results and logs go to $OUT (default
 # bench/results/<date>-<gpu>/).
 #
-# usage: scripts/gpu-check.sh [build|quick|full|spmv|zoo|zoo_cpu|memlab|conv|limits|tensor|ceilings|opencl|opencl_copies|opencl_kernels|mpi|devpath|multi|trust|studies]
+# usage: scripts/gpu-check.sh [build|quick|full|spmv|zoo|zoo_cpu|memlab|conv|limits|tensor|ceilings|opencl|opencl_copies|opencl_kernels|mpi|devpath|multi|multi_*|trust|studies]
 #   build: only the build (build-gpu/); quick: tests, sanitizers and a GEMM whose rows must carry NVML's energy columns; spmv, memlab, conv, ceilings, opencl: build, then only
 #   that section (ceilings also renders the report of everything in $OUT; opencl, the OpenCL
 #   twins, runs as its two halves opencl_copies and opencl_kernels within 10 minutes each). spmv
@@ -14,9 +14,10 @@
 #   collectives and pingpong; its parts mpi_ep, mpi_dist and mpi_coll also run alone, within
 #   10 minutes each; devpath: spmv-dist's halos and gemm-dist's panels through NCCL
 #   (1 rank) and what 2 ranks sharing the GPU fall back to; multi (machines with several
-#   GPUs, one rank each): p2p, every rank at once, spmv-dist and gemm-dist scaling over
-#   1, 2, 4, 8 GPUs with staged and NCCL paths, allreduce, memcheck; its parts multi_p2p,
-#   multi_dist, multi_coll also run alone; limits: conv at R = 1..128 beside cuDNN, conv-stream's strips and
+#   GPUs, one rank each): p2p and pingpong, every benchmark on every GPU at once,
+#   spmv-dist and gemm-dist strong and weak scaling over 1, 2, 4, 8 GPUs with staged and
+#   NCCL paths, allreduce, memcheck; its parts multi_p2p, multi_ep, multi_coll, multi_spmv,
+#   multi_gemm also run alone (PB_STEP_TIMEOUT=S bounds each step); limits: conv at R = 1..128 beside cuDNN, conv-stream's strips and
 #   streams, copies both ways at once; tensor: gemm in tf32/bf16/fp16, tc and wgmma beside cuBLAS; trust: a GPU fault mid-run, a problem too big for the device, 10,000
 #   library turns; studies: parbench study 000..004 --quick (PB_STUDY_FULL=1: the full
 #   studies; PB_STUDIES="003 004": only those), each in its folder, and one report
@@ -24,7 +25,9 @@
 # tree is a copy whose .git may be stale or absent).
 # Missing cJSON/cmocka development files are taken from .deps/*.deb when present
 # (apt-get download libcjson1 libcjson-dev libcmocka0 libcmocka-dev, and for the
-# librsb anchor librsb0 librsb-dev libhwloc15). Where the CUDA toolkit lacks nvml.h (energy and
+# librsb anchor librsb0 librsb-dev libhwloc15 libgfortran5), and Open MPI where
+# there is no mpirun (openmpi-bin openmpi-common libopenmpi3 libopenmpi-dev and
+# the libraries they need: libpmix2 libevent-*, libfabric1 libucx0 ...). Where the CUDA toolkit lacks nvml.h (energy and
 # clocks of CUDA rows), PyPI's wheel in .deps is unpacked for the build
 # (python3 -m pip download nvidia-nvml-dev --no-deps -d .deps).
 set -uo pipefail
@@ -36,12 +39,25 @@ mkdir -p "$out"
 log="$out/gpu-check.log"
 status=0
 step() { echo "== $*" | tee -a "$log"; }
-run() { # run CMD...: log it, remember a failure, go on
-    "$@" >>"$log" 2>&1 || { echo "FAILED ($?): $*" | tee -a "$log"; status=1; }
+run() { # run CMD...: log it, remember a failure, go on (PB_STEP_TIMEOUT=S: stop it after S seconds)
+    local limit=()
+    [ -n "${PB_STEP_TIMEOUT:-}" ] && limit=(timeout -k 10 "$PB_STEP_TIMEOUT")
+    "${limit[@]}" "$@" >>"$log" 2>&1 || { echo "FAILED ($?): $*" | tee -a "$log"; status=1; }
 }
 
-if ! pkg-config --exists libcjson cmocka 2>/dev/null && ls .deps/*.deb >/dev/null 2>&1; then
-    for f in .deps/*.deb; do dpkg -x "$f" /; done
+# Open MPI's packages (and what they need) only where the machine has no MPI of
+# its own: unpacked over one, they would mix two builds' libraries.
+if ls .deps/*.deb >/dev/null 2>&1; then
+    libs=no mpi=no
+    pkg-config --exists libcjson cmocka 2>/dev/null || libs=yes
+    command -v mpirun >/dev/null || mpi=yes
+    for f in .deps/*.deb; do
+        case $(basename "$f") in
+        libhwloc*) [ $libs = yes ] || [ $mpi = yes ] ;;
+        libcjson* | libcmocka* | librsb* | libgfortran*) [ $libs = yes ] ;;
+        *) [ $mpi = yes ] ;;
+        esac && dpkg -x "$f" /
+    done
     ldconfig
 fi
 
@@ -52,7 +68,9 @@ fi
 arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
 step "build for sm_$arch"
 run cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPB_CUDA=ON -DPB_CUDA_ARCHS="$arch" -DPB_WERROR=ON
-run cmake --build build-gpu -j "$(nproc)"
+targets=() # the multi-GPU runs need only the command
+case $mode in multi*) targets=(--target parbench) ;; esac
+run cmake --build build-gpu -j "$(nproc)" "${targets[@]}"
 pb=build-gpu/parbench
 [ -x "$pb" ] || { echo "build failed; see $log"; tail -30 "$log"; exit 1; }
 [ "$mode" = build ] && exit $status
@@ -387,12 +405,16 @@ devpath_section() {
 }
 
 multi_section() {
-    # Several GPUs in one machine: one rank per GPU. Parts multi_p2p (p2p and
-    # every rank at once), multi_dist (spmv-dist, gemm-dist), multi_coll
-    # (allreduce, memcheck) each within 10 minutes.
+    # Several GPUs in one machine: one rank per GPU. Its parts run alone too,
+    # each within 10 minutes: multi_p2p (p2p, pingpong), multi_ep (every
+    # single-GPU benchmark on every GPU at once), multi_coll (memcheck over a
+    # short multi-rank run, allreduce), multi_spmv and multi_gemm (strong and
+    # weak scaling). PB_STEP_TIMEOUT=S bounds each step.
     multi_p2p_section
-    multi_dist_section
+    multi_ep_section
     multi_coll_section
+    multi_spmv_section
+    multi_gemm_section
 }
 
 gpus_env() {
@@ -405,51 +427,100 @@ gpus_env() {
 
 multi_p2p_section() {
     gpus_env
-    step "multi: p2p, every ordered pair of the $gpus GPUs"
-    run $pb run p2p --backend cuda --reps 10 --quiet --out "$out/p2p.csv"
-    step "multi: every rank at once, one per GPU ($counts)"
-    local more=""
-    for np in $counts; do
-        run $mpi $np $pb run gemm --backend cuda --variant regblock,cublas --n 8192 --precision float,double \
-            --reps 10 --quiet --out "$out/ep-gemm.csv" $more
-        run $mpi $np $pb run bandwidth --backend cuda --variant h2d-pinned,d2h-pinned,d2d --size 256M \
-            --reps 10 --quiet --out "$out/ep-bandwidth.csv" $more
-        run $mpi $np $pb run spmv --backend cuda --variant auto,cusparse --matrix lap3d:160,powerlaw:1M:16 \
-            --precision double --reps 10 --quiet --out "$out/ep-spmv.csv" $more
-        more=--append
-    done
+    step "multi: p2p, every ordered pair of the $gpus GPUs (bandwidth at 256 MiB and 1 GiB, latency at 4 B)"
+    run $pb run p2p --backend cuda --size 4,256M,1G --reps 10 --quiet --out "$out/p2p.csv"
+    step "multi: pingpong between 2 GPUs (the projection's latency and bandwidth)"
+    run $mpi 2 $pb run pingpong --backend cuda --size 8:1G:x8 --reps 10 --quiet --out "$out/pingpong.csv"
 }
 
-multi_dist_section() {
+# Every single-GPU benchmark on 1, 2, 4, 8 GPUs at once, one rank each: the
+# rows "all" against ranks x the one-GPU figure show the contention.
+multi_ep_section() {
     gpus_env
-    step "multi: spmv-dist strong scaling ($counts GPUs), staged and NCCL halos"
-    local more=""
+    step "multi: every rank at once, one per GPU ($counts)"
+    local np
+    ep() { # ep NP BENCH ARGS...: one benchmark's rows into ep-BENCH.csv
+        local np=$1 bench=$2 more=""
+        shift 2
+        [ -f "$out/ep-$bench.csv" ] && more=--append
+        run $mpi $np $pb run $bench --backend cuda "$@" --quiet --out "$out/ep-$bench.csv" $more
+    }
     for np in $counts; do
-        run $mpi $np $pb run spmv-dist --backend cuda --variant overlap --matrix "${PB_SPMV_DIST:-lap3d:200,powerlaw:4M:16}" \
-            --reader each --path staged,nccl --precision double --reps 10 --quiet --out "$out/spmv-dist.csv" $more
-        more=--append
-    done
-    step "multi: gemm-dist strong scaling ($counts GPUs), staged and NCCL panels"
-    more=""
-    for np in $counts; do
-        run $mpi $np $pb run gemm-dist --backend cuda --n "${PB_GEMM_DIST:-16384}" --path staged,nccl --precision float,double \
-            --reps 3 --quiet --out "$out/gemm-dist.csv" $more
-        more=--append
+        ep $np gemm --variant regblock,dmma,cublas --n 8192 --precision float,double --reps 10
+        ep $np bandwidth --variant h2d-pinned,d2h-pinned,bidir-pinned,h2d-pageable,d2d --size 256M --reps 10
+        ep $np spmv --variant auto,cusparse --matrix lap3d:160,powerlaw:1M:16 --precision double --reps 10
+        ep $np conv --variant regs,fused --width 8192 --radius 8,32 --reps 10
+        ep $np conv-stream --variant streams --width 16384 --radius 32 --streams 3 --reps 3
+        ep $np transpose --variant vec64 --n 16384 --reps 10
+        ep $np reduce --variant last-block,cub --n 256M --reps 10
+        ep $np overlap --variant streams-breadth --n 4096 --lm 5 --bs 0 --reps 5
+        ep $np access --variant global-offset --n 32M --step 0,1 --reps 10
+        ep $np peak --reps 5
     done
 }
 
 multi_coll_section() {
     gpus_env
-    step "multi: compute-sanitizer memcheck over 2 ranks: spmv-dist and gemm-dist through NCCL"
+    step "multi: compute-sanitizer memcheck over 2 ranks: spmv-dist and gemm-dist through NCCL, allreduce"
     run $mpi 2 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
-        $pb run spmv-dist --backend cuda --matrix lap2d:40,powerlaw:3000:8 --path nccl --reps 2 --warmup 1 --quiet
+        $pb run spmv-dist --backend cuda --matrix lap2d:40,powerlaw:3000:8 --path nccl,staged --reps 2 --warmup 1 --quiet
     run $mpi 2 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
-        $pb run gemm-dist --backend cuda --m 67 --n 130 --k 45 --panel 16 --path nccl --reps 2 --warmup 1 --quiet
+        $pb run gemm-dist --backend cuda --m 67 --n 130 --k 45 --panel 16 --path nccl,staged --reps 2 --warmup 1 --quiet
+    run $mpi 2 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
+        $pb run allreduce --backend cuda --size 8,4100,1M --precision float,double --reps 2 --warmup 1 --quiet
     step "multi: allreduce, MPI and NCCL ($counts GPUs)"
-    local more=""
+    local np more=""
     for np in $counts; do
         run $mpi $np $pb run allreduce --backend cuda --size 8:1G:x8 --precision float --reps 10 --quiet \
             --out "$out/allreduce.csv" $more
+        more=--append
+    done
+}
+
+# spmv-dist strong scaling (the same matrix on 1, 2, 4, 8 GPUs) and weak
+# scaling (lap3d growing with the GPUs: about 8M rows per GPU).
+multi_spmv_section() {
+    gpus_env
+    local dir=${PB_MATRICES:-} files=""
+    [ -z "$dir" ] && for d in ../shared/data/matrices .data/matrices; do [ -d "$d" ] && dir=$d && break; done
+    for m in af23560 bcsstk33; do
+        for f in "$dir/$m.mtx" "$dir/$m.mtx.gz"; do [ -f "$f" ] && files+=",$f" && break; done
+    done
+    step "multi: spmv-dist strong scaling ($counts GPUs), staged and NCCL halos"
+    local np more=""
+    for np in $counts; do
+        run $mpi $np $pb run spmv-dist --backend cuda --matrix "${PB_SPMV_DIST:-lap3d:320,powerlaw:4M:16}$files" \
+            --reader each --path staged,nccl --precision double --reps 20 --quiet --out "$out/spmv-dist.csv" $more
+        more=--append
+    done
+    step "multi: spmv-dist weak scaling, lap3d with about 8M rows per GPU"
+    more=""
+    local side
+    for np in $counts; do
+        case $np in 1) side=200 ;; 2) side=252 ;; 4) side=317 ;; 8) side=400 ;; esac
+        run $mpi $np $pb run spmv-dist --backend cuda --variant overlap --matrix lap3d:$side --reader each --path nccl \
+            --precision double --reps 20 --quiet --out "$out/spmv-dist-weak.csv" $more
+        more=--append
+    done
+}
+
+# gemm-dist strong scaling at n = 16384 and 32768, weak scaling with n^2 per GPU
+# held (16384 on 1 GPU, 23168 on 2, 32768 on 4, 46336 on 8).
+multi_gemm_section() {
+    gpus_env
+    step "multi: gemm-dist strong scaling ($counts GPUs), staged and NCCL panels"
+    local np n more=""
+    for np in $counts; do
+        run $mpi $np $pb run gemm-dist --backend cuda --n "${PB_GEMM_DIST:-16384,32768}" --path staged,nccl \
+            --precision float,double --reps 3 --quiet --out "$out/gemm-dist.csv" $more
+        more=--append
+    done
+    step "multi: gemm-dist weak scaling, n^2 per GPU held"
+    more=""
+    for np in $counts; do
+        case $np in 1) n=16384 ;; 2) n=23168 ;; 4) n=32768 ;; 8) n=46336 ;; esac
+        run $mpi $np $pb run gemm-dist --backend cuda --n $n --path nccl --precision float,double --reps 3 --quiet \
+            --out "$out/gemm-dist-weak.csv" $more
         more=--append
     done
 }
@@ -470,7 +541,7 @@ trust_section() {
 
 twins="--backend cuda,opencl --device nvidia"
 case "$mode" in
-spmv | zoo | zoo_cpu | memlab | conv | limits | tensor | ceilings | opencl | opencl_copies | opencl_kernels | mpi | mpi_ep | mpi_dist | mpi_coll | devpath | multi | multi_p2p | multi_dist | multi_coll | trust | studies)
+spmv | zoo | zoo_cpu | memlab | conv | limits | tensor | ceilings | opencl | opencl_copies | opencl_kernels | mpi | mpi_ep | mpi_dist | mpi_coll | devpath | multi | multi_p2p | multi_ep | multi_coll | multi_spmv | multi_gemm | trust | studies)
     [ "$mode" = studies ] && $pb devices --format json >"$out/devices.json"
     ${mode}_section
     tail -n 30 "$log"
