@@ -489,7 +489,7 @@ multi_spmv_section() {
     step "multi: spmv-dist strong scaling ($counts GPUs), staged and NCCL halos"
     local np more=""
     for np in $counts; do
-        run $mpi $np $pb run spmv-dist --backend cuda --matrix "${PB_SPMV_DIST:-lap3d:320,powerlaw:4M:16}$files" \
+        run $mpi $np $pb run spmv-dist --backend cuda --variant overlap --matrix "${PB_SPMV_DIST:-lap3d:320,powerlaw:4M:16}$files" \
             --reader each --path staged,nccl --precision double --reps 20 --quiet --out "$out/spmv-dist.csv" $more
         more=--append
     done
@@ -508,17 +508,19 @@ multi_spmv_section() {
 # held (16384 on 1 GPU, 23168 on 2, 32768 on 4, 46336 on 8).
 multi_gemm_section() {
     gpus_env
-    step "multi: gemm-dist strong scaling ($counts GPUs), staged and NCCL panels"
+    step "multi: gemm-dist strong scaling ($counts GPUs): n = 16384 with staged and NCCL panels, 32768 with NCCL"
     local np n more=""
     for np in $counts; do
-        run $mpi $np $pb run gemm-dist --backend cuda --n "${PB_GEMM_DIST:-16384,32768}" --path staged,nccl \
+        run $mpi $np $pb run gemm-dist --backend cuda --n 16384 --path staged,nccl \
             --precision float,double --reps 3 --quiet --out "$out/gemm-dist.csv" $more
         more=--append
+        run $mpi $np $pb run gemm-dist --backend cuda --n 32768 --path nccl \
+            --precision float,double --reps 3 --quiet --out "$out/gemm-dist.csv" $more
     done
-    step "multi: gemm-dist weak scaling, n^2 per GPU held"
+    step "multi: gemm-dist weak scaling, n^2 per GPU held (16384 on 1 GPU and 32768 on 4 are in the strong runs)"
     more=""
     for np in $counts; do
-        case $np in 1) n=16384 ;; 2) n=23168 ;; 4) n=32768 ;; 8) n=46336 ;; esac
+        case $np in 1 | 4) continue ;; 2) n=23168 ;; 8) n=46336 ;; esac
         run $mpi $np $pb run gemm-dist --backend cuda --n $n --path nccl --precision float,double --reps 3 --quiet \
             --out "$out/gemm-dist-weak.csv" $more
         more=--append
