@@ -159,7 +159,18 @@ count "$tmp/out" "non-zeros/s (a one-rank spmv-dist row" 1
 contains "$tmp/out" "communication"
 expect 0 "$mpiexec" -n 2 "$pb" run pingpong --size 8,64K --backend ref --reps 2 --quiet --out "$tmp/pp.csv"
 expect 0 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1:8 --from "$tmp/sd.csv" "$tmp/pp.csv"
-contains "$tmp/out" "the smallest two-rank pingpong"  # point to point, as a halo travels
+contains "$tmp/out" "the fastest two-rank pingpong"  # point to point, as a halo travels
+# --path: the link figures and measured rows of one halo path only (these
+# files have no NCCL rows: nothing to take them from)
+expect 0 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1,2,3,4 --path staged --from "$tmp/sd.csv" "$tmp/pp.csv"
+contains "$tmp/out" "halos via staged"
+# ranks 1-3 measured (overlap and blocking), 4 not
+if [ "$(grep -cE '^ +[123] .* [0-9.e-]+ +[0-9.e-]+$' "$tmp/out")" -eq 3 ] && grep -qE '^ +4 .* - +-$' "$tmp/out"; then ok
+else bad "project --path staged: the measured rows are not beside ranks 1-3"; fi
+expect 2 "$pb" project spmv-dist --matrix lap2d:40 --path nccl --from "$tmp/sd.csv" "$tmp/pp.csv"
+contains "$tmp/err" "project: no rate, latency or bandwidth: give --rate"
+expect 2 "$pb" project spmv-dist --matrix lap2d:40 --path ucx --rate 1e9 --latency 1e-6 --bandwidth 1e10
+contains "$tmp/err" "project: --path 'ucx' is none of staged, mpi or nccl"
 expect 2 "$pb" project spmv-dist --matrix lap2d:40
 contains "$tmp/err" "project: no rate, latency or bandwidth: give --rate"
 expect 2 "$pb" project spmv-dist --matrix lap2d:40 --rate 1e9 --bandwidth 1e10

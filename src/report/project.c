@@ -5,22 +5,27 @@
  * exactly from the matrix without running it, sparse/partition.c):
  *   compute_r = nnz_r / rate                 rate: non-zeros per second of one device
  *   comm_r    = neighbours_r * latency + max(halo_r, sent_r) * elt / bandwidth
- *   overlap:  T_r = max(nnz_interior_r / rate, comm_r) + (nnz_r - nnz_interior_r) / rate
- *   blocking: T_r = comm_r + compute_r
+ *   overlap:  T_r = max(nnz_interior_r / rate, comm_r) + (nnz_r - nnz_interior_r) / rate + fixed
+ *   blocking: T_r = comm_r + compute_r + fixed
+ * fixed: what a product costs beside its kernels (launches, waits), the
+ * one-rank row's median less its compute_s (0 where no such row is given).
  *   T(P) = max over r of T_r; speed-up T(1) / T(P); efficiency speed-up / P.
  * Communication "takes over" at the first P where the slowest rank's comm_r
  * exceeds its compute_r. rate, latency and bandwidth are given, or read from
  * result files (--from): rate from a one-rank spmv-dist row of the same matrix
- * (nnz / compute_s), latency from the smallest two-rank pingpong row (its
- * one-way median), bandwidth from the largest (bytes / median), or where no
- * pingpong ran from allreduce rows (median; bus bandwidth). Measured spmv-dist
- * rows in those files are printed beside the projection for the rank counts
- * they cover. */
+ * (nnz / compute_s), latency from the fastest two-rank pingpong row (its
+ * one-way median: the fixed cost of a message), bandwidth from the largest
+ * (bytes / median), or where no pingpong ran from allreduce rows (median; bus
+ * bandwidth). --path picks the rows of one way of moving halos (NCCL's rows
+ * for nccl, MPI's on device memory for mpi, MPI through host memory for
+ * staged), so the link figures and the measured spmv-dist rows printed beside
+ * the projection are those of the same path. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm/devcomm.h"
 #include "core/parse.h"
 #include "io/mmio.h"
 #include "report/cli_util.h"
@@ -47,13 +52,16 @@ static void project_help(FILE *f)
                "  --from FILE...          result files to take rate, latency and bandwidth from (a one-rank\n"
                "                          spmv-dist row of this matrix; pingpong, else allreduce rows of two\n"
                "                          ranks), whose spmv-dist rows are also printed beside the projection\n"
+               "  --path staged|mpi|nccl  take those rows for this halo path only: spmv-dist's --path, pingpong's\n"
+               "                          and allreduce's mpi-staged, mpi or nccl variant (default: any MPI row,\n"
+               "                          spmv-dist rows of any path)\n"
                "  --seed N                of generated matrices (default 42, as parbench run)\n"
                "\nexit status: 0, 2 usage error (a missing rate, latency or bandwidth among them), 3 a file\n"
                "could not be read.\n");
 }
 
 struct calibration {
-    double rate, latency, bandwidth;
+    double rate, latency, bandwidth, fixed;
     const char *rate_from, *latency_from, *bandwidth_from;
 };
 
@@ -70,23 +78,44 @@ static double row_bytes(const struct pb_rp_row *r)
     return kv ? kv->num : NAN;
 }
 
-/* Latency and bandwidth from two-rank MPI rows of `bench`: the smallest
+/* Whether a pingpong or allreduce row moved its data the way `path` does:
+ * its variant mpi-staged, mpi or nccl (NULL: any MPI row). */
+static bool link_row_on_path(const struct pb_rp_row *r, const char *path)
+{
+    if (!path)
+        return strncmp(r->variant, "mpi", 3) == 0;
+    return strcmp(r->variant, strcmp(path, "staged") == 0 ? "mpi-staged" : path) == 0;
+}
+
+/* Whether a spmv-dist row moved its halos on `path` (NULL: any): the path
+ * that ran, as its reason says ("halo staged through ..."), which auto chose. */
+static bool dist_row_on_path(const struct pb_rp_row *r, const char *path)
+{
+    enum pb_devcomm_path p;
+    if (!path || !pb__devcomm_path_parse(path, &p))
+        return true;
+    char ran[96];
+    snprintf(ran, sizeof ran, "halo %s", pb__devcomm_describe(p));
+    return r->reason && strncmp(r->reason, ran, strlen(ran)) == 0;
+}
+
+/* Latency and bandwidth from two-rank rows of `bench` on `path`: the fastest
  * message's median, the largest message's rate (pingpong: one way, the
  * halo's own pattern; allreduce: its bus bandwidth). */
-static void from_two_ranks(const struct pb_rp_set *set, const char *bench, struct calibration *c)
+static void from_two_ranks(const struct pb_rp_set *set, const char *bench, const char *path, struct calibration *c)
 {
-    double small = INFINITY, large = 0;
+    double fastest = INFINITY, large = 0;
     bool pingpong = strcmp(bench, "pingpong") == 0;
     for (size_t i = 0; i < set->n_rows; i++) {
         const struct pb_rp_row *r = &set->rows[i];
-        if (!pb__rp_ok(r) || strcmp(r->bench, bench) != 0 || r->ranks != 2 || strncmp(r->variant, "mpi", 3) != 0)
+        if (!pb__rp_ok(r) || strcmp(r->bench, bench) != 0 || r->ranks != 2 || !link_row_on_path(r, path))
             continue;
         double bytes = row_bytes(r);
-        if (bytes < small && (!c->latency_from || strcmp(c->latency_from, "option") != 0)) {
-            small = bytes;
+        if (r->median < fastest && (!c->latency_from || strcmp(c->latency_from, "option") != 0)) {
+            fastest = r->median;
             c->latency = r->median;
-            c->latency_from = pingpong ? "the smallest two-rank pingpong (one-way median)"
-                                       : "the smallest two-rank allreduce (its median)";
+            c->latency_from = pingpong ? "the fastest two-rank pingpong (one-way median)"
+                                       : "the fastest two-rank allreduce (its median)";
         }
         if (bytes > large && (!c->bandwidth_from || strcmp(c->bandwidth_from, "option") != 0)) {
             large = bytes;
@@ -97,16 +126,18 @@ static void from_two_ranks(const struct pb_rp_set *set, const char *bench, struc
     }
 }
 
-static void calibrate(const struct pb_rp_set *set, const char *matrix_label, struct calibration *c)
+static void calibrate(const struct pb_rp_set *set, const char *matrix_label, const char *path,
+                      struct calibration *c)
 {
     for (size_t i = 0; i < set->n_rows; i++) {
         const struct pb_rp_row *r = &set->rows[i];
-        if (pb__rp_ok(r) && strcmp(r->bench, "spmv-dist") == 0 && r->ranks == 1 &&
+        if (pb__rp_ok(r) && strcmp(r->bench, "spmv-dist") == 0 && r->ranks == 1 && dist_row_on_path(r, path) &&
             strncmp(r->problem, matrix_label, strlen(matrix_label)) == 0) {
             double nnz = r->gflops * 1e9 * r->median / 2, compute = kv_num(r, "compute_s");
             if (isnan(c->rate) && compute > 0) {
                 c->rate = nnz / compute;
                 c->rate_from = "a one-rank spmv-dist row (nnz / compute_s)";
+                c->fixed = fmax(r->median - compute, 0);
             }
         }
     }
@@ -114,16 +145,18 @@ static void calibrate(const struct pb_rp_set *set, const char *matrix_label, str
     bool have_pingpong = false;
     for (size_t i = 0; i < set->n_rows && !have_pingpong; i++)
         have_pingpong = pb__rp_ok(&set->rows[i]) && strcmp(set->rows[i].bench, "pingpong") == 0 &&
-                        set->rows[i].ranks == 2;
-    from_two_ranks(set, have_pingpong ? "pingpong" : "allreduce", c);
+                        set->rows[i].ranks == 2 && link_row_on_path(&set->rows[i], path);
+    from_two_ranks(set, have_pingpong ? "pingpong" : "allreduce", path, c);
 }
 
-/* The measured median of spmv-dist `variant` at `ranks` for this matrix, or NAN. */
-static double measured(const struct pb_rp_set *set, const char *label, const char *variant, int ranks)
+/* The measured median of spmv-dist `variant` on `path` at `ranks` for this matrix, or NAN. */
+static double measured(const struct pb_rp_set *set, const char *label, const char *path, const char *variant,
+                       int ranks)
 {
     for (size_t i = 0; i < set->n_rows; i++) {
         const struct pb_rp_row *r = &set->rows[i];
         if (pb__rp_ok(r) && strcmp(r->bench, "spmv-dist") == 0 && r->ranks == ranks && strcmp(r->rank, "all") == 0 &&
+            dist_row_on_path(r, path) &&
             strcmp(r->variant, variant) == 0 && strncmp(r->problem, label, strlen(label)) == 0)
             return r->median;
     }
@@ -139,7 +172,7 @@ static void model(const struct pb_part_stats *s, int ranks, const struct calibra
         double compute = (double)s[r].nnz / c->rate, interior = (double)s[r].nnz_interior / c->rate;
         double words = (double)(s[r].halo > s[r].sent ? s[r].halo : s[r].sent);
         double comm = s[r].neighbours * c->latency + words * elt / c->bandwidth;
-        double t_over = fmax(interior, comm) + (compute - interior), t_block = comm + compute;
+        double t_over = fmax(interior, comm) + (compute - interior) + c->fixed, t_block = comm + compute + c->fixed;
         if (t_over > *overlap) {
             *overlap = t_over;
             *slowest = &s[r];
@@ -159,7 +192,7 @@ int pb__cmd_project(int argc, char **argv)
     if (strcmp(argv[1], "spmv-dist") != 0)
         return pb__cli_die(PB_EXIT_USAGE, "project: only spmv-dist has a model (got '%s')", argv[1]);
     const char *matrix = NULL, *ranks_text = "1:4096", *balance = "nnz", *precision = "double";
-    const char *rate_text = NULL, *latency_text = NULL, *bandwidth_text = NULL, *seed_text = "42";
+    const char *rate_text = NULL, *latency_text = NULL, *bandwidth_text = NULL, *seed_text = "42", *path = NULL;
     char **from = malloc((size_t)argc * sizeof *from);
     int n_from = 0, rc = PB_EXIT_OK;
     if (!from)
@@ -187,6 +220,8 @@ int pb__cmd_project(int argc, char **argv)
             bandwidth_text = v;
         else if (pb__cli_value(argc, argv, &i, "seed", 0, &v, &rc))
             seed_text = v;
+        else if (pb__cli_value(argc, argv, &i, "path", 0, &v, &rc))
+            path = v;
         else if (rc == PB_EXIT_OK && strcmp(argv[i], "--from") == 0)
             while (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0)
                 from[n_from++] = argv[++i];
@@ -195,12 +230,15 @@ int pb__cmd_project(int argc, char **argv)
     }
     int64_t *ranks = NULL, seed = 42;
     size_t n_ranks = 0;
-    struct calibration c = {NAN, NAN, NAN, NULL, NULL, NULL};
+    struct calibration c = {NAN, NAN, NAN, 0, NULL, NULL, NULL};
     double elt = strcmp(precision, "float") == 0 ? 4 : 8;
     if (rc == PB_EXIT_OK && !matrix)
         rc = pb__cli_die(PB_EXIT_USAGE, "%s", "project: --matrix is needed");
     if (rc == PB_EXIT_OK && strcmp(balance, "nnz") != 0 && strcmp(balance, "rows") != 0)
         rc = pb__cli_die(PB_EXIT_USAGE, "project: --balance '%s' is neither nnz nor rows", balance);
+    enum pb_devcomm_path parsed;
+    if (rc == PB_EXIT_OK && path && (!pb__devcomm_path_parse(path, &parsed) || parsed == PB_PATH_AUTO))
+        rc = pb__cli_die(PB_EXIT_USAGE, "project: --path '%s' is none of staged, mpi or nccl", path);
     if (rc == PB_EXIT_OK && strcmp(precision, "float") != 0 && strcmp(precision, "double") != 0)
         rc = pb__cli_die(PB_EXIT_USAGE, "project: --precision '%s' is neither float nor double", precision);
     pb_status st = PB_OK;
@@ -236,7 +274,7 @@ int pb__cmd_project(int argc, char **argv)
     else if (matrix)
         pb__matinfo_name(matrix, label, sizeof label);
     if (rc == PB_EXIT_OK) {
-        calibrate(&set, label, &c);
+        calibrate(&set, label, path, &c);
         /* The ones missing, in words: "no rate, latency or bandwidth", "no latency". */
         const char *missing[3];
         int n = 0;
@@ -262,15 +300,17 @@ int pb__cmd_project(int argc, char **argv)
             rc = pb__cli_fail(st);
     }
     if (rc == PB_EXIT_OK) {
-        printf("# spmv-dist projected for %s by %s (%d x %d, %zu non-zeros, %s)\n", label, balance, (int)m.n_rows,
-               (int)m.n_cols, m.nnz, precision);
+        printf("# spmv-dist projected for %s by %s (%d x %d, %zu non-zeros, %s)%s%s\n", label, balance,
+               (int)m.n_rows, (int)m.n_cols, m.nnz, precision, path ? ", halos via " : "", path ? path : "");
         printf("# rate %.4g G non-zeros/s (%s), latency %.4g us (%s), bandwidth %.4g GB/s (%s)\n", c.rate * 1e-9,
                c.rate_from, c.latency * 1e6, c.latency_from, c.bandwidth * 1e-9, c.bandwidth_from);
+        if (c.fixed > 0)
+            printf("# fixed cost per product %.4g us (the one-rank row's median less its compute_s)\n", c.fixed * 1e6);
         printf("%7s %12s %10s %8s %11s %11s %12s %12s %10s %10s %12s %12s\n", "ranks", "max nnz", "max halo",
                "max nbrs", "compute s", "comm s", "overlap s", "blocking s", "speed-up", "efficiency",
                "meas. ovl s", "meas. blk s");
     }
-    double t1 = c.rate > 0 ? (double)m.nnz / c.rate : NAN; /* one rank: no exchange */
+    double t1 = c.rate > 0 ? (double)m.nnz / c.rate + c.fixed : NAN; /* one rank: no exchange */
     int takes_over = 0;
     for (size_t i = 0; rc == PB_EXIT_OK && i < n_ranks; i++) {
         int p = (int)ranks[i];
@@ -297,7 +337,7 @@ int pb__cmd_project(int argc, char **argv)
         double speedup = over > 0 ? t1 / over : NAN; /* no non-zeros: nothing to speed up */
         char meas[2][32], sp[32] = "-", eff[32] = "-";
         for (int v = 0; v < 2; v++) {
-            double t = measured(&set, label, v ? "blocking" : "overlap", p);
+            double t = measured(&set, label, path, v ? "blocking" : "overlap", p);
             snprintf(meas[v], sizeof meas[v], isnan(t) ? "-" : "%.4g", t);
         }
         if (isfinite(speedup)) {
