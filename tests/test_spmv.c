@@ -390,6 +390,122 @@ static void test_cached_state_sees_new_values(void **state)
         pb_test_skip("cached-state", "no variant with cached state in this build"); /* the backends' skips said why */
 }
 
+/* One matrix on a device, with x, y and the answer. */
+struct resident {
+    const struct matrix_case *mc;
+    int32_t *ptr;
+    double *want;
+    pb_buf *bptr, *bidx, *bval, *bx, *by;
+};
+
+static void resident_load(pb_device *dev, const struct matrix_case *mc, struct resident *r)
+{
+    const struct pb_coo *m = &mc->m;
+    size_t rows = (size_t)m->n_rows;
+    r->mc = mc;
+    assert_int_equal(pb__csr_offsets(m, &r->ptr), PB_OK);
+    double *x = malloc(((size_t)m->n_cols + 1) * sizeof *x);
+    r->want = calloc(rows + 1, sizeof *r->want);
+    assert_true(x && r->want);
+    for (int32_t j = 0; j < m->n_cols; j++)
+        x[j] = 1.0 + (j * 7 + mc->m.n_rows) % 11;
+    for (size_t i = 0; i < rows; i++)
+        for (int32_t k = r->ptr[i]; k < r->ptr[i + 1]; k++)
+            r->want[i] += m->values[k] * x[m->cols[k]];
+    r->bptr = upload(dev, r->ptr, (rows + 1) * sizeof *r->ptr);
+    r->bidx = upload(dev, m->cols, m->nnz * sizeof *m->cols + 1);
+    r->bval = upload(dev, m->values, m->nnz * sizeof *m->values + 1);
+    r->bx = upload(dev, x, (size_t)m->n_cols * sizeof *x);
+    assert_int_equal(pb_buf_alloc(dev, PB_MEM_DEVICE, rows * sizeof(double) + 1, &r->by), PB_OK);
+    free(x);
+}
+
+static void resident_free(struct resident *r)
+{
+    pb_buf_free(r->bptr), pb_buf_free(r->bidx), pb_buf_free(r->bval), pb_buf_free(r->bx), pb_buf_free(r->by);
+    free(r->ptr), free(r->want);
+    memset(r, 0, sizeof *r);
+}
+
+/* 1: y differs from the answer (said), 0: right or declined. */
+static int resident_run(pb_device *dev, const char *backend, const char *variant, struct resident *r, size_t *ran)
+{
+    const struct pb_coo *m = &r->mc->m;
+    size_t rows = (size_t)m->n_rows;
+    assert_int_equal(pb_buf_fill_bytes(r->by, 0xFF), PB_OK);
+    struct pb_spmv_args a = {.prec = PB_DOUBLE, .format = PB_SPARSE_CSR, .rows = m->n_rows, .cols = m->n_cols,
+                             .nnz = (int64_t)m->nnz, .ptr = r->bptr, .idx = r->bidx, .val = r->bval,
+                             .x = r->bx, .y = r->by};
+    pb_status st = pb_kernel_run(dev, "spmv", variant, &a);
+    if (st == PB_ERR_UNSUPPORTED)
+        return 0;
+    if (st != PB_OK) {
+        print_message("FAIL %s/%s %s: %s\n", backend, variant, r->mc->name, pb_last_error());
+        return 1;
+    }
+    double *y = malloc(rows * sizeof *y + 1);
+    assert_non_null(y);
+    assert_int_equal(pb_buf_read(r->by, 0, y, rows * sizeof *y), PB_OK);
+    int failed = 0;
+    for (size_t i = 0; i < rows && !failed; i++) {
+        double tol = 1e-12 * (r->ptr[i + 1] - r->ptr[i] + 1) * (1 + fabs(r->want[i])) * 64;
+        if (!(fabs(y[i] - r->want[i]) <= tol)) {
+            print_message("FAIL %s/%s %s between other matrices: y[%zu] = %.17g, expected %.17g\n", backend,
+                          variant, r->mc->name, i, y[i], r->want[i]);
+            failed = 1;
+        }
+    }
+    free(y);
+    (*ran)++;
+    return failed;
+}
+
+/* A caller multiplying several matrices in turn (spmv-dist's interior and
+ * boundary rows, a multigrid's levels) gets each one's product from every
+ * variant that keeps a plan per matrix: more matrices than a device keeps
+ * plans for, in turns, one freed and another loaded between them. */
+static void test_matrices_in_turn(void **state)
+{
+    (void)state;
+    /* the zoo's two block matrices (copies in blocks of 3 and 6, one after
+     * the other), lap2d:23, pieces, pareto; then its dense rows: differently
+     * shaped plans */
+    const size_t z = N_CASES - N_ZOO, pick[] = {z + 8, z + 9, 7, 9, z, z + 3};
+    int failed = 0;
+    size_t ran = 0;
+    for (size_t bi = 0; bi < pb_backend_count(); bi++) {
+        const pb_backend *b = pb_backend_at(bi);
+        if (!pb_test_backend_usable(b))
+            continue;
+        pb_device *dev = NULL;
+        assert_int_equal(pb_device_open(b, 0, &dev), PB_OK);
+        struct pb_variant_desc variants[32];
+        size_t nv = pb_kernel_variants(b, "spmv", variants, PB_ARRAY_LEN(variants));
+        for (size_t v = 0; v < nv; v++) {
+            enum pb_sparse_format format;
+            assert_int_equal(pb_spmv_format(b, variants[v].name, &format), PB_OK);
+            if (format != PB_SPARSE_CSR)
+                continue;
+            struct resident r[5];
+            for (size_t i = 0; i < 5; i++)
+                resident_load(dev, &cases[pick[i]], &r[i]);
+            for (int round = 0; round < 3; round++) {
+                for (size_t i = 0; i < 5; i++)
+                    failed += resident_run(dev, pb_backend_name(b), variants[v].name, &r[round ? 4 - i : i], &ran);
+                if (round == 1) { /* a matrix goes, another comes in its place */
+                    resident_free(&r[2]);
+                    resident_load(dev, &cases[pick[5]], &r[2]);
+                }
+            }
+            for (size_t i = 0; i < 5; i++)
+                resident_free(&r[i]);
+        }
+        pb_device_close(dev);
+    }
+    assert_true(ran > 0);
+    assert_int_equal(failed, 0);
+}
+
 /* ELLPACK is refused past its fill limit; CSR offsets and generators. */
 static void test_formats(void **state)
 {
@@ -728,6 +844,7 @@ int main(void)
         cmocka_unit_test(test_wrong_format),
         cmocka_unit_test(test_offsets64),
         cmocka_unit_test(test_cached_state_sees_new_values),
+        cmocka_unit_test(test_matrices_in_turn),
         cmocka_unit_test(test_formats),
         cmocka_unit_test(test_bcsr),
         cmocka_unit_test(test_rows_alone),

@@ -228,6 +228,7 @@ static pb_status cuda_alloc(pb_device *dev, pb_buf *buf)
 static void cuda_free(pb_device *dev, pb_buf *buf)
 {
     cudaSetDevice(dev->index); // nothing to report to: a failure shows in the next checked call
+    pb__cuda_sparse_forget(pb__cuda(dev), buf); // its matrix's plans, if it held row offsets
     if (buf->kind == PB_MEM_DEVICE)
         cudaFree(buf->handle);
     else if (buf->kind == PB_MEM_PINNED)

@@ -843,7 +843,12 @@ static pb_status cusparse_status(cusparseStatus_t e, const char *expr, const cha
 // keep it (buffer stamps say when the CSR arrays changed). The cuSPARSE
 // anchor: descriptors, workspace and cusparseSpMV_preprocess once per matrix
 // and per x/y, then cusparseSpMV alone. csr-adaptive: its long-row lists.
+// A device keeps one per matrix in use (PB_CUDA_SPARSE_SLOTS, cuda_impl.cuh),
+// so callers alternating matrices (spmv-dist's interior and boundary rows, a
+// multigrid's levels) keep every plan.
 struct pb_cuda_sparse {
+    const pb_buf *key; // the row offsets' buffer this slot is for (their stamps say when it changed)
+    uint64_t used; // when it was last picked (the device's clock)
     // csr-balanced and auto: the plan and the row statistics, made from the
     // row offsets with stamp `bal_ptr`.
     pb_bal_block *bal_blocks;
@@ -919,9 +924,8 @@ __global__ void widen_indices(int64_t n, const int32_t *__restrict__ in, int64_t
         out[i] = in[i];
 }
 
-void pb__cuda_sparse_release(pb_cuda_device *impl)
+static void sparse_free(pb_cuda_sparse *sp)
 {
-    pb_cuda_sparse *sp = impl->sparse;
     if (!sp)
         return;
     sparse_drop_matrix(sp);
@@ -941,15 +945,52 @@ void pb__cuda_sparse_release(pb_cuda_device *impl)
     cudaFree(sp->bcsr_idx);
     cudaFree(sp->bcsr_val);
     delete sp;
-    impl->sparse = nullptr;
 }
 
-static pb_status sparse_state(pb_device *dev, pb_cuda_sparse **out)
+void pb__cuda_sparse_release(pb_cuda_device *impl)
+{
+    for (pb_cuda_sparse *&sp : impl->sparse) {
+        sparse_free(sp);
+        sp = nullptr;
+    }
+}
+
+void pb__cuda_sparse_forget(pb_cuda_device *impl, const pb_buf *buf)
+{
+    if (!impl)
+        return;
+    for (pb_cuda_sparse *&sp : impl->sparse)
+        if (sp && sp->key == buf) {
+            sparse_free(sp);
+            sp = nullptr;
+        }
+}
+
+// The state of a's matrix: the slot of its row offsets' buffer, else an
+// empty one, else the least recently used one given over to it (its plans
+// are then stale by their stamps and made again).
+static pb_status sparse_state(pb_device *dev, const pb_spmv_args *a, pb_cuda_sparse **out)
 {
     pb_cuda_device *impl = pb__cuda(dev);
-    if (!impl->sparse && !(impl->sparse = new (std::nothrow) pb_cuda_sparse{}))
+    const pb_buf *key = a->ptr;
+    pb_cuda_sparse **pick = nullptr;
+    for (pb_cuda_sparse *&sp : impl->sparse)
+        if (sp && sp->key == key)
+            pick = &sp;
+    for (pb_cuda_sparse *&sp : impl->sparse)
+        if (!pick && !sp)
+            pick = &sp;
+    if (!pick) {
+        pick = &impl->sparse[0];
+        for (pb_cuda_sparse *&sp : impl->sparse)
+            if (sp->used < (*pick)->used)
+                pick = &sp;
+    }
+    if (!*pick && !(*pick = new (std::nothrow) pb_cuda_sparse{}))
         return pb__fail(PB_ERR_NOMEM, "out of host memory");
-    *out = impl->sparse;
+    (*pick)->key = key;
+    (*pick)->used = ++impl->sparse_clock;
+    *out = *pick;
     return PB_OK;
 }
 
@@ -957,7 +998,7 @@ namespace {
 pb_status adaptive_lists(pb_device *dev, const pb_spmv_args *a, int32_t split, cudaStream_t s, long_rows *out)
 {
     pb_cuda_sparse *sp = nullptr;
-    pb_status st = sparse_state(dev, &sp);
+    pb_status st = sparse_state(dev, a, &sp);
     if (st != PB_OK)
         return st;
     size_t bytes = ((size_t)a->rows + 2) * sizeof(int32_t);
@@ -985,7 +1026,7 @@ pb_status adaptive_lists(pb_device *dev, const pb_spmv_args *a, int32_t split, c
 static pb_status balanced_plan(pb_device *dev, const pb_spmv_args *a, pb_cuda_sparse **out)
 {
     pb_cuda_sparse *sp = nullptr;
-    pb_status st = sparse_state(dev, &sp);
+    pb_status st = sparse_state(dev, a, &sp);
     if (st != PB_OK)
         return st;
     *out = sp;
@@ -1102,7 +1143,7 @@ static int split_items()
 static pb_status split_plan_ready(pb_device *dev, const pb_spmv_args *a, cudaStream_t s, pb_cuda_sparse **out)
 {
     pb_cuda_sparse *sp = nullptr;
-    pb_status st = sparse_state(dev, &sp);
+    pb_status st = sparse_state(dev, a, &sp);
     if (st != PB_OK)
         return st;
     *out = sp;
@@ -1239,7 +1280,7 @@ static pb_status csr_to_host(const pb_spmv_args *a, bool sample, int32_t **ptr, 
 // block ELLPACK, or as block CSR where padding would add too much.
 static pb_status bcsr_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_sparse **out)
 {
-    pb_status st = sparse_state(dev, out);
+    pb_status st = sparse_state(dev, a, out);
     if (st != PB_OK)
         return st;
     pb_cuda_sparse *sp = *out;
@@ -1618,7 +1659,7 @@ bool pb__cuda_spmv_cusparse_supports(const pb_device *dev, const void *args, con
 static pb_status cusparse_ready(pb_device *dev, const pb_spmv_args *a, cudaStream_t stream, pb_cuda_sparse **out)
 {
     pb_cuda_sparse *sp = nullptr;
-    pb_status st = sparse_state(dev, &sp);
+    pb_status st = sparse_state(dev, a, &sp);
     if (st != PB_OK)
         return st;
     *out = sp;
