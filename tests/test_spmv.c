@@ -264,11 +264,12 @@ static void test_every_variant(void **state)
  * small cases): every variant flagged PB_VARIANT_PTR64 computes every case
  * from them; every other CSR variant refuses them, naming those that read
  * them. */
-static void test_offsets64(void **state)
+/* Calls fn on a device of every usable backend for each of its spmv variants
+ * that read CSR; the failures fn counts, summed. */
+typedef int (*csr_variant_fn)(pb_device *dev, const char *backend, const struct pb_variant_desc *v, void *ctx);
+static int for_each_csr_variant(csr_variant_fn fn, void *ctx)
 {
-    (void)state;
     int failed = 0;
-    size_t flagged = 0;
     for (size_t bi = 0; bi < pb_backend_count(); bi++) {
         const pb_backend *b = pb_backend_at(bi);
         if (!pb_test_backend_usable(b))
@@ -277,26 +278,42 @@ static void test_offsets64(void **state)
         assert_int_equal(pb_device_open(b, 0, &dev), PB_OK);
         struct pb_variant_desc variants[32];
         size_t nv = pb_kernel_variants(b, "spmv", variants, PB_ARRAY_LEN(variants));
+        assert_true(nv <= PB_ARRAY_LEN(variants));
         for (size_t v = 0; v < nv; v++) {
             enum pb_sparse_format format;
             assert_int_equal(pb_spmv_format(b, variants[v].name, &format), PB_OK);
-            if (format != PB_SPARSE_CSR)
-                continue;
-            bool wide = (variants[v].flags & PB_VARIANT_PTR64) != 0;
-            flagged += wide;
-            cases_ran = cases_declined = 0;
-            for (size_t c = 0; c < N_CASES; c++)
-                for (int p = 0; p < 2; p++)
-                    failed += run_case_offsets(dev, pb_backend_name(b), variants[v].name, format, &cases[c],
-                                               p ? PB_DOUBLE : PB_FLOAT, 0, 0, 64);
-            if (wide ? cases_declined != 0 : cases_ran != 0 || !strstr(pb_last_error(), "64-bit row offsets")) {
-                print_message("FAIL %s/%s with 64-bit offsets: %zu ran, %zu declined (%s)\n", pb_backend_name(b),
-                              variants[v].name, cases_ran, cases_declined, pb_last_error());
-                failed++;
-            }
+            if (format == PB_SPARSE_CSR)
+                failed += fn(dev, pb_backend_name(b), &variants[v], ctx);
         }
         pb_device_close(dev);
     }
+    return failed;
+}
+
+static int offsets64_on(pb_device *dev, const char *backend, const struct pb_variant_desc *v, void *ctx)
+{
+    size_t *flagged = ctx;
+    bool wide = (v->flags & PB_VARIANT_PTR64) != 0;
+    int failed = 0;
+    *flagged += wide;
+    cases_ran = cases_declined = 0;
+    for (size_t c = 0; c < N_CASES; c++)
+        for (int p = 0; p < 2; p++)
+            failed += run_case_offsets(dev, backend, v->name, PB_SPARSE_CSR, &cases[c], p ? PB_DOUBLE : PB_FLOAT, 0,
+                                       0, 64);
+    if (wide ? cases_declined != 0 : cases_ran != 0 || !strstr(pb_last_error(), "64-bit row offsets")) {
+        print_message("FAIL %s/%s with 64-bit offsets: %zu ran, %zu declined (%s)\n", backend, v->name, cases_ran,
+                      cases_declined, pb_last_error());
+        failed++;
+    }
+    return failed;
+}
+
+static void test_offsets64(void **state)
+{
+    (void)state;
+    size_t flagged = 0;
+    int failed = for_each_csr_variant(offsets64_on, &flagged);
     assert_true(flagged >= 3); /* ref/csr, openmp/csr and openmp/auto at least */
     assert_int_equal(failed, 0);
 }
@@ -460,6 +477,30 @@ static int resident_run(pb_device *dev, const char *backend, const char *variant
     return failed;
 }
 
+static int in_turn_on(pb_device *dev, const char *backend, const struct pb_variant_desc *v, void *ctx)
+{
+    /* the zoo's two block matrices (copies in blocks of 3 and 6, one after
+     * the other), lap2d:23, pieces, pareto; then its dense rows: differently
+     * shaped plans */
+    const size_t z = N_CASES - N_ZOO, pick[] = {z + 8, z + 9, 7, 9, z, z + 3};
+    size_t *ran = ctx;
+    int failed = 0;
+    struct resident r[5];
+    for (size_t i = 0; i < 5; i++)
+        resident_load(dev, &cases[pick[i]], &r[i]);
+    for (int round = 0; round < 3; round++) {
+        for (size_t i = 0; i < 5; i++)
+            failed += resident_run(dev, backend, v->name, &r[round ? 4 - i : i], ran);
+        if (round == 1) { /* a matrix goes, another comes in its place */
+            resident_free(&r[2]);
+            resident_load(dev, &cases[pick[5]], &r[2]);
+        }
+    }
+    for (size_t i = 0; i < 5; i++)
+        resident_free(&r[i]);
+    return failed;
+}
+
 /* A caller multiplying several matrices in turn (spmv-dist's interior and
  * boundary rows, a multigrid's levels) gets each one's product from every
  * variant that keeps a plan per matrix: more matrices than a device keeps
@@ -467,41 +508,8 @@ static int resident_run(pb_device *dev, const char *backend, const char *variant
 static void test_matrices_in_turn(void **state)
 {
     (void)state;
-    /* the zoo's two block matrices (copies in blocks of 3 and 6, one after
-     * the other), lap2d:23, pieces, pareto; then its dense rows: differently
-     * shaped plans */
-    const size_t z = N_CASES - N_ZOO, pick[] = {z + 8, z + 9, 7, 9, z, z + 3};
-    int failed = 0;
     size_t ran = 0;
-    for (size_t bi = 0; bi < pb_backend_count(); bi++) {
-        const pb_backend *b = pb_backend_at(bi);
-        if (!pb_test_backend_usable(b))
-            continue;
-        pb_device *dev = NULL;
-        assert_int_equal(pb_device_open(b, 0, &dev), PB_OK);
-        struct pb_variant_desc variants[32];
-        size_t nv = pb_kernel_variants(b, "spmv", variants, PB_ARRAY_LEN(variants));
-        for (size_t v = 0; v < nv; v++) {
-            enum pb_sparse_format format;
-            assert_int_equal(pb_spmv_format(b, variants[v].name, &format), PB_OK);
-            if (format != PB_SPARSE_CSR)
-                continue;
-            struct resident r[5];
-            for (size_t i = 0; i < 5; i++)
-                resident_load(dev, &cases[pick[i]], &r[i]);
-            for (int round = 0; round < 3; round++) {
-                for (size_t i = 0; i < 5; i++)
-                    failed += resident_run(dev, pb_backend_name(b), variants[v].name, &r[round ? 4 - i : i], &ran);
-                if (round == 1) { /* a matrix goes, another comes in its place */
-                    resident_free(&r[2]);
-                    resident_load(dev, &cases[pick[5]], &r[2]);
-                }
-            }
-            for (size_t i = 0; i < 5; i++)
-                resident_free(&r[i]);
-        }
-        pb_device_close(dev);
-    }
+    int failed = for_each_csr_variant(in_turn_on, &ran);
     assert_true(ran > 0);
     assert_int_equal(failed, 0);
 }

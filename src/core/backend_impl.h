@@ -59,6 +59,9 @@ struct pb_backend {
      * aligned host memory and memcpy/memset. */
     pb_status (*alloc)(pb_device *dev, pb_buf *buf);  /* buf->kind, bytes set */
     void (*free)(pb_device *dev, pb_buf *buf);
+    /* NULL = nothing kept per buffer. Told of every buffer (views too) before
+     * it is freed, so what was kept for it (a matrix's plans) goes with it. */
+    void (*buf_gone)(pb_device *dev, const pb_buf *buf);
     pb_status (*write)(pb_buf *dst, size_t off, const void *src, size_t bytes);
     pb_status (*read)(const pb_buf *src, size_t off, void *dst, size_t bytes);
     pb_status (*fill)(pb_buf *buf, unsigned char value);

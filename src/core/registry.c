@@ -166,6 +166,8 @@ void pb_buf_free(pb_buf *buf)
 {
     if (!buf)
         return;
+    if (buf->dev->backend->buf_gone)
+        buf->dev->backend->buf_gone(buf->dev, buf);
     if (buf->owned) {
         if (buf->dev->backend->free)
             buf->dev->backend->free(buf->dev, buf);

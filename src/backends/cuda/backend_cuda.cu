@@ -54,6 +54,7 @@ static pb_status cuda_open(pb_device *dev, int index)
     auto *impl = static_cast<pb_cuda_device *>(calloc(1, sizeof(pb_cuda_device)));
     if (!impl)
         return pb__fail(PB_ERR_NOMEM, "cannot allocate the CUDA device state");
+    pb__cuda_sparse_init(impl);
     cudaError_t e = cudaGetDeviceProperties(&impl->prop, index);
     if (e == cudaSuccess)
         e = cudaFree(nullptr); // create the context now, not inside the first timed run
@@ -82,7 +83,7 @@ static void cuda_close(pb_device *dev)
         return;
     if (impl->blas)
         cublasDestroy(impl->blas);
-    pb__cuda_sparse_release(impl);
+    pb__plans_clear(&impl->sparse);
 #ifdef PB_HAVE_NCCL
     pb__cuda_nccl_release(impl);
 #endif
@@ -228,13 +229,18 @@ static pb_status cuda_alloc(pb_device *dev, pb_buf *buf)
 static void cuda_free(pb_device *dev, pb_buf *buf)
 {
     cudaSetDevice(dev->index); // nothing to report to: a failure shows in the next checked call
-    pb__cuda_sparse_forget(pb__cuda(dev), buf); // its matrix's plans, if it held row offsets
     if (buf->kind == PB_MEM_DEVICE)
         cudaFree(buf->handle);
     else if (buf->kind == PB_MEM_PINNED)
         cudaFreeHost(buf->host);
     else
         pb__host_free(buf->host);
+}
+
+static void cuda_buf_gone(pb_device *dev, const pb_buf *buf)
+{
+    if (pb_cuda_device *impl = pb__cuda(dev))
+        pb__plans_forget(&impl->sparse, buf); // its matrix's plans, if it held row offsets
 }
 
 static void *address(const pb_buf *b, size_t off)
@@ -445,6 +451,7 @@ extern "C" const struct pb_backend pb__backend_cuda = {
     .info = cuda_info,
     .alloc = cuda_alloc,
     .free = cuda_free,
+    .buf_gone = cuda_buf_gone,
     .write = cuda_write,
     .read = cuda_read,
     .fill = cuda_fill,

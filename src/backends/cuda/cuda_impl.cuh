@@ -6,20 +6,17 @@
 #include <cuda_runtime.h>
 
 #include "core/backend_impl.h"
+#include "core/plans.h"
 
 struct pb_cuda_sparse; // the cuSPARSE anchor's handle and cached matrix (spmv.cu)
 struct pb_cuda_cudnn;  // the cuDNN anchor's handle, shapes and workspaces (conv_cudnn.cu)
 
 struct pb_comm;
 
-// Matrices whose SpMV plans a device keeps at once (spmv.cu).
-#define PB_CUDA_SPARSE_SLOTS 4
-
 struct pb_cuda_device {
     cudaDeviceProp prop;
-    cublasHandle_t blas; // created on first use
-    pb_cuda_sparse *sparse[PB_CUDA_SPARSE_SLOTS]; // one per matrix in use, created on first use
-    uint64_t sparse_clock;                        // picks of those, for the least recently used
+    cublasHandle_t blas;   // created on first use
+    pb_plans sparse;       // a pb_cuda_sparse per matrix in use (spmv.cu)
     void *nccl;             // ncclComm_t over nccl_ranks, made on first use (nccl.cu)
     const pb_comm *nccl_ranks;
     pb_cuda_cudnn *cudnn;   // made on first use (conv_cudnn.cu)
@@ -83,10 +80,7 @@ pb_status pb__cuda_spmv_auto(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__cuda_spmv_auto_prepare(pb_device *dev, const void *args, char *note, size_t len);
 pb_status pb__cuda_spmv_cusparse(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__cuda_spmv_cusparse_prepare(pb_device *dev, const void *args, char *note, size_t len);
-void pb__cuda_sparse_release(pb_cuda_device *impl);
-// Drops what the sparse kernels keep for the matrix whose row offsets are
-// in buf (being freed).
-void pb__cuda_sparse_forget(pb_cuda_device *impl, const pb_buf *buf);
+void pb__cuda_sparse_init(pb_cuda_device *impl);
 
 // NCCL collectives (nccl.cu; built when nccl.h is found).
 bool pb__cuda_nccl_supports(const pb_device *dev, const void *args, const char **why);

@@ -843,12 +843,8 @@ static pb_status cusparse_status(cusparseStatus_t e, const char *expr, const cha
 // keep it (buffer stamps say when the CSR arrays changed). The cuSPARSE
 // anchor: descriptors, workspace and cusparseSpMV_preprocess once per matrix
 // and per x/y, then cusparseSpMV alone. csr-adaptive: its long-row lists.
-// A device keeps one per matrix in use (PB_CUDA_SPARSE_SLOTS, cuda_impl.cuh),
-// so callers alternating matrices (spmv-dist's interior and boundary rows, a
-// multigrid's levels) keep every plan.
+// A device keeps one per matrix in use (core/plans.h).
 struct pb_cuda_sparse {
-    const pb_buf *key; // the row offsets' buffer this slot is for (their stamps say when it changed)
-    uint64_t used; // when it was last picked (the device's clock)
     // csr-balanced and auto: the plan and the row statistics, made from the
     // row offsets with stamp `bal_ptr`.
     pb_bal_block *bal_blocks;
@@ -924,10 +920,11 @@ __global__ void widen_indices(int64_t n, const int32_t *__restrict__ in, int64_t
         out[i] = in[i];
 }
 
-static void sparse_free(pb_cuda_sparse *sp)
+static void *sparse_make() { return new (std::nothrow) pb_cuda_sparse{}; }
+
+static void sparse_free(void *plan)
 {
-    if (!sp)
-        return;
+    pb_cuda_sparse *sp = static_cast<pb_cuda_sparse *>(plan);
     sparse_drop_matrix(sp);
     if (sp->handle)
         cusparseDestroy(sp->handle);
@@ -947,51 +944,16 @@ static void sparse_free(pb_cuda_sparse *sp)
     delete sp;
 }
 
-void pb__cuda_sparse_release(pb_cuda_device *impl)
+void pb__cuda_sparse_init(pb_cuda_device *impl)
 {
-    for (pb_cuda_sparse *&sp : impl->sparse) {
-        sparse_free(sp);
-        sp = nullptr;
-    }
+    impl->sparse.make = sparse_make;
+    impl->sparse.drop = sparse_free;
 }
 
-void pb__cuda_sparse_forget(pb_cuda_device *impl, const pb_buf *buf)
-{
-    if (!impl)
-        return;
-    for (pb_cuda_sparse *&sp : impl->sparse)
-        if (sp && sp->key == buf) {
-            sparse_free(sp);
-            sp = nullptr;
-        }
-}
-
-// The state of a's matrix: the slot of its row offsets' buffer, else an
-// empty one, else the least recently used one given over to it (its plans
-// are then stale by their stamps and made again).
 static pb_status sparse_state(pb_device *dev, const pb_spmv_args *a, pb_cuda_sparse **out)
 {
-    pb_cuda_device *impl = pb__cuda(dev);
-    const pb_buf *key = a->ptr;
-    pb_cuda_sparse **pick = nullptr;
-    for (pb_cuda_sparse *&sp : impl->sparse)
-        if (sp && sp->key == key)
-            pick = &sp;
-    for (pb_cuda_sparse *&sp : impl->sparse)
-        if (!pick && !sp)
-            pick = &sp;
-    if (!pick) {
-        pick = &impl->sparse[0];
-        for (pb_cuda_sparse *&sp : impl->sparse)
-            if (sp->used < (*pick)->used)
-                pick = &sp;
-    }
-    if (!*pick && !(*pick = new (std::nothrow) pb_cuda_sparse{}))
-        return pb__fail(PB_ERR_NOMEM, "out of host memory");
-    (*pick)->key = key;
-    (*pick)->used = ++impl->sparse_clock;
-    *out = *pick;
-    return PB_OK;
+    *out = static_cast<pb_cuda_sparse *>(pb__plans_for(&pb__cuda(dev)->sparse, a->ptr));
+    return *out ? PB_OK : PB_ERR_NOMEM;
 }
 
 namespace {

@@ -1182,6 +1182,7 @@ const struct pb_backend pb__backend_opencl = {
     .info = cl_info,
     .alloc = cl_alloc,
     .free = cl_free,
+    .buf_gone = pb__cl_spmv_buf_gone,
     .write = cl_write,
     .read = cl_read,
     .fill = cl_fill,

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 
 #include "core/backend_impl.h"
+#include "core/plans.h"
 #include "core/core.h"
 
 /* "CL_INVALID_VALUE" etc.; "unknown OpenCL error" for other codes. */
@@ -96,7 +97,7 @@ struct pb_cl_device {
      * the kernels that take them by value (conv.c). */
     uint64_t conv_taps_stamp;
     unsigned char conv_taps[(2 * 64 + 1) * sizeof(double)];
-    struct pb_cl_spmv_cache *spmv; /* csr-balanced and auto's per-matrix state (spmv.c) */
+    struct pb_plans spmv; /* csr-balanced and auto's per-matrix state (spmv.c) */
 };
 
 static inline struct pb_cl_device *pb__cl(const pb_device *dev)
@@ -138,6 +139,7 @@ pb_status pb__cl_spmv_balanced_prepare(pb_device *dev, const void *args, char *n
 pb_status pb__cl_spmv_auto(pb_device *dev, const void *args, pb_stream *s);
 /* Frees the spmv state of dev (before the device goes). */
 void pb__cl_spmv_release(pb_device *dev);
+void pb__cl_spmv_buf_gone(pb_device *dev, const pb_buf *buf); /* drops its matrix's plan */
 pb_status pb__cl_spmv_auto_prepare(pb_device *dev, const void *args, char *note, size_t len);
 
 /* GEMM variants (gemm.c). */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "backends/opencl/cl_impl.h"
+#include "core/plans.h"
 #include "sparse/balance.h"
 #include "sparse/sparse.h"
 
@@ -103,10 +104,10 @@ pb_status pb__cl_spmv_vector(pb_device *dev, const void *args, pb_stream *s)
 
 /* ---- csr-balanced and auto ---------------------------------------------- */
 
-/* Per device, what csr-balanced and auto derive from a matrix, kept as a
- * user multiplying many times would keep it: the plan and statistics of the
- * row offsets with stamp ptr_stamp, and auto's ELLT copy of the arrays with
- * stamps ell_stamp[3]. */
+/* What csr-balanced and auto derive from a matrix, kept as a user
+ * multiplying many times would keep it, one per matrix in use (core/plans.h):
+ * the plan and statistics of the row offsets with stamp ptr_stamp, and auto's
+ * ELLT copy of the arrays with stamps ell_stamp[3]. */
 struct pb_cl_spmv_cache {
     uint64_t ptr_stamp;
     int32_t rows;
@@ -135,15 +136,27 @@ static void drop_ell(struct pb_cl_spmv_cache *c)
     memset(c->ell_stamp, 0, sizeof c->ell_stamp);
 }
 
+static void *cache_make(void) { return calloc(1, sizeof(struct pb_cl_spmv_cache)); }
+
+static void cache_drop(void *plan)
+{
+    drop_plan(plan);
+    drop_ell(plan);
+    free(plan);
+}
+
 void pb__cl_spmv_release(pb_device *dev)
 {
     struct pb_cl_device *impl = pb__cl(dev);
-    if (!impl || !impl->spmv)
-        return;
-    drop_plan(impl->spmv);
-    drop_ell(impl->spmv);
-    free(impl->spmv);
-    impl->spmv = NULL;
+    if (impl)
+        pb__plans_clear(&impl->spmv);
+}
+
+void pb__cl_spmv_buf_gone(pb_device *dev, const pb_buf *buf)
+{
+    struct pb_cl_device *impl = pb__cl(dev);
+    if (impl)
+        pb__plans_forget(&impl->spmv, buf);
 }
 
 static pb_status upload_new(pb_device *dev, const void *src, size_t bytes, pb_buf **out)
@@ -163,10 +176,11 @@ static bool on_cpu(const pb_device *dev)
  * back once per matrix). */
 static pb_status plan_ready(pb_device *dev, const struct pb_spmv_args *a, struct pb_cl_spmv_cache **out)
 {
-    struct pb_cl_device *impl = pb__cl(dev);
-    if (!impl->spmv && !(impl->spmv = calloc(1, sizeof *impl->spmv)))
-        return pb__fail(PB_ERR_NOMEM, "out of host memory");
-    struct pb_cl_spmv_cache *c = *out = impl->spmv;
+    struct pb_plans *plans = &pb__cl(dev)->spmv;
+    plans->make = cache_make, plans->drop = cache_drop;
+    struct pb_cl_spmv_cache *c = *out = pb__plans_for(plans, a->ptr);
+    if (!c)
+        return PB_ERR_NOMEM;
     if (c->ptr_stamp && c->ptr_stamp == a->ptr->stamp && c->rows == a->rows && c->nnz == a->nnz)
         return PB_OK;
     drop_plan(c);

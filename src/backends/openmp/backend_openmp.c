@@ -124,6 +124,7 @@ const struct pb_backend pb__backend_openmp = {
     .device_count = omp_device_count,
     .open = omp_open,
     .close = omp_close,
+    .buf_gone = pb__omp_spmv_buf_gone,
     .info = omp_info,
     .energy_domain = pb__energy_domain_host,
     .fill = pb__omp_fill,

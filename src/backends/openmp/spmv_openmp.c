@@ -10,6 +10,7 @@
 
 #include "backends/openmp/spmv_openmp.h"
 #include "core/backend_impl.h"
+#include "core/plans.h"
 #include "core/core.h"
 #include "sparse/sparse.h"
 
@@ -175,9 +176,9 @@ pb_status pb__omp_spmv_csr(pb_device *dev, const void *args, pb_stream *s)
 
 /* ---- bcsr ------------------------------------------------------------------ */
 
-/* The block copy of the last matrix bcsr ran on (stamps of the CSR arrays it
- * came from), kept with the device; refused_b: none made, the best size moved
- * more than CSR (ratio). */
+/* The block copy of a matrix bcsr ran on (stamps of the CSR arrays it came
+ * from), one per matrix in use kept with the device (core/plans.h); refused_b:
+ * none made, the best size moved more than CSR (ratio). */
 struct omp_bcsr {
     struct pb_bcsr m;
     uint64_t ptr, idx, val;
@@ -188,21 +189,48 @@ struct omp_bcsr {
     enum pb_precision csr_prec;
 };
 
-void pb__omp_spmv_release(pb_device *dev)
+static void *plan_make(void) { return calloc(1, sizeof(struct omp_bcsr)); }
+
+static void plan_drop(void *plan)
 {
-    struct omp_bcsr *c = dev->impl;
-    if (!c)
-        return;
+    struct omp_bcsr *c = plan;
     pb__bcsr_free(&c->m);
     free(c);
+}
+
+void pb__omp_spmv_release(pb_device *dev)
+{
+    if (!dev->impl)
+        return;
+    pb__plans_clear(dev->impl);
+    free(dev->impl);
     dev->impl = NULL;
+}
+
+void pb__omp_spmv_buf_gone(pb_device *dev, const pb_buf *buf)
+{
+    if (dev->impl)
+        pb__plans_forget(dev->impl, buf);
+}
+
+/* What the device keeps for a's matrix; NULL: out of memory (said). */
+static struct omp_bcsr *plan_of(pb_device *dev, const struct pb_spmv_args *a)
+{
+    struct pb_plans *p = dev->impl;
+    if (!p && (p = dev->impl = calloc(1, sizeof *p)))
+        p->make = plan_make, p->drop = plan_drop;
+    if (!p) {
+        pb__fail(PB_ERR_NOMEM, "out of host memory");
+        return NULL;
+    }
+    return pb__plans_for(p, a->ptr);
 }
 
 static pb_status bcsr_ready(pb_device *dev, const struct pb_spmv_args *a, struct omp_bcsr **out)
 {
-    struct omp_bcsr *c = dev->impl;
-    if (!c && !(c = dev->impl = calloc(1, sizeof *c)))
-        return pb__fail(PB_ERR_NOMEM, "out of host memory");
+    struct omp_bcsr *c = plan_of(dev, a);
+    if (!c)
+        return PB_ERR_NOMEM;
     *out = c;
     int forced = pb__bcsr_forced_b();
     bool same = c->ptr == a->ptr->stamp && c->idx == a->idx->stamp && c->val == a->val->stamp && c->prec == a->prec;
@@ -315,12 +343,14 @@ static bool auto_blocks(pb_device *dev, const struct pb_spmv_args *a, struct omp
 {
     if (a->ptr_bits == 64 || a->rows == 0)
         return false;
-    struct omp_bcsr *k = dev->impl;
-    if (k && k->csr_ptr == a->ptr->stamp && k->csr_idx == a->idx->stamp && k->csr_val == a->val->stamp &&
+    struct omp_bcsr *k = plan_of(dev, a);
+    if (!k) {
+        pb__clear_error(); /* csr needs no memory */
+        return false;
+    }
+    if (k->csr_ptr == a->ptr->stamp && k->csr_idx == a->idx->stamp && k->csr_val == a->val->stamp &&
         k->csr_prec == a->prec)
         return false; /* decided before */
-    if (!k && !(k = dev->impl = calloc(1, sizeof *k)))
-        return false;
     k->csr_ptr = a->ptr->stamp, k->csr_idx = a->idx->stamp, k->csr_val = a->val->stamp, k->csr_prec = a->prec;
     double ratio = 0;
     int b = pb__bcsr_pick(PB__HOST(a->ptr, const int32_t), PB__HOST(a->idx, const int32_t), a->rows, a->cols,
@@ -338,7 +368,9 @@ static bool auto_blocks(pb_device *dev, const struct pb_spmv_args *a, struct omp
 pb_status pb__omp_spmv_auto(pb_device *dev, const void *args, pb_stream *s)
 {
     const struct pb_spmv_args *a = args;
-    struct omp_bcsr *c = dev->impl;
+    struct omp_bcsr *c = a->ptr_bits == 64 ? NULL : plan_of(dev, a);
+    if (!c)
+        pb__clear_error(); /* csr needs no memory */
     bool ready = c && c->m.b && c->ptr == a->ptr->stamp && c->idx == a->idx->stamp && c->val == a->val->stamp &&
                  c->prec == a->prec && a->ptr_bits != 64;
     if (ready || auto_blocks(dev, a, &c))
