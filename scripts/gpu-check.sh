@@ -336,6 +336,14 @@ mpi_dist_section() {
             --out "$out/mpi-gemm-dist.csv" $more
         more=--append
     done
+    step "mpi: spmv-dist's local product, auto (the default) against csr-vector, 1 and 2 ranks"
+    more=""
+    for np in 1 2; do
+        run $mpi $np $pb run spmv-dist --backend cuda --variant overlap --local auto,csr-vector \
+            --matrix powerlaw:4M:16,lap3d:200,pareto:4M:8:1.3:0.1 --reader each --precision double --reps 10 --quiet \
+            --out "$out/mpi-spmv-dist-local.csv" $more
+        more=--append
+    done
     if $pb list | grep spmv-dist >/dev/null; then
         step "mpi: spmv-dist, 1, 2, 4 ranks"
         more=""
