@@ -281,6 +281,8 @@ static pb_status p2p_check(void *state, const void *host, bool corrupt, struct p
                 return st;
             if (corrupt && l == 0 && off == 0)
                 s->readback[len / 2] ^= 0x5A;
+            if (memcmp(s->readback, s->pattern, len) == 0)
+                continue; /* the usual case, at memcmp's speed: bytes are counted only where they differ */
             for (size_t b = 0; b < len; b++)
                 if (s->readback[b] != s->pattern[b]) {
                     if (first_dir < 0)
