@@ -334,9 +334,12 @@ pb_status pb__omp_spmv_bcsr_prepare(pb_device *dev, const void *args, char *note
     return st;
 }
 
-/* auto: bcsr where a sample of rows says blocks move at most 0.8x CSR's bytes
- * (the 2-core EPYC, blocks of 2..6 at 1M rows: 1.3-4.4x csr, 1.1-1.9x the
- * tuned librsb), else csr, whose split of rows + non-zeros over the threads
+/* auto: bcsr where a sample of rows says blocks move at most 0.95x CSR's
+ * bytes, else csr. On the 2-core EPYC: blocks of 2..6 at 1M rows 1.3-4.4x csr
+ * and 1.1-1.9x the tuned librsb; banded rows in float (2x2 blocks a quarter
+ * to a third padding, 0.78-0.91x the bytes) 1.2-1.6x csr on four bands of
+ * five, 0.89x on the narrowest (band:1M:2:1, six entries a row). csr's split
+ * of rows + non-zeros over the threads
  * holds on every other class of the zoo (rows of any length stay on one
  * thread, in order). Picked once per matrix. */
 static bool auto_blocks(pb_device *dev, const struct pb_spmv_args *a, struct omp_bcsr **c)
@@ -355,7 +358,7 @@ static bool auto_blocks(pb_device *dev, const struct pb_spmv_args *a, struct omp
     double ratio = 0;
     int b = pb__bcsr_pick(PB__HOST(a->ptr, const int32_t), PB__HOST(a->idx, const int32_t), a->rows, a->cols,
                           pb_precision_size(a->prec), &ratio);
-    if (!b || ratio > 0.8)
+    if (!b || ratio > 0.95)
         return false;
     if (bcsr_ready(dev, a, c) != PB_OK) { /* out of memory, or no gain on the whole matrix: csr */
         pb__clear_error();
