@@ -11,8 +11,8 @@
 #include <stdbool.h>
 
 #include "core/backend_impl.h"
-#include "core/plans.h"
 #include "core/core.h"
+#include "core/plans.h"
 
 /* "CL_INVALID_VALUE" etc.; "unknown OpenCL error" for other codes. */
 const char *pb__cl_error_name(cl_int e);

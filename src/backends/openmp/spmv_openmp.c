@@ -10,8 +10,8 @@
 
 #include "backends/openmp/spmv_openmp.h"
 #include "core/backend_impl.h"
-#include "core/plans.h"
 #include "core/core.h"
+#include "core/plans.h"
 #include "sparse/sparse.h"
 
 /* Row offset i of ptr, 64-bit offsets where wide. */
@@ -335,13 +335,12 @@ pb_status pb__omp_spmv_bcsr_prepare(pb_device *dev, const void *args, char *note
 }
 
 /* auto: bcsr where a sample of rows says blocks move at most 0.95x CSR's
- * bytes, else csr. On the 2-core EPYC: blocks of 2..6 at 1M rows 1.3-4.4x csr
- * and 1.1-1.9x the tuned librsb; banded rows in float (2x2 blocks a quarter
- * to a third padding, 0.78-0.91x the bytes) 1.2-1.6x csr on four bands of
- * five, 0.89x on the narrowest (band:1M:2:1, six entries a row). csr's split
- * of rows + non-zeros over the threads
- * holds on every other class of the zoo (rows of any length stay on one
- * thread, in order). Picked once per matrix. */
+ * bytes, else csr, whose split of rows + non-zeros over the threads holds on
+ * every other class of the zoo (rows of any length stay on one thread, in
+ * order). Picked once per matrix. On the 2-core EPYC: blocks of 2..6 at 1M
+ * rows 1.3-4.4x csr and 1.1-1.9x the tuned librsb; banded rows in float (2x2
+ * blocks a quarter to a third padding, 0.78-0.91x the bytes) 1.2-1.6x csr on
+ * four bands of five, 0.89x on the narrowest (band:1M:2:1, six a row). */
 static bool auto_blocks(pb_device *dev, const struct pb_spmv_args *a, struct omp_bcsr **c)
 {
     if (a->ptr_bits == 64 || a->rows == 0)
