@@ -935,13 +935,13 @@ static pb_status sd_bind(pb_device *dev, const struct pb_problem *p, const struc
     return PB_OK;
 }
 
-#define DEFINE_GATHER(T, SUFFIX)                                                                   \
-    static void gather_##SUFFIX(void *out, const void *from, const int32_t *index, size_t n)         \
-    {                                                                                          \
-        T *o = out;                                                                            \
-        const T *f = from;                                                                     \
-        for (size_t k = 0; k < n; k++)                                                         \
-            o[k] = f[index[k]];                                                                \
+#define DEFINE_GATHER(T, SUFFIX)                                                          \
+    static void gather_##SUFFIX(void *out, const void *from, const int32_t *index, size_t n) \
+    {                                                                                     \
+        T *o = out;                                                                       \
+        const T *f = from;                                                                \
+        for (size_t k = 0; k < n; k++)                                                    \
+            o[k] = f[index[k]];                                                           \
     }
 DEFINE_GATHER(float, f32)
 DEFINE_GATHER(double, f64)

@@ -15,8 +15,8 @@ struct pb_comm;
 
 struct pb_cuda_device {
     cudaDeviceProp prop;
-    cublasHandle_t blas;   // created on first use
-    pb_plans sparse;       // a pb_cuda_sparse per matrix in use (spmv.cu)
+    cublasHandle_t blas;    // created on first use
+    pb_plans sparse;        // a pb_cuda_sparse per matrix in use (spmv.cu)
     void *nccl;             // ncclComm_t over nccl_ranks, made on first use (nccl.cu)
     const pb_comm *nccl_ranks;
     pb_cuda_cudnn *cudnn;   // made on first use (conv_cudnn.cu)
