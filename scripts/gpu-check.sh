@@ -4,8 +4,9 @@
 # racecheck), then the benchmarks. Results and logs go to $OUT (default
 # bench/results/<date>-<gpu>/).
 #
-# usage: scripts/gpu-check.sh [build|quick|full|spmv|zoo|zoo_cpu|memlab|conv|limits|tensor|ceilings|opencl|opencl_copies|opencl_kernels|mpi|devpath|multi|multi_*|trust|studies]
-#   build: only the build (build-gpu/); quick: tests, sanitizers and a GEMM whose rows must carry NVML's energy columns; spmv, memlab, conv, ceilings, opencl: build, then only
+# usage: scripts/gpu-check.sh [build|quick|full|SECTION...] (SECTION: tests|zoo_check|spmv|zoo|zoo_cpu|memlab|conv|limits|tensor|ceilings|opencl|opencl_copies|opencl_kernels|mpi|devpath|multi|multi_*|trust|studies)
+#   several SECTIONs run in turn on one build. build: only the build (build-gpu/); tests: the
+#   test suite with CUDA required; zoo_check: the sparse variants under compute-sanitizer; quick: tests, sanitizers and a GEMM whose rows must carry NVML's energy columns; spmv, memlab, conv, ceilings, opencl: build, then only
 #   that section (ceilings also renders the report of everything in $OUT; opencl, the OpenCL
 #   twins, runs as its two halves opencl_copies and opencl_kernels within 10 minutes each). spmv
 #   (matrices from $PB_MATRICES, default ../shared/data/matrices or .data/matrices); mpi: the
@@ -32,7 +33,8 @@
 # (python3 -m pip download nvidia-nvml-dev --no-deps -d .deps).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-mode=${1:-full}
+modes=("${@:-full}") # several sections run in turn: scripts/gpu-check.sh tests multi_spmv
+mode=${modes[0]}
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '-')
 out=${OUT:-bench/results/$(date -u +%Y-%m-%d)-$gpu}
 mkdir -p "$out"
@@ -68,8 +70,8 @@ fi
 arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
 step "build for sm_$arch"
 run cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPB_CUDA=ON -DPB_CUDA_ARCHS="$arch" -DPB_WERROR=ON
-targets=() # the multi-GPU runs need only the command
-case $mode in multi*) targets=(--target parbench) ;; esac
+targets=(--target parbench) # the multi-GPU runs need only the command
+for m in "${modes[@]}"; do case $m in multi*) ;; *) targets=() ;; esac; done
 run cmake --build build-gpu -j "$(nproc)" "${targets[@]}"
 pb=build-gpu/parbench
 [ -x "$pb" ] || { echo "build failed; see $log"; tail -30 "$log"; exit 1; }
@@ -101,8 +103,9 @@ spmv_section() {
     fi
 }
 
-zoo_section() {
-    # Issue classes of matrices (sparse.h's zoo) against cuSPARSE in the same run.
+# The sparse variants that analyse or convert the matrix, under compute-sanitizer
+# on the zoo's awkward cases.
+zoo_check_section() {
     step "zoo: compute-sanitizer on csr-balanced, csr-split and auto (small zoo, long rows cut into pieces, rows across blocks)"
     for tool in memcheck racecheck; do
         run compute-sanitizer --tool "$tool" --error-exitcode 9 \
@@ -117,6 +120,11 @@ zoo_section() {
             $pb run spmv --backend cuda --variant bcsr --matrix lap2d:30,powerlaw:3000:8,gaps:3000:2,rect:1000:5000:7,rect:5000:1001:7 \
             --precision float,double --reps 2 --warmup 1 --quiet
     done
+}
+
+zoo_section() {
+    # Issue classes of matrices (sparse.h's zoo) against cuSPARSE in the same run.
+    zoo_check_section
     step "zoo: every CUDA variant and cuSPARSE, zoo:1M and zoo:4M"
     run $pb run spmv --backend cuda --matrix zoo:1M,zoo:4M --precision double,float --reps 20 --quiet --out "$out/spmv-zoo-cuda.csv"
     step "zoo: OpenCL on the NVIDIA platform, zoo:1M"
@@ -498,7 +506,7 @@ multi_spmv_section() {
     local np more=""
     for np in $counts; do
         run $mpi $np $pb run spmv-dist --backend cuda --variant overlap --matrix "${PB_SPMV_DIST:-lap3d:320,powerlaw:4M:16}$files" \
-            --reader each --path staged,nccl --precision double --reps 20 --quiet --out "$out/spmv-dist.csv" $more
+            --local "${PB_SPMV_DIST_LOCAL:-auto}" --reader each --path staged,nccl --precision double --reps 20 --quiet --out "$out/spmv-dist.csv" $more
         more=--append
     done
     step "multi: spmv-dist weak scaling, lap3d with about 8M rows per GPU"
@@ -549,23 +557,32 @@ trust_section() {
     grep -E "turns|free memory" "$log" | tail -6
 }
 
+# The test suite with CUDA required (a CUDA skip is a failure here).
+tests_section() {
+    step "devices"
+    $pb devices | tee -a "$log"
+    $pb devices --format json >"$out/devices.json"
+    step "tests"
+    run env PB_REQUIRE=cuda${PB_REQUIRE:+,$PB_REQUIRE} ctest --test-dir build-gpu --output-on-failure -j 4
+}
+
 twins="--backend cuda,opencl --device nvidia"
-case "$mode" in
-spmv | zoo | zoo_cpu | memlab | conv | limits | tensor | ceilings | opencl | opencl_copies | opencl_kernels | mpi | mpi_ep | mpi_dist | mpi_coll | devpath | multi | multi_p2p | multi_ep | multi_coll | multi_spmv | multi_gemm | trust | studies)
-    [ "$mode" = studies ] && $pb devices --format json >"$out/devices.json"
-    ${mode}_section
+sections="tests zoo_check spmv zoo zoo_cpu memlab conv limits tensor ceilings opencl opencl_copies opencl_kernels mpi mpi_ep"
+sections+=" mpi_dist mpi_coll devpath multi multi_p2p multi_ep multi_coll multi_spmv multi_gemm trust studies"
+if [ "$mode" != full ] && [ "$mode" != quick ]; then
+    for m in "${modes[@]}"; do
+        [[ " $sections " == *" $m "* ]] || { echo "unknown section '$m' (sections: $sections)" >&2; exit 2; }
+    done
+    for m in "${modes[@]}"; do
+        [ "$m" = studies ] && $pb devices --format json >"$out/devices.json"
+        ${m}_section
+    done
     tail -n 30 "$log"
     echo "status $status"
     exit $status
-    ;;
-esac
+fi
 
-step "devices"
-$pb devices | tee -a "$log"
-$pb devices --format json >"$out/devices.json"
-
-step "tests"
-run env PB_REQUIRE=cuda${PB_REQUIRE:+,$PB_REQUIRE} ctest --test-dir build-gpu --output-on-failure -j 4
+tests_section
 
 step "compute-sanitizer on every CUDA gemm variant (awkward shapes)"
 for tool in memcheck racecheck; do
