@@ -18,7 +18,8 @@
 #   GPUs, one rank each): p2p and pingpong, every benchmark on every GPU at once,
 #   spmv-dist and gemm-dist strong and weak scaling over 1, 2, 4, 8 GPUs with staged and
 #   NCCL paths, allreduce, memcheck; its parts multi_p2p, multi_ep, multi_coll, multi_spmv,
-#   multi_gemm also run alone (PB_STEP_TIMEOUT=S bounds each step); limits: conv at R = 1..128 beside cuDNN, conv-stream's strips and
+#   multi_gemm (each as _strong and _weak too) also run alone (PB_STEP_TIMEOUT=S bounds each
+#   step; PB_SPMV_DIST, PB_SPMV_DIST_FILES and PB_SPMV_DIST_LOCAL choose spmv-dist's matrices); limits: conv at R = 1..128 beside cuDNN, conv-stream's strips and
 #   streams, copies both ways at once; tensor: gemm in tf32/bf16/fp16, tc and wgmma beside cuBLAS; trust: a GPU fault mid-run, a problem too big for the device, 10,000
 #   library turns; studies: parbench study 000..004 --quick (PB_STUDY_FULL=1: the full
 #   studies; PB_STUDIES="003 004": only those), each in its folder, and one report
@@ -496,10 +497,15 @@ multi_coll_section() {
 # spmv-dist strong scaling (the same matrix on 1, 2, 4, 8 GPUs) and weak
 # scaling (lap3d growing with the GPUs: about 8M rows per GPU).
 multi_spmv_section() {
+    multi_spmv_strong_section
+    multi_spmv_weak_section
+}
+
+multi_spmv_strong_section() {
     gpus_env
-    local dir=${PB_MATRICES:-} files=""
+    local dir=${PB_MATRICES:-} files="" m f
     [ -z "$dir" ] && for d in ../shared/data/matrices .data/matrices; do [ -d "$d" ] && dir=$d && break; done
-    for m in af23560 bcsstk33; do
+    for m in ${PB_SPMV_DIST_FILES-af23560 bcsstk33}; do
         for f in "$dir/$m.mtx" "$dir/$m.mtx.gz"; do [ -f "$f" ] && files+=",$f" && break; done
     done
     step "multi: spmv-dist strong scaling ($counts GPUs), staged and NCCL halos"
@@ -509,9 +515,12 @@ multi_spmv_section() {
             --local "${PB_SPMV_DIST_LOCAL:-auto}" --reader each --path staged,nccl --precision double --reps 20 --quiet --out "$out/spmv-dist.csv" $more
         more=--append
     done
+}
+
+multi_spmv_weak_section() {
+    gpus_env
     step "multi: spmv-dist weak scaling, lap3d with about 8M rows per GPU"
-    more=""
-    local side
+    local np more="" side
     for np in $counts; do
         case $np in 1) side=200 ;; 2) side=252 ;; 4) side=317 ;; 8) side=400 ;; esac
         run $mpi $np $pb run spmv-dist --backend cuda --variant overlap --matrix lap3d:$side --reader each --path nccl \
@@ -523,6 +532,11 @@ multi_spmv_section() {
 # gemm-dist strong scaling at n = 16384 and 32768, weak scaling with n^2 per GPU
 # held (16384 on 1 GPU, 23168 on 2, 32768 on 4, 46336 on 8).
 multi_gemm_section() {
+    multi_gemm_strong_section
+    multi_gemm_weak_section
+}
+
+multi_gemm_strong_section() {
     gpus_env
     step "multi: gemm-dist strong scaling ($counts GPUs): n = 16384 with staged and NCCL panels, 32768 with NCCL"
     local np n more=""
@@ -533,8 +547,12 @@ multi_gemm_section() {
         run $mpi $np $pb run gemm-dist --backend cuda --n 32768 --path nccl \
             --precision float,double --reps 3 --quiet --out "$out/gemm-dist.csv" $more
     done
+}
+
+multi_gemm_weak_section() {
+    gpus_env
     step "multi: gemm-dist weak scaling, n^2 per GPU held (16384 on 1 GPU and 32768 on 4 are in the strong runs)"
-    more=""
+    local np n more=""
     for np in $counts; do
         case $np in 1 | 4) continue ;; 2) n=23168 ;; 8) n=46336 ;; esac
         run $mpi $np $pb run gemm-dist --backend cuda --n $n --path nccl --precision float,double --reps 3 --quiet \
@@ -568,7 +586,8 @@ tests_section() {
 
 twins="--backend cuda,opencl --device nvidia"
 sections="tests zoo_check spmv zoo zoo_cpu memlab conv limits tensor ceilings opencl opencl_copies opencl_kernels mpi mpi_ep"
-sections+=" mpi_dist mpi_coll devpath multi multi_p2p multi_ep multi_coll multi_spmv multi_gemm trust studies"
+sections+=" mpi_dist mpi_coll devpath multi multi_p2p multi_ep multi_coll multi_spmv multi_spmv_strong multi_spmv_weak"
+sections+=" multi_gemm multi_gemm_strong multi_gemm_weak trust studies"
 if [ "$mode" != full ] && [ "$mode" != quick ]; then
     for m in "${modes[@]}"; do
         [[ " $sections " == *" $m "* ]] || { echo "unknown section '$m' (sections: $sections)" >&2; exit 2; }

@@ -50,7 +50,7 @@ static const struct pb_param_def sd_params[] = {
     [P_MATRIX] = {"matrix", "Matrix Market files, generated (" PB_SPARSE_GENERATORS ") or zoo[:ROWS]",
                   "lap2d:512,lap3d:48,powerlaw:64k:16", true},
     [P_BALANCE] = {"balance", "how rows are spread: nnz (equal non-zeros per rank) or rows", "nnz", true},
-    [P_LOCAL] = {"local", "the backend's CSR kernel for the local products (default: auto on CUDA and OpenMP, csr-vector on OpenCL, csr on ref)",
+    [P_LOCAL] = {"local", "the backend's CSR kernel for the local products: default (auto on CUDA and OpenMP, csr-vector on OpenCL, csr on ref) or a CSR variant of parbench list",
                  "default", true},
     [P_READER] = {"reader", "who reads A: one (rank 0 reads or generates it and sends each rank its rows) or each "
                             "(every rank reads the file, or generates A, and keeps its own rows: no rank holds "
