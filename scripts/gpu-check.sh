@@ -19,7 +19,8 @@
 #   spmv-dist and gemm-dist strong and weak scaling over 1, 2, 4, 8 GPUs with staged and
 #   NCCL paths, allreduce, memcheck; its parts multi_p2p, multi_ep, multi_coll, multi_spmv,
 #   multi_gemm (each as _strong and _weak too) also run alone (PB_STEP_TIMEOUT=S bounds each
-#   step; PB_SPMV_DIST, PB_SPMV_DIST_FILES and PB_SPMV_DIST_LOCAL choose spmv-dist's matrices); limits: conv at R = 1..128 beside cuDNN, conv-stream's strips and
+#   step; PB_SPMV_DIST, PB_SPMV_DIST_FILES and PB_SPMV_DIST_LOCAL choose spmv-dist's matrices,
+#   PB_EP_BENCHES=gemm,spmv,... multi_ep's benchmarks); limits: conv at R = 1..128 beside cuDNN, conv-stream's strips and
 #   streams, copies both ways at once; tensor: gemm in tf32/bf16/fp16, tc and wgmma beside cuBLAS; trust: a GPU fault mid-run, a problem too big for the device, 10,000
 #   library turns; studies: parbench study 000..004 --quick (PB_STUDY_FULL=1: the full
 #   studies; PB_STUDIES="003 004": only those), each in its folder, and one report
@@ -459,6 +460,7 @@ multi_ep_section() {
     ep() { # ep NP BENCH ARGS...: one benchmark's rows into ep-BENCH.csv
         local np=$1 bench=$2 more=""
         shift 2
+        [ -n "${PB_EP_BENCHES:-}" ] && [[ ",$PB_EP_BENCHES," != *",$bench,"* ]] && return
         [ -f "$out/ep-$bench.csv" ] && more=--append
         run $mpi $np $pb run $bench --backend cuda "$@" --quiet --out "$out/ep-$bench.csv" $more
     }
