@@ -239,7 +239,7 @@ expect 3 "$pb" run gemm --n 16 --out "$tmp/no/such/dir/r.csv"
 contains "$tmp/err" "cannot write"
 
 # A problem too big for memory: ERROR row, exit 3, the rows before it kept.
-expect 3 "$pb" run gemm --n 16,200000 --variant ref/ikj --reps 1 --quiet --out "$tmp/big.csv"
+expect 3 "$pb" run gemm --n 16,2000000 --variant ref/ikj --reps 1 --quiet --out "$tmp/big.csv" # 29 TiB: past any host
 contains "$tmp/big.csv" "16x16x16,OK"
 contains "$tmp/big.csv" "ERROR"
 contains "$tmp/big.csv" "of host memory (inputs, reference, check vectors)"  # said before any input is made

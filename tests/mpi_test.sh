@@ -151,6 +151,18 @@ contains "$tmp/out" "1.00"
 expect 0 "$pb" scaling --weak --format csv "$tmp/sd.csv"
 count "$tmp/out" "spmv-dist,ref," 6
 expect 2 "$pb" scaling --format xml "$tmp/sd.csv"
+# "Every rank at once" at 1 and 2 ranks, two problems each: a weak curve per
+# problem (not the two problems' rows in one curve against the first).
+ep="run gemm --n 24,40 --backend ref --variant ikj --reps 2 --quiet --out $tmp/ep.csv"
+expect 0 "$mpiexec" -n 1 "$pb" $ep
+expect 0 "$mpiexec" -n 2 "$pb" $ep --append
+expect 0 "$pb" scaling --weak "$tmp/ep.csv"
+count "$tmp/out" "(weak scaling)" 2
+count "$tmp/out" "gemm ref/ikj float, 24x24x24 (weak scaling)" 1
+count "$tmp/out" "     2 " 2
+expect 0 "$pb" report "$tmp/ep.csv" --out "$tmp/ep.html"
+contains "$tmp/ep.html" "gemm: every rank at once"
+lacks "$tmp/ep.html" "gemm: strong scaling"
 expect 0 "$pb" report "$tmp/sd.csv" --out "$tmp/sd.html"
 contains "$tmp/sd.html" 'id="scaling"'
 contains "$tmp/sd.html" "spmv-dist: strong scaling"

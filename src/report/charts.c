@@ -721,7 +721,9 @@ static pb_status rooflines(const struct pb_rp_set *set, struct pb_rp_charts *out
 /* ---- scaling ----------------------------------------------------------------- */
 
 /* Per benchmark run at several rank counts: the strong-scaling efficiency of
- * every curve (parbench scaling's), ranks doubling along x, 1 = ideal. */
+ * every curve (parbench scaling's), ranks doubling along x, 1 = ideal. A
+ * benchmark that is not distributed ran whole on every rank at once: its
+ * curve is T(base) / T(n), the contention between the ranks (1 = none). */
 static pb_status scaling_charts(const struct pb_rp_set *set, struct pb_rp_charts *out)
 {
     struct pb_rp_scaling *pts = NULL;
@@ -740,6 +742,8 @@ static pb_status scaling_charts(const struct pb_rp_set *set, struct pb_rp_charts
         if (pts[first].ranks == pts[last].ranks)
             continue;
         const struct pb_rp_row *r = pts[i].row;
+        const struct pb_bench *bench = pb__bench_find(r->bench);
+        bool every_rank = bench && !bench->distributed;
         size_t b = 0;
         while (b < n_benches && strcmp(benches[b], r->bench) != 0)
             b++;
@@ -753,9 +757,14 @@ static pb_status scaling_charts(const struct pb_rp_set *set, struct pb_rp_charts
             }
             snprintf(benches[b], sizeof benches[b], "%.63s", r->bench);
             chart_of[n_benches++] = out->n - 1;
-            snprintf(c->title, sizeof c->title, "%.60s: strong scaling (the same problem on more ranks)", r->bench);
+            if (every_rank) {
+                snprintf(c->title, sizeof c->title, "%.60s: every rank at once (the whole problem on each)", r->bench);
+                snprintf(c->ylabel, sizeof c->ylabel, "T(base) / T(n) (1 = no contention)");
+            } else {
+                snprintf(c->title, sizeof c->title, "%.60s: strong scaling (the same problem on more ranks)", r->bench);
+                snprintf(c->ylabel, sizeof c->ylabel, "parallel efficiency (T(base) x base / (T(n) x n))");
+            }
             snprintf(c->xlabel, sizeof c->xlabel, "ranks");
-            snprintf(c->ylabel, sizeof c->ylabel, "parallel efficiency (T(base) x base / (T(n) x n))");
             c->logx = true;
             pb__chart_hline(c, "ideal", 1.0);
         }
@@ -763,7 +772,7 @@ static pb_status scaling_charts(const struct pb_rp_set *set, struct pb_rp_charts
         char name[128];
         snprintf(name, sizeof name, "%.20s/%.20s %.8s %.60s", r->backend, r->variant, r->precision, r->problem);
         struct pb_series *s = pb__chart_series_named(c, name);
-        if (!s || !pb__series_add(s, pts[i].ranks, pts[i].efficiency))
+        if (!s || !pb__series_add(s, pts[i].ranks, every_rank ? pts[i].speedup : pts[i].efficiency))
             st = pb__fail(PB_ERR_NOMEM, "out of memory");
     }
     free(pts);

@@ -28,6 +28,7 @@ struct pb_rp_scaling {
     int ranks;
     size_t curve;
     double speedup, efficiency;
+    bool by_problem; /* weak scaling whose rows repeat a rank count: a curve per problem */
 };
 /* The points of set, sorted by curve then ranks (*out freed by the caller). */
 pb_status pb__rp_scaling(const struct pb_rp_set *set, bool weak, struct pb_rp_scaling **out, size_t *n,

@@ -5,7 +5,9 @@
  * Strong: the same problem on more ranks; speed-up = T(base) / T(n) and
  * parallel efficiency = T(base) * base / (T(n) * n), base being the fewest
  * ranks measured. Weak (--weak): the problem grows with the ranks (rows are
- * matched ignoring the problem); efficiency = T(base) / T(n). Where the rows
+ * matched ignoring the problem); efficiency = T(base) / T(n). Where such a
+ * group has several rows at one rank count -- "every rank at once" files,
+ * where each rank runs the same problems -- each problem is a curve. Where the rows
  * carry compute_s and exposed_comm_s (spmv-dist, gemm-dist), the time is
  * split into compute and exposed communication, and the part of the
  * communication the overlap hid is shown when the blocking variant of the
@@ -33,6 +35,8 @@ static void scaling_help(FILE *f)
                "communication split where the rows have it (compute_s, exposed_comm_s).\n\n"
                "options:\n"
                "  --weak                  the problem grows with the ranks: match rows without it\n"
+               "                          (where one rank count has several problems, as in \"every\n"
+               "                          rank at once\" runs, each problem is a curve)\n"
                "  --format table|csv      output (default table)\n"
                "\nexit status: 0, 2 usage error, 3 a file could not be read.\n");
 }
@@ -51,14 +55,33 @@ static void group_key(const struct pb_rp_row *r, bool weak, char *buf, size_t le
         used += (size_t)snprintf(buf + used, len - used, "|%s=%s", r->params[i].key, r->params[i].text);
 }
 
+static void point_key(const struct pb_rp_scaling *p, char *buf, size_t len)
+{
+    group_key(p->row, weak_mode && !p->by_problem, buf, len);
+}
+
 static int cmp_points(const void *a, const void *b)
 {
     const struct pb_rp_scaling *x = a, *y = b;
     char kx[512], ky[512];
-    group_key(x->row, weak_mode, kx, sizeof kx);
-    group_key(y->row, weak_mode, ky, sizeof ky);
+    point_key(x, kx, sizeof kx);
+    point_key(y, ky, sizeof ky);
     int c = strcmp(kx, ky);
     return c ? c : (x->ranks > y->ranks) - (x->ranks < y->ranks);
+}
+
+/* [a, b) of the sorted points: one curve; returns b. */
+static size_t curve_end(const struct pb_rp_scaling *pts, size_t n, size_t a)
+{
+    char key[512], next[512];
+    point_key(&pts[a], key, sizeof key);
+    size_t b = a + 1;
+    for (; b < n; b++) {
+        point_key(&pts[b], next, sizeof next);
+        if (strcmp(key, next) != 0)
+            break;
+    }
+    return b;
 }
 
 static double extra(const struct pb_rp_row *r, const char *name)
@@ -100,17 +123,24 @@ pb_status pb__rp_scaling(const struct pb_rp_set *set, bool weak, struct pb_rp_sc
     }
     weak_mode = weak;
     qsort(pts, n, sizeof *pts, cmp_points);
+    if (weak) { /* a weak group with a rank count twice: a curve per problem */
+        bool split = false;
+        for (size_t a = 0, b; a < n; a = b) {
+            b = curve_end(pts, n, a);
+            bool repeats = false;
+            for (size_t i = a + 1; i < b; i++)
+                repeats |= pts[i].ranks == pts[i - 1].ranks;
+            for (size_t i = a; i < b && repeats; i++)
+                pts[i].by_problem = split = true;
+        }
+        if (split)
+            qsort(pts, n, sizeof *pts, cmp_points);
+    }
     /* A curve needs two rank counts: groups run at one only (single-rank
      * files, the same run repeated) are left out. */
-    char key[512], next[512];
     size_t kept = 0, curves = 0;
     for (size_t a = 0, b; a < n; a = b) {
-        group_key(pts[a].row, weak, key, sizeof key);
-        for (b = a + 1; b < n; b++) {
-            group_key(pts[b].row, weak, next, sizeof next);
-            if (strcmp(key, next) != 0)
-                break;
-        }
+        b = curve_end(pts, n, a);
         if (pts[a].ranks == pts[b - 1].ranks)
             continue;
         double t_base = pts[a].row->median;
@@ -193,10 +223,11 @@ int pb__cmd_scaling(int argc, char **argv)
                "exposed_comm_s,hidden_comm_s\n");
     for (size_t i = 0; i < n; i++) {
         const struct pb_rp_row *r = pts[i].row;
+        bool by_rows = weak_mode && !pts[i].by_problem; /* the problem changes along the curve */
         if (!csv && (i == 0 || pts[i].curve != pts[i - 1].curve))
-            printf("%s%s %s/%s %s%s%s (%s scaling)\n%6s %12s %9s %10s %12s %14s %13s\n", i ? "\n" : "",
-                   r->bench, r->backend, r->variant, r->precision, weak_mode ? "" : ", ",
-                   weak_mode ? "" : r->problem, weak_mode ? "weak" : "strong", "ranks", "median s", "speed-up",
+            printf("%s%s %s/%s%s%s%s%s (%s scaling)\n%6s %12s %9s %10s %12s %14s %13s\n", i ? "\n" : "",
+                   r->bench, r->backend, r->variant, r->precision[0] ? " " : "", r->precision,
+                   by_rows ? "" : ", ", by_rows ? "" : r->problem, weak_mode ? "weak" : "strong", "ranks", "median s", "speed-up",
                    "efficiency", "compute s", "exposed comm s", "hidden comm s");
         double compute = extra(r, "compute_s"), exposed = extra(r, "exposed_comm_s"), hidden = NAN;
         const struct pb_rp_row *twin = blocking_twin(pts, n, r);
