@@ -160,6 +160,13 @@ expect 0 "$pb" scaling --weak "$tmp/ep.csv"
 count "$tmp/out" "(weak scaling)" 2
 count "$tmp/out" "gemm ref/ikj float, 24x24x24 (weak scaling)" 1
 count "$tmp/out" "     2 " 2
+# Curves that differ only in a parameter the problem does not name: it is in the title.
+lo="run spmv-dist --matrix lap2d:40 --backend ref --local default,csr --reps 2 --quiet --out $tmp/lo.csv"
+expect 0 "$mpiexec" -n 1 "$pb" $lo
+expect 0 "$mpiexec" -n 2 "$pb" $lo --append
+expect 0 "$pb" scaling "$tmp/lo.csv"
+count "$tmp/out" "local=csr (strong scaling)" 2
+count "$tmp/out" "local=default (strong scaling)" 2
 expect 0 "$pb" report "$tmp/ep.csv" --out "$tmp/ep.html"
 contains "$tmp/ep.html" "gemm: every rank at once"
 lacks "$tmp/ep.html" "gemm: strong scaling"

@@ -32,7 +32,9 @@ static void scaling_help(FILE *f)
                "rank at once\" runs); per group of benchmark, backend, variant, precision and\n"
                "problem (strong) or without the problem (--weak): ranks, median time, speed-up\n"
                "and parallel efficiency against the fewest ranks, and the compute / exposed\n"
-               "communication split where the rows have it (compute_s, exposed_comm_s).\n\n"
+               "communication split where the rows have it (compute_s, exposed_comm_s). A\n"
+               "curve's title names the parameters its rows differ in that the problem does\n"
+               "not (spmv-dist's local=...).\n\n"
                "options:\n"
                "  --weak                  the problem grows with the ranks: match rows without it\n"
                "                          (where one rank count has several problems, as in \"every\n"
@@ -161,6 +163,37 @@ pb_status pb__rp_scaling(const struct pb_rp_set *set, bool weak, struct pb_rp_sc
     return PB_OK;
 }
 
+/* Whether the problem's label names value: itself, or a file by its base name
+ * (af23560 for .../af23560.mtx.gz). */
+static bool mentions(const char *problem, const char *value)
+{
+    if (strstr(problem, value))
+        return true;
+    const char *base = strrchr(value, '/') ? strrchr(value, '/') + 1 : value;
+    char name[128];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(base, "."), base);
+    return name[0] && strstr(problem, name);
+}
+
+/* The parameters of r that differ between rows of its benchmark in the set and
+ * that its problem does not name (spmv-dist's --local), as " key=value". */
+static void varying_params(const struct pb_rp_set *set, const struct pb_rp_row *r, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < r->n_params && used < len; i++) {
+        const struct pb_rp_kv *kv = &r->params[i];
+        bool varies = false;
+        for (size_t j = 0; j < set->n_rows && !varies; j++) {
+            const struct pb_rp_row *q = &set->rows[j];
+            const struct pb_rp_kv *other = strcmp(q->bench, r->bench) == 0 ? pb__rp_find(q, kv->key) : NULL;
+            varies = other && strcmp(other->text, kv->text) != 0;
+        }
+        if (varies && !mentions(r->problem, kv->text))
+            used += (size_t)snprintf(buf + used, len - used, " %s=%s", kv->key, kv->text);
+    }
+}
+
 static void print_num(FILE *f, bool csv, int width, const char *fmt, double v)
 {
     char buf[32] = "-";
@@ -224,11 +257,14 @@ int pb__cmd_scaling(int argc, char **argv)
     for (size_t i = 0; i < n; i++) {
         const struct pb_rp_row *r = pts[i].row;
         bool by_rows = weak_mode && !pts[i].by_problem; /* the problem changes along the curve */
-        if (!csv && (i == 0 || pts[i].curve != pts[i - 1].curve))
-            printf("%s%s %s/%s%s%s%s%s (%s scaling)\n%6s %12s %9s %10s %12s %14s %13s\n", i ? "\n" : "",
+        if (!csv && (i == 0 || pts[i].curve != pts[i - 1].curve)) {
+            char more[256];
+            varying_params(&set, r, more, sizeof more);
+            printf("%s%s %s/%s%s%s%s%s%s (%s scaling)\n%6s %12s %9s %10s %12s %14s %13s\n", i ? "\n" : "",
                    r->bench, r->backend, r->variant, r->precision[0] ? " " : "", r->precision,
-                   by_rows ? "" : ", ", by_rows ? "" : r->problem, weak_mode ? "weak" : "strong", "ranks", "median s", "speed-up",
+                   by_rows ? "" : ", ", by_rows ? "" : r->problem, more, weak_mode ? "weak" : "strong", "ranks", "median s", "speed-up",
                    "efficiency", "compute s", "exposed comm s", "hidden comm s");
+        }
         double compute = extra(r, "compute_s"), exposed = extra(r, "exposed_comm_s"), hidden = NAN;
         const struct pb_rp_row *twin = blocking_twin(pts, n, r);
         if (twin)
