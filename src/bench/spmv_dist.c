@@ -19,8 +19,8 @@
  *             boundary rows;
  *   blocking  exchange, then both products.
  * The local products are the backend's CSR kernel (--local, default the
- * backend's own: auto on CUDA and OpenMP, which keep a plan per block;
- * csr-vector on OpenCL; csr on ref). Halos take the device
+ * backend's own: auto on CUDA, OpenCL and OpenMP, which keep a plan per
+ * block; csr on ref). Halos take the device
  * path --path asks for (comm/devcomm.h: what is sent gathered on the device,
  * then NCCL or a CUDA-aware MPI straight into the halo part of x; auto takes
  * the first that runs) or go through pinned host memory (staged).
@@ -50,7 +50,7 @@ static const struct pb_param_def sd_params[] = {
     [P_MATRIX] = {"matrix", "Matrix Market files, generated (" PB_SPARSE_GENERATORS ") or zoo[:ROWS]",
                   "lap2d:512,lap3d:48,powerlaw:64k:16", true},
     [P_BALANCE] = {"balance", "how rows are spread: nnz (equal non-zeros per rank) or rows", "nnz", true},
-    [P_LOCAL] = {"local", "the backend's CSR kernel for the local products: default (auto on CUDA and OpenMP, csr-vector on OpenCL, csr on ref) or a CSR variant of parbench list",
+    [P_LOCAL] = {"local", "the backend's CSR kernel for the local products: default (auto, csr on ref) or a CSR variant of parbench list",
                  "default", true},
     [P_READER] = {"reader", "who reads A: one (rank 0 reads or generates it and sends each rank its rows) or each "
                             "(every rank reads the file, or generates A, and keeps its own rows: no rank holds "
@@ -830,13 +830,11 @@ static const char *local_variant(const pb_device *dev, const char *asked)
         return asked;
     /* csr-vector gives a row one group of threads: a rank holding a row of
      * 16k entries waits for it (powerlaw:4M:16 on 4 GPUs: 1.25 ms a rank, as
-     * long as the whole matrix on one). CUDA's auto splits such rows; OpenMP's
-     * takes blocks where they pay. Both keep the interior and boundary
-     * blocks' plans side by side. */
+     * long as the whole matrix on one). CUDA's auto splits such rows, OpenCL's
+     * times the kernels that do, OpenMP's takes blocks where they pay. Each
+     * keeps the interior and boundary blocks' plans side by side. */
     const char *b = pb_backend_name(pb_device_backend(dev));
-    if (strcmp(b, "cuda") == 0 || strcmp(b, "openmp") == 0)
-        return "auto";
-    return strcmp(b, "opencl") == 0 ? "csr-vector" : "csr";
+    return strcmp(b, "ref") == 0 ? "csr" : "auto";
 }
 
 static pb_status sd_bind(pb_device *dev, const struct pb_problem *p, const struct pb_variant *v, void *host,

@@ -115,8 +115,12 @@ struct pb_cl_spmv_cache {
     struct pb_spmv_row_stats stats;
     pb_buf *blocks, *pieces, *partial, *counter;
     int32_t n_blocks, n_pieces, long_rows;
-    enum pb_spmv_pick pick;
-    bool cpu; /* the device is a CPU (auto runs csr-scalar there), read with the plan */
+    /* auto's pick for the arrays with stamps pick_stamp[3], in pick_prec, and
+     * each candidate's time (0: not a candidate) */
+    int pick;
+    uint64_t pick_stamp[3];
+    enum pb_precision pick_prec;
+    double pick_ms[4];
     pb_buf *ell_idx, *ell_val;
     uint64_t ell_stamp[3];
     enum pb_precision ell_prec;
@@ -165,13 +169,6 @@ static pb_status upload_new(pb_device *dev, const void *src, size_t bytes, pb_bu
     return st == PB_OK && bytes ? pb_buf_write(*out, 0, src, bytes) : st;
 }
 
-static bool on_cpu(const pb_device *dev)
-{
-    cl_device_type type = 0;
-    return clGetDeviceInfo(pb__cl(dev)->device, CL_DEVICE_TYPE, sizeof type, &type, NULL) == CL_SUCCESS &&
-           (type & CL_DEVICE_TYPE_CPU);
-}
-
 /* The plan and statistics of a's matrix, made from its row offsets (read
  * back once per matrix). */
 static pb_status plan_ready(pb_device *dev, const struct pb_spmv_args *a, struct pb_cl_spmv_cache **out)
@@ -214,7 +211,6 @@ static pb_status plan_ready(pb_device *dev, const struct pb_spmv_args *a, struct
         return st;
     }
     c->ptr_stamp = a->ptr->stamp, c->rows = a->rows, c->nnz = a->nnz;
-    c->cpu = on_cpu(dev);
     return PB_OK;
 }
 
@@ -321,23 +317,90 @@ static pb_status ell_ready(pb_device *dev, const struct pb_spmv_args *a, struct 
     return PB_OK;
 }
 
-/* auto: as on CUDA (sparse/balance.h): the ELLT copy for rows of even
- * length, csr-balanced otherwise (or when the ELLT copy does not fit); on a
- * CPU csr-scalar instead of csr-balanced: a work-item per row runs as a loop
- * there, and the balanced kernel's barriers cost more than they save. */
+/* auto: the fastest of its candidates on this device, timed once per
+ * matrix: ELLT (a copy, where the rows are even enough: sparse/balance.h),
+ * csr-balanced, csr-scalar and csr-vector. No rule from the row lengths
+ * holds across OpenCL devices: on PoCL's CPU device csr-scalar ran 2-6x
+ * ELLT on blocks, bands and stencils, and ELLT 1.3-1.7x csr-scalar on a
+ * permuted stencil and a tall rectangle (2-core EPYC, zoo:256k float). */
+enum { PICK_ELLT, PICK_BALANCED, PICK_SCALAR, PICK_VECTOR, N_PICKS };
+static const char *const pick_names[N_PICKS] = {"ellt", "csr-balanced", "csr-scalar", "csr-vector"};
+
+static pb_status auto_launch(pb_device *dev, pb_stream *s, const struct pb_spmv_args *a,
+                             const struct pb_cl_spmv_cache *c, int pick)
+{
+    if (pick == PICK_BALANCED)
+        return launch_balanced(dev, s, a, c);
+    if (pick == PICK_SCALAR)
+        return launch_rows(dev, s, a, "spmv_csr_scalar", false);
+    if (pick == PICK_VECTOR)
+        return pb__cl_spmv_vector(dev, a, s);
+    struct pb_spmv_args ell = *a;
+    ell.idx = c->ell_idx, ell.val = c->ell_val, ell.width = c->stats.max_len;
+    return launch_rows(dev, s, &ell, "spmv_ellt", true);
+}
+
+/* The candidates timed in turns (one untimed product each, then 5 rounds);
+ * ms[k] = the fastest of k's, 0 where k is no candidate. A candidate the
+ * device cannot run (csr-balanced's local memory) is left out. */
+static pb_status auto_time(pb_device *dev, const struct pb_spmv_args *a, const struct pb_cl_spmv_cache *c,
+                           bool can[N_PICKS], double ms[N_PICKS])
+{
+    pb_status st = PB_OK;
+    for (int k = 0; k < N_PICKS && st == PB_OK; k++) {
+        ms[k] = 0;
+        if (!can[k])
+            continue;
+        st = auto_launch(dev, NULL, a, c, k);
+        if (st == PB_OK)
+            st = pb_device_sync(dev);
+        if (st == PB_ERR_UNSUPPORTED)
+            can[k] = false, st = PB_OK, pb__clear_error();
+    }
+    for (int r = 0; r < 5 && st == PB_OK; r++)
+        for (int k = 0; k < N_PICKS && st == PB_OK; k++) {
+            if (!can[k])
+                continue;
+            double t0 = pb__now();
+            st = auto_launch(dev, NULL, a, c, k);
+            if (st == PB_OK)
+                st = pb_device_sync(dev);
+            double t = (pb__now() - t0) * 1e3;
+            if (st == PB_OK && (ms[k] == 0 || t < ms[k]))
+                ms[k] = t > 0 ? t : 1e-9;
+        }
+    return st;
+}
+
 static pb_status auto_ready(pb_device *dev, const struct pb_spmv_args *a, struct pb_cl_spmv_cache **out)
 {
     pb_status st = plan_ready(dev, a, out);
     if (st != PB_OK)
         return st;
     struct pb_cl_spmv_cache *c = *out;
-    c->pick = pb__spmv_auto_pick(&c->stats);
-    if (c->pick == PB_PICK_ELLT && (st = ell_ready(dev, a, c)) == PB_ERR_NOMEM) {
-        pb__clear_error();
-        c->pick = PB_PICK_BALANCED;
-        st = PB_OK;
+    if (c->pick_stamp[0] == a->ptr->stamp && c->pick_stamp[1] == a->idx->stamp &&
+        c->pick_stamp[2] == a->val->stamp && c->pick_prec == a->prec)
+        return c->pick != PICK_ELLT ? PB_OK : ell_ready(dev, a, c);
+    bool can[N_PICKS] = {[PICK_BALANCED] = true, [PICK_SCALAR] = true, [PICK_VECTOR] = true};
+    if (pb__spmv_auto_pick(&c->stats) == PB_PICK_ELLT) {
+        st = ell_ready(dev, a, c);
+        can[PICK_ELLT] = st == PB_OK;
+        if (st == PB_ERR_NOMEM) /* no room for the copy: the CSR kernels */
+            pb__clear_error(), st = PB_OK;
     }
-    return st;
+    if (st == PB_OK)
+        st = auto_time(dev, a, c, can, c->pick_ms);
+    if (st != PB_OK)
+        return st;
+    c->pick = PICK_SCALAR; /* runs on every device */
+    for (int k = 0; k < N_PICKS; k++)
+        if (can[k] && c->pick_ms[k] < c->pick_ms[c->pick])
+            c->pick = k;
+    if (c->pick != PICK_ELLT)
+        drop_ell(c); /* not kept for nothing */
+    c->pick_stamp[0] = a->ptr->stamp, c->pick_stamp[1] = a->idx->stamp, c->pick_stamp[2] = a->val->stamp;
+    c->pick_prec = a->prec;
+    return PB_OK;
 }
 
 pb_status pb__cl_spmv_auto(pb_device *dev, const void *args, pb_stream *s)
@@ -345,13 +408,7 @@ pb_status pb__cl_spmv_auto(pb_device *dev, const void *args, pb_stream *s)
     const struct pb_spmv_args *a = args;
     struct pb_cl_spmv_cache *c;
     pb_status st = a->rows ? auto_ready(dev, a, &c) : PB_OK;
-    if (st != PB_OK || !a->rows)
-        return st;
-    if (c->pick == PB_PICK_BALANCED)
-        return c->cpu ? launch_rows(dev, s, a, "spmv_csr_scalar", false) : launch_balanced(dev, s, a, c);
-    struct pb_spmv_args ell = *a;
-    ell.idx = c->ell_idx, ell.val = c->ell_val, ell.width = c->stats.max_len;
-    return launch_rows(dev, s, &ell, "spmv_ellt", true);
+    return st == PB_OK && a->rows ? auto_launch(dev, s, a, c, c->pick) : st;
 }
 
 pb_status pb__cl_spmv_auto_prepare(pb_device *dev, const void *args, char *note, size_t len)
@@ -359,8 +416,13 @@ pb_status pb__cl_spmv_auto_prepare(pb_device *dev, const void *args, char *note,
     const struct pb_spmv_args *a = args;
     struct pb_cl_spmv_cache *c;
     pb_status st = a->rows ? auto_ready(dev, a, &c) : PB_OK;
-    if (st == PB_OK && a->rows)
-        pb__spmv_pick_note(c->pick == PB_PICK_ELLT ? "ellt" : c->cpu ? "csr-scalar" : "csr-balanced", &c->stats,
-                           note, len);
+    if (st == PB_OK && a->rows) {
+        char picked[200];
+        int at = snprintf(picked, sizeof picked, "%s, fastest of", pick_names[c->pick]);
+        for (int k = 0; k < N_PICKS; k++)
+            if (c->pick_ms[k] > 0 && at > 0 && (size_t)at < sizeof picked)
+                at += snprintf(picked + at, sizeof picked - (size_t)at, " %s %.3f ms", pick_names[k], c->pick_ms[k]);
+        pb__spmv_pick_note(picked, &c->stats, note, len);
+    }
     return st;
 }
