@@ -110,7 +110,7 @@ static const struct pb_variant omp_variants[] = {
     {.desc = {"spmv", "csr-v16", "CSR, vertical unrolling x16", 0}, .run = pb__omp_spmv_v16, .data = &pb__spmv_csr},
     {.desc = {"spmv", "ell", "ELLPACK (row-major), rows split over threads", 0}, .run = pb__omp_spmv_ell, .data = &pb__spmv_ell},
     {.desc = {"spmv", "bcsr", "CSR in, a block CSR copy (made once per matrix, 2x2..8x8, the size moving the fewest bytes; refused where none moves fewer than CSR), block rows split over threads", 0}, .run = pb__omp_spmv_bcsr, .data = &pb__spmv_csr, .prepare = pb__omp_spmv_bcsr_prepare},
-    {.desc = {"spmv", "auto", "CSR in, the kernel picked for the matrix (bcsr where a sample of rows says blocks move at most 0.95x the bytes, else csr; the row says which); 32- or 64-bit row offsets (csr then)", PB_VARIANT_PTR64}, .run = pb__omp_spmv_auto, .data = &pb__spmv_csr, .prepare = pb__omp_spmv_auto_prepare},
+    {.desc = {"spmv", "auto", "CSR in, the kernel picked for the matrix (where a sample of rows says blocks move fewer bytes, the faster of bcsr and csr timed once, else csr; the row says which); 32- or 64-bit row offsets (csr then)", PB_VARIANT_PTR64}, .run = pb__omp_spmv_auto, .data = &pb__spmv_csr, .prepare = pb__omp_spmv_auto_prepare},
 #ifdef PB_HAVE_LIBRSB
     {.desc = {"spmv", "librsb", "librsb rsb_spmv (recursive sparse blocks)", PB_VARIANT_ANCHOR}, .run = pb__rsb_spmv, .data = &pb__spmv_csr, .prepare = pb__rsb_spmv_prepare},
     {.desc = {"spmv", "librsb-tuned", "librsb rsb_spmv, the matrix re-blocked once by its autotuner (rsb_tune_spmm)", PB_VARIANT_ANCHOR}, .run = pb__rsb_spmv_tuned, .data = &pb__spmv_csr, .prepare = pb__rsb_spmv_tuned_prepare},

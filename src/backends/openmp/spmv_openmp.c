@@ -3,6 +3,7 @@
  * ELLPACK. Rows are split so every thread gets the same rows + non-zeros
  * (a merge-path split of the row ends and the entries), so one long row
  * does not leave the other threads waiting. */
+#include <math.h>
 #include <omp.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -176,24 +177,30 @@ pb_status pb__omp_spmv_csr(pb_device *dev, const void *args, pb_stream *s)
 
 /* ---- bcsr ------------------------------------------------------------------ */
 
-/* The block copy of a matrix bcsr ran on (stamps of the CSR arrays it came
- * from), one per matrix in use kept with the device (core/plans.h); refused_b:
- * none made, the best size moved more than CSR (ratio). */
-struct omp_bcsr {
+/* What the device keeps for a matrix, one per matrix in use (core/plans.h):
+ * the block copy bcsr ran on (stamps of the CSR arrays it came from;
+ * refused_b: none made, the best size moved more than CSR, ratio) and auto's
+ * pick. */
+struct omp_plan {
     struct pb_bcsr m;
     uint64_t ptr, idx, val;
     enum pb_precision prec;
     int refused_b;
     double ratio;
-    uint64_t csr_ptr, csr_idx, csr_val; /* stamps of the matrix auto left to csr */
-    enum pb_precision csr_prec;
+    /* auto's pick for the arrays with stamps auto_stamp[3], in auto_prec:
+     * blocks or csr, and the two timed (0: not timed) */
+    uint64_t auto_stamp[3];
+    enum pb_precision auto_prec;
+    bool auto_bcsr;
+    int auto_b;
+    double auto_ms[2], auto_ratio;
 };
 
-static void *plan_make(void) { return calloc(1, sizeof(struct omp_bcsr)); }
+static void *plan_make(void) { return calloc(1, sizeof(struct omp_plan)); }
 
 static void plan_drop(void *plan)
 {
-    struct omp_bcsr *c = plan;
+    struct omp_plan *c = plan;
     pb__bcsr_free(&c->m);
     free(c);
 }
@@ -214,7 +221,7 @@ void pb__omp_spmv_buf_gone(pb_device *dev, const pb_buf *buf)
 }
 
 /* What the device keeps for a's matrix; NULL: out of memory (said). */
-static struct omp_bcsr *plan_of(pb_device *dev, const struct pb_spmv_args *a)
+static struct omp_plan *plan_of(pb_device *dev, const struct pb_spmv_args *a)
 {
     struct pb_plans *p = dev->impl;
     if (!p && (p = dev->impl = calloc(1, sizeof *p)))
@@ -226,9 +233,9 @@ static struct omp_bcsr *plan_of(pb_device *dev, const struct pb_spmv_args *a)
     return pb__plans_for(p, a->ptr);
 }
 
-static pb_status bcsr_ready(pb_device *dev, const struct pb_spmv_args *a, struct omp_bcsr **out)
+static pb_status bcsr_ready(pb_device *dev, const struct pb_spmv_args *a, struct omp_plan **out)
 {
-    struct omp_bcsr *c = plan_of(dev, a);
+    struct omp_plan *c = plan_of(dev, a);
     if (!c)
         return PB_ERR_NOMEM;
     *out = c;
@@ -312,7 +319,7 @@ pb_status pb__omp_spmv_bcsr(pb_device *dev, const void *args, pb_stream *s)
     const struct pb_spmv_args *a = args;
     if (a->rows == 0)
         return PB_OK;
-    struct omp_bcsr *c = NULL;
+    struct omp_plan *c = NULL;
     pb_status st = bcsr_ready(dev, a, &c);
     if (st != PB_OK)
         return st;
@@ -326,7 +333,7 @@ pb_status pb__omp_spmv_bcsr(pb_device *dev, const void *args, pb_stream *s)
 pb_status pb__omp_spmv_bcsr_prepare(pb_device *dev, const void *args, char *note, size_t len)
 {
     const struct pb_spmv_args *a = args;
-    struct omp_bcsr *c = NULL;
+    struct omp_plan *c = NULL;
     pb_status st = a->rows ? bcsr_ready(dev, a, &c) : PB_OK;
     if (st == PB_OK && c && note)
         snprintf(note, len, "%dx%d blocks: %d, %.2f stored per non-zero", c->m.b, c->m.b, c->m.blocks,
@@ -334,60 +341,85 @@ pb_status pb__omp_spmv_bcsr_prepare(pb_device *dev, const void *args, char *note
     return st;
 }
 
-/* auto: bcsr where a sample of rows says blocks move at most 0.95x CSR's
- * bytes, else csr, whose split of rows + non-zeros over the threads holds on
+/* auto: csr, or bcsr where a sample of rows says blocks move fewer bytes
+ * than CSR and the two, timed on this machine, say blocks run faster. Picked
+ * once per matrix. csr's split of rows + non-zeros over the threads holds on
  * every other class of the zoo (rows of any length stay on one thread, in
- * order). Picked once per matrix. On the 2-core EPYC: blocks of 2..6 at 1M
- * rows 1.3-4.4x csr and 1.1-1.9x the tuned librsb; banded rows in float (2x2
- * blocks a quarter to a third padding, 0.78-0.91x the bytes) 1.2-1.6x csr on
- * four bands of five, 0.89x on the narrowest (band:1M:2:1, six a row). */
-static bool auto_blocks(pb_device *dev, const struct pb_spmv_args *a, struct omp_bcsr **c)
+ * order). No byte ratio alone decided it: on the 2-core EPYC, bands whose 2x2
+ * blocks move 0.85-0.88x CSR's bytes ran 1.3x faster as blocks on one matrix
+ * and 7-14% slower on two others. */
+static double seconds_of(pb_status (*run)(pb_device *, const void *, pb_stream *), pb_device *dev,
+                         const struct pb_spmv_args *a)
 {
-    if (a->ptr_bits == 64 || a->rows == 0)
-        return false;
-    struct omp_bcsr *k = plan_of(dev, a);
-    if (!k) {
-        pb__clear_error(); /* csr needs no memory */
-        return false;
-    }
-    if (k->csr_ptr == a->ptr->stamp && k->csr_idx == a->idx->stamp && k->csr_val == a->val->stamp &&
-        k->csr_prec == a->prec)
-        return false; /* decided before */
-    k->csr_ptr = a->ptr->stamp, k->csr_idx = a->idx->stamp, k->csr_val = a->val->stamp, k->csr_prec = a->prec;
+    double t0 = pb__now();
+    run(dev, a, NULL);
+    return pb__now() - t0;
+}
+
+static void auto_decide(pb_device *dev, const struct pb_spmv_args *a, struct omp_plan *k)
+{
+    k->auto_bcsr = false;
+    k->auto_ms[0] = k->auto_ms[1] = 0;
     double ratio = 0;
     int b = pb__bcsr_pick(PB__HOST(a->ptr, const int32_t), PB__HOST(a->idx, const int32_t), a->rows, a->cols,
                           pb_precision_size(a->prec), &ratio);
-    if (!b || ratio > 0.95)
-        return false;
-    if (bcsr_ready(dev, a, c) != PB_OK) { /* out of memory, or no gain on the whole matrix: csr */
-        pb__clear_error();
-        return false;
+    struct omp_plan *c = NULL;
+    if (b && ratio < 1 && bcsr_ready(dev, a, &c) == PB_OK) {
+        /* in turns, one untimed product each, then the fastest of 5 */
+        pb__omp_spmv_csr(dev, a, NULL);
+        pb__omp_spmv_bcsr(dev, a, NULL);
+        double best[2] = {INFINITY, INFINITY};
+        for (int r = 0; r < 5; r++) {
+            best[0] = fmin(best[0], seconds_of(pb__omp_spmv_csr, dev, a));
+            best[1] = fmin(best[1], seconds_of(pb__omp_spmv_bcsr, dev, a));
+        }
+        k->auto_ms[0] = best[0] * 1e3, k->auto_ms[1] = best[1] * 1e3;
+        k->auto_b = c->m.b, k->auto_ratio = c->ratio;
+        k->auto_bcsr = best[1] < best[0];
+        if (!k->auto_bcsr) { /* the copy is not kept for nothing */
+            pb__bcsr_free(&k->m);
+            k->ptr = k->idx = k->val = 0;
+        }
     }
-    k->csr_ptr = 0; /* blocks, not csr */
-    return true;
+    pb__clear_error(); /* out of memory, or no gain on the whole matrix: csr */
+    k->auto_stamp[0] = a->ptr->stamp, k->auto_stamp[1] = a->idx->stamp, k->auto_stamp[2] = a->val->stamp;
+    k->auto_prec = a->prec;
+}
+
+/* The plan of a's matrix with auto's pick made; NULL: csr (64-bit offsets,
+ * no rows, out of memory). */
+static struct omp_plan *auto_ready(pb_device *dev, const struct pb_spmv_args *a)
+{
+    struct omp_plan *k = a->ptr_bits == 64 || a->rows == 0 ? NULL : plan_of(dev, a);
+    if (!k) {
+        pb__clear_error(); /* csr needs no memory */
+        return NULL;
+    }
+    if (k->auto_stamp[0] != a->ptr->stamp || k->auto_stamp[1] != a->idx->stamp ||
+        k->auto_stamp[2] != a->val->stamp || k->auto_prec != a->prec)
+        auto_decide(dev, a, k);
+    return k;
 }
 
 pb_status pb__omp_spmv_auto(pb_device *dev, const void *args, pb_stream *s)
 {
     const struct pb_spmv_args *a = args;
-    struct omp_bcsr *c = a->ptr_bits == 64 ? NULL : plan_of(dev, a);
-    if (!c)
-        pb__clear_error(); /* csr needs no memory */
-    bool ready = c && c->m.b && c->ptr == a->ptr->stamp && c->idx == a->idx->stamp && c->val == a->val->stamp &&
-                 c->prec == a->prec && a->ptr_bits != 64;
-    if (ready || auto_blocks(dev, a, &c))
-        return pb__omp_spmv_bcsr(dev, args, s);
-    return pb__omp_spmv_csr(dev, args, s);
+    struct omp_plan *k = auto_ready(dev, a);
+    return k && k->auto_bcsr ? pb__omp_spmv_bcsr(dev, args, s) : pb__omp_spmv_csr(dev, args, s);
 }
 
 pb_status pb__omp_spmv_auto_prepare(pb_device *dev, const void *args, char *note, size_t len)
 {
     const struct pb_spmv_args *a = args;
-    struct omp_bcsr *c = NULL;
-    if (auto_blocks(dev, a, &c))
-        snprintf(note, len, "bcsr %dx%d: a sample of rows moves %.2fx CSR's bytes as blocks", c->m.b, c->m.b,
-                 c->ratio);
-    else
-        snprintf(note, len, "csr: rows split by rows + non-zeros over %d threads", pb_device_threads(dev));
+    struct omp_plan *k = auto_ready(dev, a);
+    int at = snprintf(note, len, "%s", k && k->auto_bcsr ? "bcsr" : "csr");
+    if (k && k->auto_bcsr && at > 0 && (size_t)at < len)
+        at += snprintf(note + at, len - (size_t)at, " %dx%d", k->m.b, k->m.b);
+    if (k && k->auto_ms[0] > 0 && at > 0 && (size_t)at < len)
+        snprintf(note + at, len - (size_t)at, ", fastest of csr %.3f ms bcsr %dx%d %.3f ms (%.2fx CSR's bytes)",
+                 k->auto_ms[0], k->auto_b, k->auto_b, k->auto_ms[1], k->auto_ratio);
+    else if (at > 0 && (size_t)at < len)
+        snprintf(note + at, len - (size_t)at, ": rows split by rows + non-zeros over %d threads",
+                 pb_device_threads(dev));
     return PB_OK;
 }
