@@ -583,7 +583,11 @@ tests_section() {
     $pb devices | tee -a "$log"
     $pb devices --format json >"$out/devices.json"
     step "tests"
-    run env PB_REQUIRE=cuda${PB_REQUIRE:+,$PB_REQUIRE} ctest --test-dir build-gpu --output-on-failure -j 4
+    # the GPU's tests are short; the long ones (spmv, cli, the MPI ones) run on the host
+    local jobs=$(($(nproc) / 4))
+    [ "$jobs" -lt 4 ] && jobs=4
+    [ "$jobs" -gt 8 ] && jobs=8
+    run env PB_REQUIRE=cuda${PB_REQUIRE:+,$PB_REQUIRE} ctest --test-dir build-gpu --output-on-failure -j "$jobs"
 }
 
 twins="--backend cuda,opencl --device nvidia"
