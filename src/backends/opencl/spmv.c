@@ -120,7 +120,7 @@ struct pb_cl_spmv_cache {
     int pick;
     uint64_t pick_stamp[3];
     enum pb_precision pick_prec;
-    double pick_ms[4];
+    double pick_ms[4]; /* one per candidate of auto (PICK_*) */
     pb_buf *ell_idx, *ell_val;
     uint64_t ell_stamp[3];
     enum pb_precision ell_prec;
@@ -321,8 +321,8 @@ static pb_status ell_ready(pb_device *dev, const struct pb_spmv_args *a, struct 
  * matrix: ELLT (a copy, where the rows are even enough: sparse/balance.h),
  * csr-balanced, csr-scalar and csr-vector. No rule from the row lengths
  * holds across OpenCL devices: on PoCL's CPU device csr-scalar ran 2-6x
- * ELLT on blocks, bands and stencils, and ELLT 1.3-1.7x csr-scalar on a
- * permuted stencil and a tall rectangle (2-core EPYC, zoo:256k float). */
+ * ELLT on blocks, bands and stencils (2-core EPYC, zoo:256k float), the
+ * matrices a GPU runs best as ELLT. */
 enum { PICK_ELLT, PICK_BALANCED, PICK_SCALAR, PICK_VECTOR, N_PICKS };
 static const char *const pick_names[N_PICKS] = {"ellt", "csr-balanced", "csr-scalar", "csr-vector"};
 
