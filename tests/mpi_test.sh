@@ -148,6 +148,10 @@ expect 0 "$pb" scaling "$tmp/sd.csv"
 count "$tmp/out" "(strong scaling)" 2
 count "$tmp/out" "     3 " 2
 contains "$tmp/out" "1.00"
+cp "$tmp/sd.csv" "$tmp/sd-again.csv" # the same runs in two files: a curve each, named by file
+expect 0 "$pb" scaling "$tmp/sd.csv" "$tmp/sd-again.csv"
+count "$tmp/out" "(strong scaling)" 4
+count "$tmp/out" "(sd-again.csv) (strong scaling)" 2
 expect 0 "$pb" scaling --weak --format csv "$tmp/sd.csv"
 count "$tmp/out" "spmv-dist,ref," 6
 expect 2 "$pb" scaling --format xml "$tmp/sd.csv"

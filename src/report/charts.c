@@ -769,8 +769,12 @@ static pb_status scaling_charts(const struct pb_rp_set *set, struct pb_rp_charts
             pb__chart_hline(c, "ideal", 1.0);
         }
         struct pb_chart *c = &out->charts[chart_of[b]];
-        char name[128];
-        snprintf(name, sizeof name, "%.20s/%.20s %.8s %.60s", r->backend, r->variant, r->precision, r->problem);
+        char name[192], more[64];
+        pb__rp_varying_params(set, r, more, sizeof more); /* two curves of one problem stay apart */
+        if (pts[i].by_file && strlen(more) + 8 < sizeof more)
+            snprintf(more + strlen(more), sizeof more - strlen(more), " (%.40s)", set->files[r->file].name);
+        snprintf(name, sizeof name, "%.20s/%.20s%s %.8s %.60s", r->backend, r->variant, more, r->precision,
+                 r->problem);
         struct pb_series *s = pb__chart_series_named(c, name);
         if (!s || !pb__series_add(s, pts[i].ranks, every_rank ? pts[i].speedup : pts[i].efficiency))
             st = pb__fail(PB_ERR_NOMEM, "out of memory");

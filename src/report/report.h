@@ -29,7 +29,12 @@ struct pb_rp_scaling {
     size_t curve;
     double speedup, efficiency;
     bool by_problem; /* weak scaling whose rows repeat a rank count: a curve per problem */
+    bool by_file;    /* rows that repeat a rank count across files: a curve per file */
 };
+/* The parameters of r that differ between rows of its benchmark in set and
+ * that its problem does not name (spmv-dist's --local), as " key=value..."
+ * ("" when none): what tells two curves of the same problem apart. */
+void pb__rp_varying_params(const struct pb_rp_set *set, const struct pb_rp_row *r, char *buf, size_t len);
 /* The points of set, sorted by curve then ranks (*out freed by the caller). */
 pb_status pb__rp_scaling(const struct pb_rp_set *set, bool weak, struct pb_rp_scaling **out, size_t *n,
                          size_t *n_curves);

@@ -60,6 +60,9 @@ static void group_key(const struct pb_rp_row *r, bool weak, char *buf, size_t le
 static void point_key(const struct pb_rp_scaling *p, char *buf, size_t len)
 {
     group_key(p->row, weak_mode && !p->by_problem, buf, len);
+    size_t used = strlen(buf);
+    if (p->by_file && used < len)
+        snprintf(buf + used, len - used, "|file=%zu", p->row->file);
 }
 
 static int cmp_points(const void *a, const void *b)
@@ -108,6 +111,29 @@ static const struct pb_rp_row *blocking_twin(const struct pb_rp_scaling *pts, si
     return NULL;
 }
 
+/* Groups of the sorted points with a rank count twice are split: a weak
+ * group by problem (every rank at once, several problems per rank count),
+ * then any group still repeating by file (two files with the same runs). */
+static void split_repeats(struct pb_rp_scaling *pts, size_t n, bool by_file)
+{
+    bool split = false;
+    for (size_t a = 0, b; a < n; a = b) {
+        b = curve_end(pts, n, a);
+        bool repeats = false;
+        for (size_t i = a + 1; i < b; i++)
+            repeats |= pts[i].ranks == pts[i - 1].ranks;
+        for (size_t i = a; i < b && repeats; i++) {
+            if (by_file)
+                pts[i].by_file = true;
+            else
+                pts[i].by_problem = true;
+            split = true;
+        }
+    }
+    if (split)
+        qsort(pts, n, sizeof *pts, cmp_points);
+}
+
 pb_status pb__rp_scaling(const struct pb_rp_set *set, bool weak, struct pb_rp_scaling **out, size_t *n_out,
                          size_t *n_curves)
 {
@@ -125,19 +151,9 @@ pb_status pb__rp_scaling(const struct pb_rp_set *set, bool weak, struct pb_rp_sc
     }
     weak_mode = weak;
     qsort(pts, n, sizeof *pts, cmp_points);
-    if (weak) { /* a weak group with a rank count twice: a curve per problem */
-        bool split = false;
-        for (size_t a = 0, b; a < n; a = b) {
-            b = curve_end(pts, n, a);
-            bool repeats = false;
-            for (size_t i = a + 1; i < b; i++)
-                repeats |= pts[i].ranks == pts[i - 1].ranks;
-            for (size_t i = a; i < b && repeats; i++)
-                pts[i].by_problem = split = true;
-        }
-        if (split)
-            qsort(pts, n, sizeof *pts, cmp_points);
-    }
+    if (weak)
+        split_repeats(pts, n, false);
+    split_repeats(pts, n, true);
     /* A curve needs two rank counts: groups run at one only (single-rank
      * files, the same run repeated) are left out. */
     size_t kept = 0, curves = 0;
@@ -175,9 +191,7 @@ static bool mentions(const char *problem, const char *value)
     return name[0] && strstr(problem, name);
 }
 
-/* The parameters of r that differ between rows of its benchmark in the set and
- * that its problem does not name (spmv-dist's --local), as " key=value". */
-static void varying_params(const struct pb_rp_set *set, const struct pb_rp_row *r, char *buf, size_t len)
+void pb__rp_varying_params(const struct pb_rp_set *set, const struct pb_rp_row *r, char *buf, size_t len)
 {
     size_t used = 0;
     buf[0] = '\0';
@@ -259,7 +273,9 @@ int pb__cmd_scaling(int argc, char **argv)
         bool by_rows = weak_mode && !pts[i].by_problem; /* the problem changes along the curve */
         if (!csv && (i == 0 || pts[i].curve != pts[i - 1].curve)) {
             char more[256];
-            varying_params(&set, r, more, sizeof more);
+            pb__rp_varying_params(&set, r, more, sizeof more);
+            if (pts[i].by_file && strlen(more) + 8 < sizeof more)
+                snprintf(more + strlen(more), sizeof more - strlen(more), " (%s)", set.files[r->file].name);
             printf("%s%s %s/%s%s%s%s%s%s (%s scaling)\n%6s %12s %9s %10s %12s %14s %13s\n", i ? "\n" : "",
                    r->bench, r->backend, r->variant, r->precision[0] ? " " : "", r->precision,
                    by_rows ? "" : ", ", by_rows ? "" : r->problem, more, weak_mode ? "weak" : "strong", "ranks", "median s", "speed-up",
