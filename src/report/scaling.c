@@ -34,7 +34,7 @@ static void scaling_help(FILE *f)
                "and parallel efficiency against the fewest ranks, and the compute / exposed\n"
                "communication split where the rows have it (compute_s, exposed_comm_s). A\n"
                "curve's title names the parameters its rows differ in that the problem does\n"
-               "not (spmv-dist's local=...).\n\n"
+               "not (spmv-dist's local=...); the same runs in two files are a curve each.\n\n"
                "options:\n"
                "  --weak                  the problem grows with the ranks: match rows without it\n"
                "                          (where one rank count has several problems, as in \"every\n"
@@ -278,7 +278,8 @@ int pb__cmd_scaling(int argc, char **argv)
                 snprintf(more + strlen(more), sizeof more - strlen(more), " (%s)", set.files[r->file].name);
             printf("%s%s %s/%s%s%s%s%s%s (%s scaling)\n%6s %12s %9s %10s %12s %14s %13s\n", i ? "\n" : "",
                    r->bench, r->backend, r->variant, r->precision[0] ? " " : "", r->precision,
-                   by_rows ? "" : ", ", by_rows ? "" : r->problem, more, weak_mode ? "weak" : "strong", "ranks", "median s", "speed-up",
+                   by_rows ? "" : ", ", by_rows ? "" : r->problem, more, weak_mode ? "weak" : "strong", "ranks",
+                   "median s", "speed-up",
                    "efficiency", "compute s", "exposed comm s", "hidden comm s");
         }
         double compute = extra(r, "compute_s"), exposed = extra(r, "exposed_comm_s"), hidden = NAN;
