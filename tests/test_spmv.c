@@ -685,6 +685,29 @@ static void test_bcsr(void **state)
         pb_device_close(dev);
         assert_int_equal(failed, 0);
     }
+    /* auto's every pick imposed (PARBENCH_AUTO_PICK), so a kernel this
+     * machine's clock never picks is still checked behind auto */
+    static const struct {
+        const char *backend, *picks[4];
+    } forced[] = {{"opencl", {"ellt", "csr-balanced", "csr-scalar", "csr-vector"}}, {"openmp", {"bcsr", "csr"}}};
+    for (size_t f = 0; f < PB_ARRAY_LEN(forced); f++) {
+        const pb_backend *be = pb_backend_find(forced[f].backend);
+        if (!be || !pb_test_backend_usable(be))
+            continue;
+        pb_device *dev = NULL;
+        assert_int_equal(pb_device_open(be, 0, &dev), PB_OK);
+        int failed = 0;
+        for (int k = 0; k < 4 && forced[f].picks[k]; k++) {
+            setenv("PARBENCH_AUTO_PICK", forced[f].picks[k], 1);
+            for (size_t c = 0; c < N_CASES; c++)
+                for (int single = 0; single < 2; single++)
+                    failed += run_case(dev, forced[f].backend, "auto", PB_SPARSE_CSR, &cases[c],
+                                       single ? PB_FLOAT : PB_DOUBLE, 0, 0);
+        }
+        unsetenv("PARBENCH_AUTO_PICK");
+        pb_device_close(dev);
+        assert_int_equal(failed, 0);
+    }
     /* rows 7 and 8 long: a block row of 3 holds both, one of 8 only one */
     int32_t len[16] = {1, 1, 1, 1, 1, 1, 1, 100, 100, 1, 1, 1, 1, 1, 1, 1}, *lptr = NULL;
     struct pb_coo straddle;

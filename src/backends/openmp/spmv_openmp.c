@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "backends/openmp/spmv_openmp.h"
 #include "core/backend_impl.h"
@@ -375,7 +376,10 @@ static void auto_decide(pb_device *dev, const struct pb_spmv_args *a, struct omp
         }
         k->auto_ms[0] = best[0] * 1e3, k->auto_ms[1] = best[1] * 1e3;
         k->auto_b = c->m.b, k->auto_ratio = c->ratio;
-        k->auto_bcsr = best[1] < best[0];
+        const char *forced = getenv("PARBENCH_AUTO_PICK"); /* tests run both picks (as OpenCL's auto) */
+        k->auto_bcsr = forced && strcmp(forced, "bcsr") == 0 ? true
+                       : forced && strcmp(forced, "csr") == 0 ? false
+                                                              : best[1] < best[0];
         if (!k->auto_bcsr) { /* the copy is not kept for nothing */
             pb__bcsr_free(&k->m);
             k->ptr = k->idx = k->val = 0;
