@@ -4,7 +4,7 @@
 # racecheck), then the benchmarks. Results and logs go to $OUT (default
 # bench/results/<date>-<gpu>/).
 #
-# usage: scripts/gpu-check.sh [build|quick|full|SECTION...] (SECTION: tests|zoo_check|spmv|zoo|zoo_cpu|memlab|conv|limits|tensor|ceilings|opencl|opencl_copies|opencl_kernels|mpi|devpath|multi|multi_*|trust|studies)
+# usage: scripts/gpu-check.sh [build|quick|full|SECTION...] (SECTION: tests|zoo_check|spmv|zoo|zoo_cpu|memlab|conv|limits|stream|tensor|ceilings|opencl|opencl_copies|opencl_kernels|mpi|devpath|multi|multi_*|trust|studies)
 #   several SECTIONs run in turn on one build. build: only the build (build-gpu/); tests: the
 #   test suite with CUDA required; zoo_check: the sparse variants under compute-sanitizer; quick: tests, sanitizers and a GEMM whose rows must carry NVML's energy columns; spmv, memlab, conv, ceilings, opencl: build, then only
 #   that section (ceilings also renders the report of everything in $OUT; opencl, the OpenCL
@@ -21,7 +21,8 @@
 #   multi_gemm (each as _strong and _weak too) also run alone (PB_STEP_TIMEOUT=S bounds each
 #   step; PB_SPMV_DIST, PB_SPMV_DIST_FILES and PB_SPMV_DIST_LOCAL choose spmv-dist's matrices,
 #   PB_EP_BENCHES=gemm,spmv,... multi_ep's benchmarks); limits: conv at R = 1..128 beside cuDNN, conv-stream's strips and
-#   streams, copies both ways at once; tensor: gemm in tf32/bf16/fp16, tc and wgmma beside cuBLAS; trust: a GPU fault mid-run, a problem too big for the device, 10,000
+#   streams, copies both ways at once; stream: conv-stream at its defaults staged and pinned in place, copies both
+#   ways, conv at R = 32 and 80; tensor: gemm in tf32/bf16/fp16, tc and wgmma beside cuBLAS; trust: a GPU fault mid-run, a problem too big for the device, 10,000
 #   library turns; studies: parbench study 000..004 --quick (PB_STUDY_FULL=1: the full
 #   studies; PB_STUDIES="003 004": only those), each in its folder, and one report
 # PB_GIT_COMMIT=HASH names the commit measured in every row (set it where the
@@ -199,6 +200,29 @@ limits_section() {
     step "limits: copies both ways at once"
     run $pb run bandwidth --backend cuda --variant h2d-pinned,d2h-pinned,bidir-pinned --size 256M,1G --buffers 1,4,16 \
         --reps 20 --quiet $c --out "$out/bidir-limits.csv"
+}
+
+# conv-stream at its default strips and streams, staged against pinned in place
+# (the host images page-locked once), beside the copies both ways that bound it.
+stream_section() {
+    step "stream: compute-sanitizer on conv-stream, staged and pinned, blocking and on streams"
+    run compute-sanitizer --tool memcheck --error-exitcode 9 \
+        $pb run conv-stream --backend cuda --width 300 --height 211 --radius 5 --device-mem 256K --host-mem staged,pinned \
+        --reps 1 --warmup 0 --quiet
+    step "stream: conv-stream 16384^2, R = 32, default strips and streams, staged and pinned, float and double"
+    run $pb run conv-stream --backend cuda --width 16384 --radius 32 --host-mem staged,pinned --precision float,double \
+        --reps 12 --quiet --out "$out/conv-stream-default.csv"
+    step "stream: conv-stream pinned, streams 2..4 by strip height"
+    run $pb run conv-stream --backend cuda --variant streams --width 16384 --radius 32 --host-mem pinned --streams 2,3,4 \
+        --strip 0,128,512,2048 --reps 8 --quiet --out "$out/conv-stream-sweep.csv"
+    step "stream: copies one way and both ways at once"
+    run $pb run bandwidth --backend cuda --variant h2d-pinned,d2h-pinned,bidir-pinned --size 256M,1G --reps 20 --quiet \
+        --out "$out/bidir.csv"
+    step "stream: conv 8192^2 at R = 32 and 80 beside cuDNN"
+    local anchor=""
+    $pb list | grep 'cuda/cudnn' >/dev/null && anchor=,cudnn
+    run $pb run conv --backend cuda --variant "regs,fused$anchor" --width 8192 --radius 32,80 --precision float,double \
+        --reps 20 --quiet --out "$out/conv-r32-r80.csv"
 }
 
 # Tensor-core precisions: our tc (WMMA) and wgmma (Hopper) kernels beside cuBLAS
@@ -591,7 +615,7 @@ tests_section() {
 }
 
 twins="--backend cuda,opencl --device nvidia"
-sections="tests zoo_check spmv zoo zoo_cpu memlab conv limits tensor ceilings opencl opencl_copies opencl_kernels mpi mpi_ep"
+sections="tests zoo_check spmv zoo zoo_cpu memlab conv limits stream tensor ceilings opencl opencl_copies opencl_kernels mpi mpi_ep"
 sections+=" mpi_dist mpi_coll devpath multi multi_p2p multi_ep multi_coll multi_spmv multi_spmv_strong multi_spmv_weak"
 sections+=" multi_gemm multi_gemm_strong multi_gemm_weak trust studies"
 if [ "$mode" != full ] && [ "$mode" != quick ]; then

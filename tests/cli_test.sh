@@ -569,6 +569,13 @@ expect 0 "$pb" run conv-stream --width 200 --height 150 --radius 4 --device-mem 
 contains "$tmp/cs.csv" "efficiency"
 contains "$tmp/cs.csv" ",streams,"
 if grep -q "FAILED\|ERROR" "$tmp/cs.csv"; then bad "a conv-stream row failed"; else ok; fi
+# Staged and pinned strips give the same verified image; OpenCL cannot pin in place and says so.
+expect 0 "$pb" run conv-stream --width 90 --height 70 --radius 3 --host-mem staged,pinned --backend openmp,opencl --reps 1 --quiet --format csv
+if grep -q "FAILED\|ERROR" "$tmp/out"; then bad "a staged or pinned conv-stream row failed"; else ok; fi
+contains "$tmp/out" "images page-locked in place"
+contains "$tmp/out" "UNSUPPORTED,backend opencl cannot page-lock"
+expect 2 "$pb" run conv-stream --width 40 --radius 2 --host-mem swapped --backend ref
+contains "$tmp/err" "--host-mem: pinned, staged or auto"
 expect 1 "$pb" run conv --width 40 --radius 3 --variant ref/rowcol --reps 1 --inject-fault --quiet
 # --inject-fault fails every computed row, also where the right answer is all
 # zeros (zero taps, a matrix without non-zeros) or has no element at all.

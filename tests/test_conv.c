@@ -166,7 +166,8 @@ static void one_kernel_case(const struct device_case *dc, enum pb_precision prec
 
 /* The strip engine: a cap that leaves room for a few rows per strip. */
 static void one_engine_case(pb_device *dev, const char *backend, const char *variant, enum pb_precision prec,
-                            struct shape s, size_t r, enum pb_conv_border border, size_t slots, bool streams)
+                            struct shape s, size_t r, enum pb_conv_border border, size_t slots, bool streams,
+                            enum pb_conv_host_mem host_mem)
 {
     size_t n = s.w * s.h, elt = pb_precision_size(prec);
     double *img = malloc(n * sizeof *img), *f = malloc((2 * r + 1) * sizeof *f), *want = malloc(n * sizeof *want);
@@ -178,9 +179,16 @@ static void one_engine_case(pb_device *dev, const char *backend, const char *var
     struct pb_conv_job job = {.shape = {.width = s.w, .height = s.h, .radius = r, .border = border,
                                         .filter = "gauss", .prec = prec},
                               .variant = variant, .slots = slots, .streams = streams,
-                              .device_mem = slots * (2 * in_rows + 3) * s.w * elt + (2 * r + 1) * elt};
+                              .device_mem = slots * (2 * in_rows + 3) * s.w * elt + (2 * r + 1) * elt,
+                              .host_mem = host_mem, .in = img_p, .out = got};
     struct pb_conv_engine *e;
     assert_int_equal(pb__conv_engine_create(dev, &job, f, &e), PB_OK);
+    double pin_s;
+    const char *why_staged;
+    /* Every backend but OpenCL copies straight from and to the images when asked. */
+    bool pinned = pb__conv_engine_pinned(e, &pin_s, &why_staged);
+    assert_int_equal(pinned, host_mem != PB_CONV_STAGED && strcmp(backend, "opencl") != 0);
+    assert_true(pinned ? why_staged == NULL : why_staged && why_staged[0]);
     double err = 0;
     cases_declined += pb__conv_engine_unsupported(e) != NULL;
     if (!pb__conv_engine_unsupported(e)) {
@@ -190,11 +198,15 @@ static void one_engine_case(pb_device *dev, const char *backend, const char *var
         memset(got, 0xFF, n * elt);
         pb_status st = pb__conv_engine_run(e, img_p, got, PB_CONV_ALL);
         if (st != PB_OK || !close_enough(got, prec, want, n, r, &err)) {
-            print_message("FAIL engine %s/%s %s %zux%zu r%zu %s slots %zu%s: %s error %.3g\n", backend, variant,
+            print_message("FAIL engine %s/%s %s %zux%zu r%zu %s slots %zu%s%s: %s error %.3g\n", backend, variant,
                           pb_precision_name(prec), s.w, s.h, r, border ? "clamp" : "zero", slots,
-                          streams ? " streams" : "", st == PB_OK ? "" : pb_last_error(), err);
+                          streams ? " streams" : "", pinned ? " pinned" : "", st == PB_OK ? "" : pb_last_error(),
+                          err);
             failures++;
         }
+        /* A pinned engine refuses images it did not lock rather than stage them silently. */
+        if (pinned)
+            assert_int_equal(pb__conv_engine_run(e, want, got, PB_CONV_ALL), PB_ERR_INVALID);
     }
     pb__conv_engine_free(e);
     free(img), free(f), free(want), free(img_p), free(got);
@@ -247,9 +259,11 @@ static void engine_on(const struct device_case *dc)
             for (size_t r = 0; r < PB_ARRAY_LEN(er); r++)
                 for (int b = 0; b < 2; b++) {
                     one_engine_case(dc->dev, dc->backend, dc->variant, (enum pb_precision)p, es[s], er[r],
-                                    (enum pb_conv_border)b, 1, false);
+                                    (enum pb_conv_border)b, 1, false, PB_CONV_STAGED);
                     one_engine_case(dc->dev, dc->backend, dc->variant, (enum pb_precision)p, es[s], er[r],
-                                    (enum pb_conv_border)b, 3, true);
+                                    (enum pb_conv_border)b, 3, true, PB_CONV_STAGED);
+                    one_engine_case(dc->dev, dc->backend, dc->variant, (enum pb_precision)p, es[s], er[r],
+                                    (enum pb_conv_border)b, 2, true, PB_CONV_PIN_IF_ABLE);
                 }
 }
 

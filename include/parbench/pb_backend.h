@@ -64,6 +64,12 @@ pb_status pb_buf_alloc(pb_device *dev, enum pb_mem kind, size_t bytes, pb_buf **
 /* Wrap caller-owned host memory (host-memory backends only); pb_buf_free then
  * frees the wrapper, not the memory. */
 pb_status pb_buf_wrap_host(pb_device *dev, void *ptr, size_t bytes, pb_buf **out);
+/* Page-lock caller-owned host memory for the device's copies (CUDA:
+ * cudaHostRegister), so they move it directly, without a staging copy; on
+ * host-memory backends, a wrapper as pb_buf_wrap_host. pb_buf_free unlocks
+ * it and frees the wrapper, not the memory. PB_ERR_UNSUPPORTED where the
+ * backend cannot, PB_ERR_NOMEM where locking would leave the host short. */
+pb_status pb_buf_pin_host(pb_device *dev, void *ptr, size_t bytes, pb_buf **out);
 void pb_buf_free(pb_buf *buf); /* accepts NULL */
 size_t pb_buf_size(const pb_buf *buf);
 /* Host-addressable pointer, or NULL for device memory of a GPU backend. */

@@ -373,6 +373,9 @@ struct pb_conv_engine {
     pb_buf *filter;
     struct conv_slot *slots;
     size_t device_bytes;
+    pb_buf *pin_in, *pin_out; /* the job's images, page-locked in place; NULL = staged */
+    double pin_s;
+    char why_staged[256];
 };
 
 /* Device bytes of one slot for strips of s rows. */
@@ -449,6 +452,8 @@ void pb__conv_engine_free(struct pb_conv_engine *e)
     }
     free(e->slots);
     pb_buf_free(e->filter);
+    pb_buf_free(e->pin_in);
+    pb_buf_free(e->pin_out);
     free(e);
 }
 
@@ -463,6 +468,29 @@ static struct pb_conv_args strip_args(const struct pb_conv_engine *e, const stru
                                  .in_rows = top + rows + bottom, .in_top = top, .radius = sh->radius,
                                  .border = sh->border, .filter = e->filter, .in = s->in, .tmp = s->tmp,
                                  .out = s->out};
+}
+
+/* Page-locks the job's images; PB_CONV_PIN_IF_ABLE stages instead where
+ * that fails, and keeps why. */
+static pb_status pin_images(struct pb_conv_engine *e)
+{
+    const struct pb_conv_job *j = &e->job;
+    if (!j->in || !j->out)
+        return pb__fail(PB_ERR_INVALID, "conv: copying in place needs the images at creation");
+    size_t bytes = j->shape.width * j->shape.height * pb_precision_size(j->shape.prec);
+    double t0 = pb__now();
+    pb_status st = pb_buf_pin_host(e->dev, (void *)j->in, bytes, &e->pin_in);
+    if (st == PB_OK)
+        st = pb_buf_pin_host(e->dev, j->out, bytes, &e->pin_out);
+    e->pin_s = pb__now() - t0;
+    if (st == PB_OK)
+        return PB_OK;
+    pb_buf_free(e->pin_in);
+    e->pin_in = NULL;
+    if (j->host_mem == PB_CONV_PINNED)
+        return st;
+    snprintf(e->why_staged, sizeof e->why_staged, "%s", pb_last_error());
+    return PB_OK;
 }
 
 pb_status pb__conv_engine_create(pb_device *dev, const struct pb_conv_job *job, const double *taps,
@@ -485,6 +513,10 @@ pb_status pb__conv_engine_create(pb_device *dev, const struct pb_conv_job *job, 
     const struct pb_conv_shape *sh = &e->job.shape;
     size_t elt = pb_precision_size(sh->prec), w = sh->width;
     pb_status st = pb__conv_strip_rows(&e->job, &e->strip);
+    if (st == PB_OK && e->job.host_mem != PB_CONV_STAGED)
+        st = pin_images(e);
+    else
+        snprintf(e->why_staged, sizeof e->why_staged, "staging asked for");
     if (st == PB_OK && !(e->slots = calloc(e->job.slots, sizeof *e->slots)))
         st = pb__fail(PB_ERR_NOMEM, "conv: out of host memory");
     void *f = NULL;
@@ -498,9 +530,11 @@ pb_status pb__conv_engine_create(pb_device *dev, const struct pb_conv_job *job, 
     size_t in_rows = e->strip + 2 * sh->radius < sh->height ? e->strip + 2 * sh->radius : sh->height;
     for (size_t i = 0; i < e->job.slots && st == PB_OK; i++) {
         struct conv_slot *s = &e->slots[i];
-        st = pb_buf_alloc(dev, PB_MEM_PINNED, in_rows * w * elt, &s->stage_in);
-        if (st == PB_OK)
-            st = pb_buf_alloc(dev, PB_MEM_PINNED, e->strip * w * elt, &s->stage_out);
+        if (!e->pin_in) {
+            st = pb_buf_alloc(dev, PB_MEM_PINNED, in_rows * w * elt, &s->stage_in);
+            if (st == PB_OK)
+                st = pb_buf_alloc(dev, PB_MEM_PINNED, e->strip * w * elt, &s->stage_out);
+        }
         if (st == PB_OK)
             st = pb_buf_alloc(dev, PB_MEM_DEVICE, in_rows * w * elt, &s->in);
         if (st == PB_OK)
@@ -540,6 +574,13 @@ bool pb__conv_engine_auto_variant_ok(const struct pb_conv_engine *e) { return e-
 const char *pb__conv_engine_variant(const struct pb_conv_engine *e) { return e->variant ? e->variant->desc.name : "-"; }
 size_t pb__conv_engine_strip_rows(const struct pb_conv_engine *e) { return e->strip; }
 size_t pb__conv_engine_device_bytes(const struct pb_conv_engine *e) { return e->device_bytes; }
+
+bool pb__conv_engine_pinned(const struct pb_conv_engine *e, double *pin_s, const char **why_staged)
+{
+    *pin_s = e->pin_s;
+    *why_staged = e->pin_in ? NULL : e->why_staged;
+    return e->pin_in != NULL;
+}
 
 /* memcpy split over every thread when large (the host side of a strip's
  * copy must keep up with the link, and strips may be small). */
@@ -582,6 +623,8 @@ pb_status pb__conv_engine_run(struct pb_conv_engine *e, const void *in, void *ou
 {
     if (e->unsupported)
         return pb__fail(PB_ERR_UNSUPPORTED, "conv: %s", e->unsupported);
+    if (e->pin_in && (in != e->job.in || out != e->job.out))
+        return pb__fail(PB_ERR_INVALID, "conv: this engine copies in place and filters only the images it pinned");
     const struct pb_conv_shape *sh = &e->job.shape;
     size_t row = sh->width * pb_precision_size(sh->prec);
     pb_status st = PB_OK;
@@ -592,13 +635,17 @@ pb_status pb__conv_engine_run(struct pb_conv_engine *e, const void *in, void *ou
             break;
         size_t y0 = i * e->strip, rows = sh->height - y0 < e->strip ? sh->height - y0 : e->strip;
         struct pb_conv_args a = strip_args(e, s, y0, rows);
-        if (part != PB_CONV_KERNELS) {
+        if (part != PB_CONV_KERNELS && e->pin_in) {
+            st = pb_buf_copy(s->in, 0, e->pin_in, (y0 - a.in_top) * row, a.in_rows * row, s->stream);
+        } else if (part != PB_CONV_KERNELS) {
             copy_host(pb_buf_host_ptr(s->stage_in), (const char *)in + (y0 - a.in_top) * row, a.in_rows * row);
             st = pb_buf_copy(s->in, 0, s->stage_in, 0, a.in_rows * row, s->stream);
         }
         if (st == PB_OK && part != PB_CONV_COPIES)
             st = e->variant->run(e->dev, &a, s->stream);
-        if (st == PB_OK && part != PB_CONV_KERNELS) {
+        if (st == PB_OK && part != PB_CONV_KERNELS && e->pin_out) {
+            st = pb_buf_copy(e->pin_out, y0 * row, s->out, 0, rows * row, s->stream);
+        } else if (st == PB_OK && part != PB_CONV_KERNELS) {
             st = pb_buf_copy(s->stage_out, 0, s->out, 0, rows * row, s->stream);
             s->pending = true;
             s->y0 = y0;

@@ -64,6 +64,13 @@ pb_status pb__conv_host_check(const struct pb_conv_host *h, void *image, bool co
 
 /* ---- the strip engine -------------------------------------------------- */
 
+/* How strips travel between the host images and the device. */
+enum pb_conv_host_mem {
+    PB_CONV_STAGED,      /* through pinned strip-sized buffers (a memcpy each way) */
+    PB_CONV_PINNED,      /* straight from and to the images, page-locked in place */
+    PB_CONV_PIN_IF_ABLE, /* pinned where the backend and the host allow, else staged */
+};
+
 /* What the engine runs: one variant of the device's conv kernels on strips
  * of strip_rows output rows (plus up to R halo rows above and below), through
  * `slots` sets of buffers. streams: each slot has its own stream, so the
@@ -76,6 +83,10 @@ struct pb_conv_job {
     bool streams;
     size_t strip_rows;   /* 0: from device_mem, or a default */
     size_t device_mem;   /* bytes the engine may use on the device; 0 = no cap */
+    enum pb_conv_host_mem host_mem;
+    /* Not staged: the only images the engine then filters (in to out). */
+    const void *in;
+    void *out;
 };
 
 enum pb_conv_part { PB_CONV_ALL, PB_CONV_COPIES, PB_CONV_KERNELS };
@@ -98,6 +109,9 @@ const char *pb__conv_engine_variant(const struct pb_conv_engine *e);
 /* Why the chosen kernel cannot run these strips (NULL = it can). */
 const char *pb__conv_engine_unsupported(const struct pb_conv_engine *e);
 size_t pb__conv_engine_strip_rows(const struct pb_conv_engine *e);
+/* Whether strips go straight to and from the images (pinned in place), and
+ * then the seconds that page-locking took; why not (NULL when pinned). */
+bool pb__conv_engine_pinned(const struct pb_conv_engine *e, double *pin_s, const char **why_staged);
 /* Filters in (width x height, prec, host memory) into out; with part set to
  * COPIES or KERNELS only that part runs (for timing the parts alone). */
 pb_status pb__conv_engine_run(struct pb_conv_engine *e, const void *in, void *out, enum pb_conv_part part);

@@ -5,8 +5,11 @@
  *   strips   one set of buffers, every step blocking (the study's step 3)
  *   streams  --streams sets of buffers, each on its own stream, so the copies
  *            of one strip overlap the kernels of another (step 4)
- * Staging buffers are pinned and strip-sized, so a huge image needs no huge
- * pinned allocation; --device-mem caps the device memory the strips use
+ * --host-mem says how strips reach the host images: straight from and to
+ * them, page-locked in place once at bind (pinned: no host copy, the link's
+ * own rate), or through pinned strip-sized buffers (staged: a memcpy each
+ * way, nothing locked beyond the strips); auto pins where the backend and the
+ * host's free memory allow. --device-mem caps the device memory the strips use
  * (strips shrink to fit), which also forces many strips on small tests.
  * Extra columns: the kernels alone and the transfers alone (every strip, the
  * same schedule without the other part; least of three), kernel/transfer,
@@ -23,7 +26,10 @@
 #include "core/backend_impl.h"
 #include "core/core.h"
 
-enum { P_STREAMS = PB_CONV_N_SHAPE, P_STRIP, P_DEVMEM, P_KERNEL };
+enum { P_STREAMS = PB_CONV_N_SHAPE, P_STRIP, P_DEVMEM, P_KERNEL, P_HOSTMEM };
+
+static const char *const host_mem_names[] = {
+    [PB_CONV_STAGED] = "staged", [PB_CONV_PINNED] = "pinned", [PB_CONV_PIN_IF_ABLE] = "auto"};
 
 static const struct pb_param_def cs_params[] = {
     [PB_CONV_P_WIDTH] = {"width", "image width", "4096"},
@@ -35,6 +41,8 @@ static const struct pb_param_def cs_params[] = {
     [P_STRIP] = {"strip", "output rows per strip (0 = height/64, at least 8R, within --device-mem)", "0"},
     [P_DEVMEM] = {"device-mem", "device memory the strips may use, e.g. 512M (0 = no cap)", "0"},
     [P_KERNEL] = {"kernel", "conv kernel of the backend run on each strip (auto = its fastest)", "auto", true},
+    [P_HOSTMEM] = {"host-mem", "pinned (the images page-locked in place), staged (through pinned strip buffers) "
+                   "or auto (pinned where possible)", "auto", true},
 };
 
 static const char *const cs_extra_names[] = {"kernel_s", "transfer_s", "ratio", "total_s",
@@ -63,6 +71,12 @@ static pb_status cs_plan(const struct pb_param_lists *l, enum pb_precision prec,
                             (long long)p->v[P_STREAMS]);
         if (p->v[P_STRIP] < 0 || p->v[P_DEVMEM] < 0)
             return pb__fail(PB_ERR_INVALID, "--strip and --device-mem must not be negative");
+        size_t m = 0;
+        while (m < 3 && strcmp(p->s[P_HOSTMEM], host_mem_names[m]) != 0)
+            m++;
+        if (m == 3)
+            return pb__fail(PB_ERR_INVALID, "--host-mem: pinned, staged or auto (got '%s')", p->s[P_HOSTMEM]);
+        out[i].v[P_HOSTMEM] = (int64_t)m;
         /* A kernel no backend has is a typo, not an UNSUPPORTED row per backend. */
         const char *kernel = p->s[P_KERNEL];
         bool known = !kernel || strcmp(kernel, "auto") == 0;
@@ -81,7 +95,9 @@ static void cs_describe(const struct pb_problem *p, char *buf, size_t len)
     pb__conv_describe(p, shape, sizeof shape);
     if (p->v[P_DEVMEM])
         pb__format_bytes((double)p->v[P_DEVMEM], mem, sizeof mem);
-    snprintf(buf, len, "%s k%lld%s%s", shape, (long long)p->v[P_STREAMS], mem[0] ? " cap " : "", mem);
+    const char *host_mem = p->v[P_HOSTMEM] == PB_CONV_PIN_IF_ABLE ? "" : host_mem_names[p->v[P_HOSTMEM]];
+    snprintf(buf, len, "%s k%lld%s%s%s%s", shape, (long long)p->v[P_STREAMS], mem[0] ? " cap " : "", mem,
+             host_mem[0] ? " " : "", host_mem);
 }
 
 static pb_status cs_prepare(const struct pb_problem *p, uint64_t seed, void **host)
@@ -128,9 +144,14 @@ static pb_status cs_bind(pb_device *dev, const struct pb_problem *p, const struc
     s->host = h;
     struct pb_conv_job job = {.shape = pb__conv_shape(p), .variant = p->s[P_KERNEL],
                               .slots = kind->streams ? (size_t)p->v[P_STREAMS] : 1, .streams = kind->streams,
-                              .strip_rows = (size_t)p->v[P_STRIP], .device_mem = (size_t)p->v[P_DEVMEM]};
+                              .strip_rows = (size_t)p->v[P_STRIP], .device_mem = (size_t)p->v[P_DEVMEM],
+                              .host_mem = (enum pb_conv_host_mem)p->v[P_HOSTMEM], .in = h->image};
     s->bytes = job.shape.width * job.shape.height * pb_precision_size(p->prec);
     pb_status st = pb__host_alloc(s->bytes, "conv-stream result image", &s->out);
+    job.out = s->out;
+    /* Touched, so page-locking it does not fault in the zero page's copies mid-run. */
+    if (st == PB_OK)
+        memset(s->out, 0, s->bytes);
     if (st == PB_OK)
         st = pb__conv_engine_create(dev, &job, h->taps, &s->engine);
     *state = s;
@@ -191,6 +212,19 @@ static void cs_extras(void *state, const struct pb_stats *time, const struct pb_
     out[7] = (double)pb__conv_engine_device_bytes(s->engine);
 }
 
+static void cs_note(void *state, char *buf, size_t len)
+{
+    const struct cs_state *s = state;
+    double pin_s;
+    const char *why_staged;
+    if (pb__conv_engine_pinned(s->engine, &pin_s, &why_staged))
+        snprintf(buf, len, "kernel %s; images page-locked in place (%.3f s, once)", pb__conv_engine_variant(s->engine),
+                 pin_s);
+    else
+        snprintf(buf, len, "kernel %s; staged through pinned strips (%s)", pb__conv_engine_variant(s->engine),
+                 why_staged);
+}
+
 static const struct pb_variant cs_variants[] = {
     {.desc = {"conv-stream", "strips", "one set of strip buffers, blocking copies and kernels", 0},
      .supports = cs_supports, .run = cs_run, .data = &(const struct cs_kind){false}},
@@ -224,6 +258,7 @@ const struct pb_bench pb__bench_conv_stream = {
     .extra_names = cs_extra_names,
     .n_extras = sizeof cs_extra_names / sizeof cs_extra_names[0],
     .extras = cs_extras,
+    .note = cs_note,
     .plan = cs_plan,
     .describe = cs_describe,
     .flops = pb__conv_flops,

@@ -65,6 +65,9 @@ struct pb_backend {
     pb_status (*write)(pb_buf *dst, size_t off, const void *src, size_t bytes);
     pb_status (*read)(const pb_buf *src, size_t off, void *dst, size_t bytes);
     pb_status (*fill)(pb_buf *buf, unsigned char value);
+    /* Page-lock buf->host (caller memory) for copies; NULL = cannot. */
+    pb_status (*pin_host)(pb_device *dev, pb_buf *buf);
+    void (*unpin_host)(pb_device *dev, pb_buf *buf);
     pb_status (*sync)(pb_device *dev); /* NULL = synchronous backend */
     /* Copies between buffers; NULL = memcpy between host pointers. A NULL
      * stream means blocking. */
@@ -107,7 +110,8 @@ struct pb_buf {
     size_t bytes;
     void *host;   /* host-addressable memory, or NULL */
     void *handle; /* backend's native handle (device pointer, cl_mem) */
-    bool owned;   /* false for pb_buf_wrap_host */
+    bool owned;   /* false for pb_buf_wrap_host and pb_buf_pin_host */
+    bool pinned_in_place; /* pb_buf_pin_host locked it: unlock when freed */
     /* Unique in the process, renewed by every write, fill or copy into the
      * buffer: variants that cache what they derive from an input (an
      * anchor's own matrix format) compare stamps to know it is unchanged. */

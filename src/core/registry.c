@@ -162,6 +162,39 @@ pb_status pb_buf_wrap_host(pb_device *dev, void *ptr, size_t bytes, pb_buf **out
     return PB_OK;
 }
 
+pb_status pb_buf_pin_host(pb_device *dev, void *ptr, size_t bytes, pb_buf **out)
+{
+    *out = NULL;
+    if (!dev->backend->alloc)
+        return pb_buf_wrap_host(dev, ptr, bytes, out);
+    if (!dev->backend->pin_host)
+        return pb__fail(PB_ERR_UNSUPPORTED, "backend %s cannot page-lock memory it did not allocate",
+                        dev->backend->name);
+    if (!ptr || !bytes)
+        return pb__fail(PB_ERR_INVALID, "nothing to page-lock (NULL pointer or 0 bytes)");
+    /* Locked pages cannot be reclaimed: leave the host at least as much as is locked. */
+    size_t avail = pb__host_mem_available();
+    if (bytes > avail) {
+        char want[32], have[32];
+        return pb__fail(PB_ERR_NOMEM, "page-locking %s would leave the host short: %s available",
+                        pb__format_bytes((double)bytes, want, sizeof want),
+                        pb__format_bytes((double)avail, have, sizeof have));
+    }
+    pb_buf *buf = calloc(1, sizeof *buf);
+    if (!buf)
+        return pb__fail(PB_ERR_NOMEM, "cannot allocate a buffer handle");
+    *buf = (pb_buf){.dev = dev, .kind = PB_MEM_PINNED, .bytes = bytes, .host = ptr, .owned = false,
+                    .stamp = pb__new_stamp()};
+    pb_status st = dev->backend->pin_host(dev, buf);
+    if (st != PB_OK) {
+        free(buf);
+        return st;
+    }
+    buf->pinned_in_place = true;
+    *out = buf;
+    return PB_OK;
+}
+
 void pb_buf_free(pb_buf *buf)
 {
     if (!buf)
@@ -173,6 +206,8 @@ void pb_buf_free(pb_buf *buf)
             buf->dev->backend->free(buf->dev, buf);
         else
             pb__host_free(buf->host);
+    } else if (buf->pinned_in_place) {
+        buf->dev->backend->unpin_host(buf->dev, buf);
     }
     free(buf);
 }

@@ -237,6 +237,27 @@ static void cuda_free(pb_device *dev, pb_buf *buf)
         pb__host_free(buf->host);
 }
 
+static pb_status cuda_pin_host(pb_device *dev, pb_buf *buf)
+{
+    PB_CUDA_USE(dev);
+    cudaError_t e = cudaHostRegister(buf->host, buf->bytes, cudaHostRegisterDefault);
+    if (e == cudaErrorHostMemoryAlreadyRegistered || e == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError(); // not sticky: the caller may stage instead
+        char size[32];
+        return pb__fail(e == cudaErrorMemoryAllocation ? PB_ERR_NOMEM : PB_ERR_UNSUPPORTED,
+                        "cannot page-lock %s of host memory in place: %s",
+                        pb__format_bytes((double)buf->bytes, size, sizeof size), cudaGetErrorString(e));
+    }
+    PB_CUDA_CHECK(e);
+    return PB_OK;
+}
+
+static void cuda_unpin_host(pb_device *dev, pb_buf *buf)
+{
+    cudaSetDevice(dev->index); // as in cuda_free
+    cudaHostUnregister(buf->host);
+}
+
 static void cuda_buf_gone(pb_device *dev, const pb_buf *buf)
 {
     if (pb_cuda_device *impl = pb__cuda(dev))
@@ -455,6 +476,8 @@ extern "C" const struct pb_backend pb__backend_cuda = {
     .write = cuda_write,
     .read = cuda_read,
     .fill = cuda_fill,
+    .pin_host = cuda_pin_host,
+    .unpin_host = cuda_unpin_host,
     .sync = cuda_sync,
     .copy = cuda_copy,
     .stream_create = cuda_stream_create,
