@@ -18,7 +18,7 @@
 #   GPUs, one rank each): p2p and pingpong, every benchmark on every GPU at once,
 #   spmv-dist and gemm-dist strong and weak scaling over 1, 2, 4, 8 GPUs with staged and
 #   NCCL paths, allreduce, memcheck; its parts multi_p2p, multi_ep, multi_coll, multi_spmv,
-#   multi_gemm (each as _strong and _weak too) also run alone (PB_STEP_TIMEOUT=S bounds each
+#   multi_gemm (each as _strong and _weak too; PB_GEMM_DIST_N="16384 32768" the strong sizes) also run alone (PB_STEP_TIMEOUT=S bounds each
 #   step; PB_SPMV_DIST, PB_SPMV_DIST_FILES and PB_SPMV_DIST_LOCAL choose spmv-dist's matrices,
 #   PB_EP_BENCHES=gemm,spmv,... multi_ep's benchmarks); limits: conv at R = 1..128 beside cuDNN, conv-stream's strips and
 #   streams, copies both ways at once; stream: conv-stream at its defaults staged and pinned in place, copies both
@@ -564,14 +564,17 @@ multi_gemm_section() {
 
 multi_gemm_strong_section() {
     gpus_env
-    step "multi: gemm-dist strong scaling ($counts GPUs): n = 16384 with staged and NCCL panels, 32768 with NCCL"
-    local np n more=""
+    local sizes=${PB_GEMM_DIST_N:-16384 32768}
+    step "multi: gemm-dist strong scaling ($counts GPUs), n = $sizes: 16384 with staged and NCCL panels, larger with NCCL"
+    local np n path more=""
     for np in $counts; do
-        run $mpi $np $pb run gemm-dist --backend cuda --n 16384 --path staged,nccl \
-            --precision float,double --reps 3 --quiet --out "$out/gemm-dist.csv" $more
-        more=--append
-        run $mpi $np $pb run gemm-dist --backend cuda --n 32768 --path nccl \
-            --precision float,double --reps 3 --quiet --out "$out/gemm-dist.csv" $more
+        for n in $sizes; do
+            path=nccl
+            [ "$n" -le 16384 ] && path=staged,nccl
+            run $mpi $np $pb run gemm-dist --backend cuda --n "$n" --path $path \
+                --precision float,double --reps 3 --quiet --out "$out/gemm-dist.csv" $more
+            more=--append
+        done
     done
 }
 

@@ -553,17 +553,26 @@ pb_status pb__conv_engine_create(pb_device *dev, const struct pb_conv_job *job, 
         *out = NULL;
         return st;
     }
-    /* "auto": the fastest kernel that takes these strips. */
+    /* "auto": the fastest kernel that takes these strips (fused only where
+     * it leads, or where nothing else takes them). */
     struct pb_conv_args a = strip_args(e, &e->slots[0], 0, e->strip);
     bool pick = !job->variant || strcmp(job->variant, "auto") == 0;
+    const struct pb_variant *fused = NULL;
     for (size_t i = 0; pick && i < sizeof fastest_first / sizeof fastest_first[0]; i++) {
         const struct pb_variant *v = pb__variant_find(dev->backend, "conv", fastest_first[i]);
         const char *why;
-        if (v && (!v->supports || v->supports(dev, &a, &why))) {
-            e->variant = v;
-            break;
+        if (!v || (v->supports && !v->supports(dev, &a, &why)))
+            continue;
+        if (i == 0 && sh->radius > FUSED_LEADS_UP_TO_RADIUS) {
+            fused = v;
+            continue;
         }
+        e->variant = v;
+        fused = NULL;
+        break;
     }
+    if (fused)
+        e->variant = fused;
     if (e->variant->supports && !e->variant->supports(dev, &a, &e->unsupported) && !e->unsupported)
         e->unsupported = "unsupported";
     return PB_OK;
