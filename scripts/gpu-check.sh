@@ -18,7 +18,8 @@
 #   GPUs, one rank each): p2p and pingpong, every benchmark on every GPU at once,
 #   spmv-dist and gemm-dist strong and weak scaling over 1, 2, 4, 8 GPUs with staged and
 #   NCCL paths, allreduce, memcheck; its parts multi_p2p, multi_ep, multi_coll, multi_spmv,
-#   multi_gemm (each as _strong and _weak too; PB_GEMM_DIST_N="16384 32768" the strong sizes) also run alone (PB_STEP_TIMEOUT=S bounds each
+#   multi_gemm (each as _strong and _weak too; PB_GEMM_DIST_N="16384 32768" the strong sizes; multi_gemm_panel: n = 16384 by
+#   panel width) also run alone (PB_STEP_TIMEOUT=S bounds each
 #   step; PB_SPMV_DIST, PB_SPMV_DIST_FILES and PB_SPMV_DIST_LOCAL choose spmv-dist's matrices,
 #   PB_EP_BENCHES=gemm,spmv,... multi_ep's benchmarks); limits: conv at R = 1..128 beside cuDNN, conv-stream's strips and
 #   streams, copies both ways at once; stream: conv-stream at its defaults staged and pinned in place, copies both
@@ -578,6 +579,19 @@ multi_gemm_strong_section() {
     done
 }
 
+# SUMMA's step width: wider panels mean fewer passes over C in each local
+# product, narrower ones a finer lookahead.
+multi_gemm_panel_section() {
+    gpus_env
+    step "multi: gemm-dist n = 16384 by panel width ($counts GPUs), NCCL"
+    local np more=""
+    for np in $counts; do
+        run $mpi $np $pb run gemm-dist --backend cuda --n 16384 --panel 256,512,1024,2048 --path nccl \
+            --precision float,double --reps 3 --quiet --out "$out/gemm-dist-panel.csv" $more
+        more=--append
+    done
+}
+
 multi_gemm_weak_section() {
     gpus_env
     step "multi: gemm-dist weak scaling, n^2 per GPU held (16384 on 1 GPU and 32768 on 4 are in the strong runs)"
@@ -620,7 +634,7 @@ tests_section() {
 twins="--backend cuda,opencl --device nvidia"
 sections="tests zoo_check spmv zoo zoo_cpu memlab conv limits stream tensor ceilings opencl opencl_copies opencl_kernels mpi mpi_ep"
 sections+=" mpi_dist mpi_coll devpath multi multi_p2p multi_ep multi_coll multi_spmv multi_spmv_strong multi_spmv_weak"
-sections+=" multi_gemm multi_gemm_strong multi_gemm_weak trust studies"
+sections+=" multi_gemm multi_gemm_strong multi_gemm_weak multi_gemm_panel trust studies"
 if [ "$mode" != full ] && [ "$mode" != quick ]; then
     for m in "${modes[@]}"; do
         [[ " $sections " == *" $m "* ]] || { echo "unknown section '$m' (sections: $sections)" >&2; exit 2; }
