@@ -123,6 +123,20 @@ count "$tmp/sd-each.csv" "(read by each)" 20
 expect 1 "$mpiexec" -n 2 "$pb" run spmv-dist --matrix "$data/symmetric_crlf.mtx,lap2d:30" --reader each --backend ref \
     --reps 2 --quiet --inject-fault
 count "$tmp/out" " FAILED" 4
+# x gathered whole (--halo allgather) gives the same verified rows as the p2p halos, on stencils,
+# power-law rows, a wide rectangle and a file; auto gathers where a rank needs half the others'
+# x or more (power-law rows), not on the stencil; a planted fault in a gathered row FAILED.
+expect 0 "$mpiexec" -n 3 "$pb" run spmv-dist --matrix "lap2d:30,powerlaw:3000:8,rect:300:5000:7,$data/general.mtx" \
+    --halo p2p,allgather,auto --backend ref,openmp --reps 2 --quiet --format csv --out "$tmp/halo.csv"
+count "$tmp/halo.csv" ",OK," 48
+count "$tmp/halo.csv" " halo allgather,OK,x gathered whole" 16
+count "$tmp/halo.csv" ",powerlaw:3000:8 by nnz,OK,x gathered whole" 4
+count "$tmp/halo.csv" ",lap2d:30 by nnz,OK,halo staged" 4
+expect 1 "$mpiexec" -n 2 "$pb" run spmv-dist --matrix powerlaw:3000:8 --halo allgather --backend ref --reps 2 \
+    --quiet --inject-fault
+count "$tmp/out" " FAILED" 2
+expect 2 "$pb" run spmv-dist --matrix lap2d:4 --halo broadcast --backend ref
+contains "$tmp/err" "--halo 'broadcast' is none of p2p, allgather or auto"
 # A value past float's range held by one rank: every rank refuses float (UNSUPPORTED, the value
 # named), double runs; exit 0.
 printf '%%%%MatrixMarket matrix coordinate real general\n4 4 4\n1 1 1\n2 2 1e300\n3 3 2\n4 4 3\n' >"$tmp/ext.mtx"

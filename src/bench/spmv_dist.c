@@ -13,7 +13,11 @@
  *
  * Each rank's x is stored [entries no other rank needs | entries some rank
  * needs | halo], so one contiguous download gives everything to send and one
- * contiguous upload places what arrives. Variants:
+ * contiguous upload places what arrives (--halo p2p). Where a rank needs most
+ * of x, --halo allgather keeps the whole x in global order on every rank and
+ * each rank broadcasts its part (NCCL's collectives, no gather on either
+ * side); auto takes it where some rank's halo is at least half of what the
+ * others own. Variants:
  *   overlap   download what is sent, start the exchange, run the interior
  *             rows while the halo travels, then upload it and run the
  *             boundary rows;
@@ -44,7 +48,12 @@
 #include "parbench/pb_kernels.h"
 #include "sparse/sparse.h"
 
-enum { P_MATRIX, P_BALANCE, P_LOCAL, P_READER, P_PATH, P_COMPLEX };
+enum { P_MATRIX, P_BALANCE, P_LOCAL, P_READER, P_PATH, P_COMPLEX, P_HALO };
+
+enum halo_mode { HALO_P2P, HALO_ALLGATHER, HALO_AUTO };
+static const char *const halo_names[] = {[HALO_P2P] = "p2p", [HALO_ALLGATHER] = "allgather", [HALO_AUTO] = "auto"};
+/* auto: allgather where some rank's halo is at least this share of the x entries other ranks own. */
+#define ALLGATHER_FROM_SHARE 0.5
 
 static const struct pb_param_def sd_params[] = {
     [P_MATRIX] = {"matrix", "Matrix Market files, generated (" PB_SPARSE_GENERATORS ") or zoo[:ROWS]",
@@ -58,6 +67,9 @@ static const struct pb_param_def sd_params[] = {
     [P_PATH] = {"path", "how halos move between GPUs: " PB_PATH_NAMES " (auto: NCCL, else a CUDA-aware MPI, "
                         "else staged through pinned host memory)", "auto", true},
     [P_COMPLEX] = {"complex-real", "complex files: 1 = load the real part of each entry, 0 = refuse them", "0", false},
+    [P_HALO] = {"halo", "p2p (each rank sends each other rank the x entries it needs), allgather (every rank "
+                        "gets all of x) or auto (allgather where some rank needs half of the others' x or more)",
+                "auto", true},
 };
 
 /* A CSR block on the host: rows x (columns of its own numbering). */
@@ -98,8 +110,10 @@ struct sd_state {
     bool overlap;
     enum pb_precision prec;
     size_t esize;
-    /* x on the device: [own, not sent | own, sent | halo] */
+    /* x on the device: [own, not sent | own, sent | halo]; allgather: all of x */
     int32_t n_own, n_sent, n_halo;
+    bool gather;
+    pb_buf *stage_x; /* allgather staged through host memory: all of x, pinned */
     struct csr interior, boundary; /* columns index x_ext; rows in order */
     int32_t *interior_rows, *boundary_rows; /* their local row numbers */
     double *ref, *scale;                    /* oracle per local row */
@@ -164,12 +178,22 @@ static pb_status sd_plan(const struct pb_param_lists *l, enum pb_precision prec,
                         if (!pb__devcomm_path_parse(l->text[P_PATH][ia], &path))
                             return pb__fail(PB_ERR_INVALID, "spmv-dist: --path '%s' is none of " PB_PATH_NAMES,
                                             l->text[P_PATH][ia]);
-                        if (count >= max)
-                            return pb__fail(PB_ERR_INVALID, "spmv-dist: more than %zu problems", max);
-                        out[count++] = (struct pb_problem){
-                            .prec = prec, .v = {[P_COMPLEX] = l->values[P_COMPLEX][0], [P_PATH] = path},
-                            .s = {[P_MATRIX] = spec, [P_BALANCE] = bal, [P_LOCAL] = l->text[P_LOCAL][il],
-                                  [P_READER] = reader, [P_PATH] = l->text[P_PATH][ia]}};
+                        for (size_t ih = 0; ih < l->count[P_HALO]; ih++) {
+                            const char *halo = l->text[P_HALO][ih];
+                            int mode = 0;
+                            while (mode < 3 && strcmp(halo, halo_names[mode]) != 0)
+                                mode++;
+                            if (mode == 3)
+                                return pb__fail(PB_ERR_INVALID, "spmv-dist: --halo '%s' is none of p2p, allgather "
+                                                "or auto", halo);
+                            if (count >= max)
+                                return pb__fail(PB_ERR_INVALID, "spmv-dist: more than %zu problems", max);
+                            out[count++] = (struct pb_problem){
+                                .prec = prec,
+                                .v = {[P_COMPLEX] = l->values[P_COMPLEX][0], [P_PATH] = path, [P_HALO] = mode},
+                                .s = {[P_MATRIX] = spec, [P_BALANCE] = bal, [P_LOCAL] = l->text[P_LOCAL][il],
+                                      [P_READER] = reader, [P_PATH] = l->text[P_PATH][ia], [P_HALO] = halo}};
+                        }
                     }
                 }
             }
@@ -186,9 +210,10 @@ static void sd_describe(const struct pb_problem *p, char *buf, size_t len)
         snprintf(name, sizeof name, "%s", p->s[P_MATRIX]);
     else
         pb__matinfo_name(p->s[P_MATRIX], name, sizeof name);
-    bool auto_path = p->v[P_PATH] == PB_PATH_AUTO;
-    snprintf(buf, len, "%s by %s%s%s%s", name, p->s[P_BALANCE], strcmp(p->s[P_READER], "each") == 0 ? " (read by each)" : "",
-             auto_path ? "" : " via ", auto_path ? "" : p->s[P_PATH]);
+    bool auto_path = p->v[P_PATH] == PB_PATH_AUTO, auto_halo = p->v[P_HALO] == HALO_AUTO;
+    snprintf(buf, len, "%s by %s%s%s%s%s%s", name, p->s[P_BALANCE],
+             strcmp(p->s[P_READER], "each") == 0 ? " (read by each)" : "", auto_path ? "" : " via ",
+             auto_path ? "" : p->s[P_PATH], auto_halo ? "" : " halo ", auto_halo ? "" : p->s[P_HALO]);
 }
 
 static double sd_flops(const struct pb_problem *p, const struct pb_variant *v, const void *host)
@@ -509,7 +534,7 @@ static void sd_unbind(void *state)
         return;
     pb_buf *bufs[] = {s->x,     s->y_int,      s->y_bnd,      s->ptr_i,          s->idx_i, s->val_i,
                       s->ptr_b, s->idx_b,      s->val_b,      s->stage_sent,     s->stage_halo,
-                      s->pack,  s->send_index_dev};
+                      s->pack,  s->send_index_dev, s->stage_x};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         pb_buf_free(bufs[i]);
     pb_stream_destroy(s->compute);
@@ -603,7 +628,9 @@ static pb_status split_rows(struct sd_state *s, const int32_t *own_slot, const i
         (*rows[b])[r] = i;
         for (int32_t k = 0; k < len; k++) {
             int32_t j = m->idx[k0 + k], slot;
-            if (j >= lo && j < hi) {
+            if (s->gather) {
+                slot = j; /* x in global order */
+            } else if (j >= lo && j < hi) {
                 slot = own_slot[j - lo];
             } else {
                 const int32_t *f = bsearch(&j, halo, (size_t)n_halo, sizeof *halo, cmp_i32);
@@ -824,6 +851,16 @@ static pb_status plan_device_halo(struct sd_state *s)
     return st;
 }
 
+/* Whether x travels whole (collective: every rank decides the same). */
+static pb_status choose_halo(struct sd_state *s, enum halo_mode mode)
+{
+    const struct sd_host *h = s->h;
+    double others = (double)h->n_cols - (double)s->n_own, share = others > 0 ? s->n_halo / others : 0, most = 0;
+    pb_status st = pb__comm_allreduce(pb__comm_world(), &share, &most, 1, PB_COMM_DOUBLE, PB_COMM_MAX);
+    s->gather = h->ranks > 1 && (mode == HALO_ALLGATHER || (mode == HALO_AUTO && most >= ALLGATHER_FROM_SHARE));
+    return st;
+}
+
 static const char *local_variant(const pb_device *dev, const char *asked)
 {
     if (strcmp(asked, "default") != 0)
@@ -863,9 +900,11 @@ static pb_status sd_bind(pb_device *dev, const struct pb_problem *p, const struc
         st = plan_halo(s, &halo, &own_slot);
     st = pb__comm_agree(comm, st); /* the plan's last checks are local; the open below is collective */
     if (st == PB_OK)
+        st = choose_halo(s, (enum halo_mode)p->v[P_HALO]);
+    if (st == PB_OK)
         st = pb__devcomm_open(dev, comm, (enum pb_devcomm_path)p->v[P_PATH], &s->dc, s->staged_why,
                               sizeof s->staged_why);
-    if (st == PB_OK && s->dc)
+    if (st == PB_OK && s->dc && !s->gather)
         st = plan_device_halo(s);
     if (st == PB_OK) {
         int32_t rows = h->mine.rows;
@@ -876,7 +915,7 @@ static pb_status sd_bind(pb_device *dev, const struct pb_problem *p, const struc
             oracle(s);
     }
     /* Device side: the two blocks, x_ext, both y, the staging buffers. */
-    size_t n_ext = (size_t)s->n_own + (size_t)s->n_halo;
+    size_t n_ext = s->gather ? (size_t)h->n_cols : (size_t)s->n_own + (size_t)s->n_halo;
     if (st == PB_OK)
         st = upload_csr(dev, &s->interior, s->prec, &s->ptr_i, &s->idx_i, &s->val_i);
     if (st == PB_OK)
@@ -891,6 +930,8 @@ static pb_status sd_bind(pb_device *dev, const struct pb_problem *p, const struc
         st = pb_buf_alloc(dev, PB_MEM_PINNED, ((size_t)s->n_sent + 1) * s->esize, &s->stage_sent);
     if (st == PB_OK)
         st = pb_buf_alloc(dev, PB_MEM_PINNED, ((size_t)s->n_halo + 1) * s->esize, &s->stage_halo);
+    if (st == PB_OK && s->gather && !s->dc)
+        st = pb_buf_alloc(dev, PB_MEM_PINNED, (n_ext ? n_ext : 1) * s->esize, &s->stage_x);
     if (st == PB_OK)
         st = pb_stream_create(dev, &s->compute);
     if (st == PB_OK)
@@ -905,7 +946,7 @@ static pb_status sd_bind(pb_device *dev, const struct pb_problem *p, const struc
         int32_t lo = h->col_first[h->rank];
         memset(xh, 0, (n_ext ? n_ext : 1) * s->esize);
         for (int32_t j = 0; j < s->n_own; j++)
-            store(s->prec, xh, (size_t)own_slot[j], h->x[lo + j]);
+            store(s->prec, xh, s->gather ? (size_t)(lo + j) : (size_t)own_slot[j], h->x[lo + j]);
         st = pb_buf_write(s->x, 0, xh, (n_ext ? n_ext : 1) * s->esize);
     }
     pb__host_free(xh);
@@ -914,7 +955,7 @@ static pb_status sd_bind(pb_device *dev, const struct pb_problem *p, const struc
     for (int i = 0; st == PB_OK && i < s->n_peers; i++) /* halos land in place */
         s->recv_at[i] = (char *)pb_buf_host_ptr(s->stage_halo) + s->recv_offset[i] * s->esize;
     s->recv_ptr = s->recv_at;
-    double halo_bytes = (double)s->n_halo * (double)s->esize;
+    double halo_bytes = (s->gather ? (double)h->n_cols - s->n_own : (double)s->n_halo) * (double)s->esize;
     s->halo_bytes = halo_bytes;
     s->args_int = (struct pb_spmv_args){.prec = s->prec, .format = PB_SPARSE_CSR, .rows = s->interior.rows,
                                         .cols = n_ext ? (int32_t)n_ext : 1, .nnz = s->interior.ptr ? s->interior.ptr[s->interior.rows] : 0,
@@ -1004,10 +1045,59 @@ static pb_status device_run(struct sd_state *s)
     return st != PB_OK ? st : s1 != PB_OK ? s1 : s2;
 }
 
+/* Rank r's part of x from r to every rank, in place, on a device path or
+ * through the pinned copy of all of x. */
+static pb_status share_x(struct sd_state *s)
+{
+    const struct sd_host *h = s->h;
+    pb_status st = PB_OK, all = PB_OK;
+    size_t es = s->esize, lo = (size_t)h->col_first[h->rank], own = (size_t)s->n_own * es;
+    if (!s->dc && own)
+        st = pb_buf_copy(s->stage_x, lo * es, s->x, lo * es, own, s->copy);
+    if (!s->dc && st == PB_OK)
+        st = pb_stream_sync(s->copy);
+    /* Every rank takes part in every broadcast, even after a local failure, so none waits. */
+    for (int r = 0; r < h->ranks; r++) {
+        size_t at = (size_t)h->col_first[r] * es, bytes = (size_t)(h->col_first[r + 1] - h->col_first[r]) * es;
+        pb_status b = !bytes ? PB_OK
+                      : s->dc ? pb__devcomm_bcast(s->dc, s->x, at, s->x, at, bytes, r, s->copy)
+                              : pb__comm_bcast(pb__comm_world(), (char *)pb_buf_host_ptr(s->stage_x) + at, bytes, r);
+        if (all == PB_OK)
+            all = b;
+    }
+    if (st == PB_OK)
+        st = all;
+    size_t hi = lo + (size_t)s->n_own, n = (size_t)h->n_cols;
+    if (!s->dc && st == PB_OK && lo)
+        st = pb_buf_copy(s->x, 0, s->stage_x, 0, lo * es, s->copy);
+    if (!s->dc && st == PB_OK && n > hi)
+        st = pb_buf_copy(s->x, hi * es, s->stage_x, hi * es, (n - hi) * es, s->copy);
+    return st;
+}
+
+/* allgather: the interior rows (own x only) run while the rest of x arrives. */
+static pb_status gather_run(struct sd_state *s)
+{
+    pb_status st = PB_OK, xst;
+    if (s->overlap)
+        st = launch(s, &s->args_int, s->compute);
+    xst = share_x(s);
+    if (st == PB_OK && !s->overlap)
+        st = launch(s, &s->args_int, s->copy);
+    if (st == PB_OK)
+        st = xst;
+    if (st == PB_OK)
+        st = launch(s, &s->args_bnd, s->copy);
+    pb_status s1 = pb_stream_sync(s->compute), s2 = pb_stream_sync(s->copy);
+    return st != PB_OK ? st : s1 != PB_OK ? s1 : s2;
+}
+
 static pb_status sd_run(pb_device *dev, const void *args, pb_stream *stream)
 {
     (void)dev, (void)stream;
     struct sd_state *s = (struct sd_state *)args;
+    if (s->gather)
+        return gather_run(s);
     if (s->dc)
         return device_run(s);
     struct pb_comm_exchange *x = NULL;
@@ -1094,7 +1184,7 @@ static void sd_extras(void *state, const struct pb_stats *time, const struct pb_
     out[0] = best;
     out[1] = fmax(0, time->median - best); /* noise can put the products alone above the median */
     out[2] = s->halo_bytes;
-    out[3] = s->n_peers;
+    out[3] = s->gather ? s->h->ranks - 1 : s->n_peers;
     out[4] = s->h->mine.rows ? (double)s->boundary.rows / s->h->mine.rows : 0;
 }
 
@@ -1111,8 +1201,9 @@ static const struct pb_variant sd_variants[] = {
 static void sd_note(void *state, char *buf, size_t len)
 {
     const struct sd_state *s = state;
-    snprintf(buf, len, "halo %s%s%s%s", pb__devcomm_describe(pb__devcomm_path(s->dc)), s->staged_why[0] ? " (" : "",
-             s->staged_why, s->staged_why[0] ? ")" : "");
+    snprintf(buf, len, "%s %s%s%s%s", s->gather ? "x gathered whole" : "halo",
+             pb__devcomm_describe(pb__devcomm_path(s->dc)), s->staged_why[0] ? " (" : "", s->staged_why,
+             s->staged_why[0] ? ")" : "");
 }
 
 const struct pb_bench pb__bench_spmv_dist = {
