@@ -1023,6 +1023,18 @@ static pb_status finish_halo(struct sd_state *s)
     return st;
 }
 
+/* After the interior rows (st) and the exchange (xst): the boundary rows
+ * behind the exchange on the copy stream, then both streams drained. */
+static pb_status boundary_then_sync(struct sd_state *s, pb_status st, pb_status xst)
+{
+    if (st == PB_OK)
+        st = xst;
+    if (st == PB_OK)
+        st = launch(s, &s->args_bnd, s->copy);
+    pb_status s1 = pb_stream_sync(s->compute), s2 = pb_stream_sync(s->copy);
+    return st != PB_OK ? st : s1 != PB_OK ? s1 : s2;
+}
+
 /* The halo on the device path: gathered, sent and received into x on the
  * copy stream; the interior rows on the compute stream meanwhile (overlap)
  * or after it; the boundary rows behind the halo. A CUDA-aware MPI returns
@@ -1037,12 +1049,7 @@ static pb_status device_run(struct sd_state *s)
     xst = pb__devcomm_exchange(s->dc, &s->halo, s->x, sent_first, s->x, (size_t)s->n_own, s->copy);
     if (st == PB_OK && !(s->overlap && returns_late))
         st = launch(s, &s->args_int, s->overlap ? s->compute : s->copy);
-    if (st == PB_OK)
-        st = xst;
-    if (st == PB_OK)
-        st = launch(s, &s->args_bnd, s->copy);
-    pb_status s1 = pb_stream_sync(s->compute), s2 = pb_stream_sync(s->copy);
-    return st != PB_OK ? st : s1 != PB_OK ? s1 : s2;
+    return boundary_then_sync(s, st, xst);
 }
 
 /* Rank r's part of x from r to every rank, in place, on a device path or
@@ -1084,12 +1091,7 @@ static pb_status gather_run(struct sd_state *s)
     xst = share_x(s);
     if (st == PB_OK && !s->overlap)
         st = launch(s, &s->args_int, s->copy);
-    if (st == PB_OK)
-        st = xst;
-    if (st == PB_OK)
-        st = launch(s, &s->args_bnd, s->copy);
-    pb_status s1 = pb_stream_sync(s->compute), s2 = pb_stream_sync(s->copy);
-    return st != PB_OK ? st : s1 != PB_OK ? s1 : s2;
+    return boundary_then_sync(s, st, xst);
 }
 
 static pb_status sd_run(pb_device *dev, const void *args, pb_stream *stream)
