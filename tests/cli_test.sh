@@ -574,6 +574,20 @@ expect 0 "$pb" run conv-stream --width 90 --height 70 --radius 3 --host-mem stag
 if grep -q "FAILED\|ERROR" "$tmp/out"; then bad "a staged or pinned conv-stream row failed"; else ok; fi
 contains "$tmp/out" "images page-locked in place"
 contains "$tmp/out" "UNSUPPORTED,backend opencl cannot page-lock"
+# Whatever the command, output that cannot be written is an error (exit 3), not a silent success.
+for c in list version devices; do
+    if [ -w /dev/full ]; then "$pb" $c >/dev/full 2>"$tmp/err"; rc=$?; [ $rc -eq 3 ] && ok || bad "$c to a full disk: exit $rc"; fi
+done
+# Taps whose sums leave the type's range: UNSUPPORTED with the reason, not a kernel's FAILED; a
+# sigma whose square underflows is the identity filter, not NaN taps.
+printf '1e300 1e300 1e300\n' >"$tmp/huge-taps.txt"
+expect 0 "$pb" run conv --width 9 --height 5 --radius 1 --filter "$tmp/huge-taps.txt" --backend ref,openmp --precision float,double --reps 1 --format csv
+[ "$(grep -c 'UNSUPPORTED,"filter' "$tmp/out")" -eq 4 ] && ok || bad "huge taps: not 4 UNSUPPORTED rows"
+expect 0 "$pb" run conv --width 9 --height 5 --radius 1 --filter gauss:1e-170 --backend ref,openmp --reps 1 --format csv
+[ "$(grep -c ",OK," "$tmp/out")" -eq 2 ] && ok || bad "gauss:1e-170: not 2 OK rows"
+printf '%%%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1e308\n1 2 1e308\n' >"$tmp/dbig.mtx"
+expect 0 "$pb" run spmv --matrix "$tmp/dbig.mtx" --variant ref/csr,openmp/csr --precision double --reps 1 --format csv
+[ "$(grep -c "does not fit in double" "$tmp/out")" -eq 2 ] && ok || bad "an overflowing product: not 2 UNSUPPORTED rows"
 expect 2 "$pb" run conv-stream --width 40 --radius 2 --host-mem swapped --backend ref
 contains "$tmp/err" "--host-mem: pinned, staged or auto"
 expect 1 "$pb" run conv --width 40 --radius 3 --variant ref/rowcol --reps 1 --inject-fault --quiet
@@ -591,6 +605,9 @@ if grep -q ",FAILED," "$tmp/out"; then bad "an empty matrix failed"; else ok; fi
 if "$pb" list | grep -q "openmp/librsb-tuned"; then # its autotuner called a 0 x 0 matrix corrupt
     expect 0 "$pb" run spmv --matrix "$tmp/rows0.mtx" --variant openmp/librsb-tuned --reps 1 --format csv
     contains "$tmp/out" ",OK,"
+    # More threads than librsb takes spun forever in its locks: it runs with its most, and says so.
+    expect 0 timeout -k 5 120 "$pb" run spmv --matrix lap2d:4 --variant openmp/librsb --threads 600 --reps 1 --format csv
+    contains "$tmp/out" "the most librsb takes"
 fi
 expect 2 "$pb" run conv --width 40 --radius 0
 contains "$tmp/err" "radius must be between"
@@ -621,6 +638,13 @@ else
     if [ "$(head -c 2 "$tmp/o.pgm")" = "P5" ]; then ok; else bad "conv wrote no PGM"; fi
     expect 0 "$pb" conv --image "$tmp/g.pgm" --radius 2 --save "$tmp/o.png" --quiet
     if [ "$(head -c 4 "$tmp/o.png" | tail -c 3)" = "PNG" ]; then ok; else bad "conv wrote no PNG"; fi
+    # Taps that carry a real image past float's range: an error, and nothing saved.
+    printf '1e30 1e30 1e30\n' >"$tmp/big-taps.txt"
+    expect 3 "$pb" conv --image "$tmp/g.pgm" --radius 1 --filter "$tmp/big-taps.txt" --save "$tmp/big.pgm" --backend ref
+    contains "$tmp/err" "past float's range; nothing saved"
+    [ ! -e "$tmp/big.pgm" ] && ok || bad "conv saved an image of Inf"
+    expect 0 "$pb" conv --image "$tmp/g.pgm" --radius 2 --sigma 1e-200 --save "$tmp/delta.pgm" --backend ref --quiet
+    cmp -s <(tail -c 1200 "$tmp/g.pgm") <(tail -c 1200 "$tmp/delta.pgm") && ok || bad "a vanishing sigma is not the identity filter"
     expect 0 "$pb" conv --image "$tmp/o.png" --radius 2 --filter box --save "$tmp/o2.jpg" --backend ref
     contains "$tmp/out" "40x30, 1 channel"
     # A radius past a device's local memory (PoCL's 1 MiB): without --backend the next

@@ -144,6 +144,12 @@ expect 0 "$mpiexec" -n 3 "$pb" run spmv-dist --matrix "$tmp/ext.mtx" --reader ea
     --precision float,double
 count "$tmp/out" "UNSUPPORTED: rank 0: value 1e+300 in row 2 does not fit in float" 2
 count "$tmp/out" " OK" 2
+# A header declaring 2e9 x 2e9: refused on every rank before any of it is allocated (the readers of
+# one host together), not the OOM killer.
+printf '%%%%MatrixMarket matrix coordinate real general\n2000000000 2000000000 2\n1 1 1\n2000000000 2000000000 1\n' \
+    >"$tmp/huge.mtx"
+expect 3 "$mpiexec" -n 3 "$pb" run spmv-dist --matrix "$tmp/huge.mtx" --reader each --backend ref --reps 1 --quiet
+contains "$tmp/out" "3 reader(s) on this host need"
 printf '%%%%MatrixMarket matrix coordinate real general\n4 4 3\n1 1 1\n2 2 2\n4 4 x\n' >"$tmp/bad.mtx"
 expect 3 "$mpiexec" -n 3 "$pb" run spmv-dist --matrix "$tmp/bad.mtx" --reader each --backend ref --quiet
 contains "$tmp/out" "bad.mtx:5: value"

@@ -702,7 +702,7 @@ static void check_shares(const char *path, int parts)
     assert_int_equal(pb_coo_read(path, NULL, &whole), PB_OK);
     int32_t rows = -1, cols = -1;
     int64_t *lengths;
-    assert_int_equal(pb__coo_row_lengths(path, NULL, &rows, &cols, &lengths), PB_OK);
+    assert_int_equal(pb__coo_row_lengths(path, NULL, 1, &rows, &cols, &lengths), PB_OK);
     assert_int_equal(rows, whole.n_rows);
     assert_int_equal(cols, whole.n_cols);
     int64_t total = 0;
@@ -775,7 +775,7 @@ static void test_read_rows(void **state)
     assert_contains(pb_last_error(), ":5:");
     int32_t rows, cols;
     int64_t *lengths;
-    assert_int_equal(pb__coo_row_lengths(base, NULL, &rows, &cols, &lengths), PB_ERR_PARSE);
+    assert_int_equal(pb__coo_row_lengths(base, NULL, 1, &rows, &cols, &lengths), PB_ERR_PARSE);
     remove(path);
     remove(base);
 }

@@ -52,6 +52,11 @@ static pb_status rsb_ready(pb_device *dev, const struct pb_spmv_args *a, bool tu
         atexit(rsb_shutdown);
     }
     rsb_int_t threads = dev->threads > 0 ? dev->threads : 1;
+    /* librsb supports so many threads (RSB_CONST_MAX_SUPPORTED_THREADS, in
+     * rsb-config.h, which rsb.h leaves out); 514 spun forever in its locks. */
+    enum { RSB_MOST_THREADS = 128 };
+    if (threads > RSB_MOST_THREADS)
+        threads = RSB_MOST_THREADS;
     if ((e = rsb_lib_set_opt(RSB_IO_WANT_EXECUTING_THREADS, &threads)) != RSB_ERR_NO_ERROR)
         return rsb_failed(e, "setting the thread count");
     struct rsb_cache *c = *out = &rsb[tuned];
@@ -121,21 +126,34 @@ pb_status pb__rsb_spmv_tuned(pb_device *dev, const void *args, pb_stream *s)
     return rsb_run(dev, args, true);
 }
 
+/* What the row's thread count does not say: librsb ran fewer. */
+static const char *threads_capped(const pb_device *dev, const struct rsb_cache *c, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (dev->threads > c->threads)
+        snprintf(buf, len, "; %d threads, the most librsb takes", (int)c->threads);
+    return buf;
+}
+
 pb_status pb__rsb_spmv_prepare(pb_device *dev, const void *args, char *note, size_t len)
 {
-    (void)note, (void)len;
     struct rsb_cache *c;
-    return rsb_ready(dev, args, false, &c);
+    pb_status st = rsb_ready(dev, args, false, &c);
+    char capped[64];
+    if (st == PB_OK && threads_capped(dev, c, capped, sizeof capped)[0])
+        snprintf(note, len, "%s", capped + 2);
+    return st;
 }
 
 pb_status pb__rsb_spmv_tuned_prepare(pb_device *dev, const void *args, char *note, size_t len)
 {
     struct rsb_cache *c;
     pb_status st = rsb_ready(dev, args, true, &c);
-    char leaves[32] = "";
+    char leaves[32] = "", capped[64];
     if (st == PB_OK &&
         rsb_mtx_get_info_str(c->mtx, "RSB_MIF_LEAVES_COUNT__TO__RSB_BLK_INDEX_T", leaves, sizeof leaves) ==
             RSB_ERR_NO_ERROR)
-        snprintf(note, len, "tuned into %s leaf blocks for %d threads", leaves, (int)c->tuned_for);
+        snprintf(note, len, "tuned into %s leaf blocks for %d threads%s", leaves, (int)c->tuned_for,
+                 threads_capped(dev, c, capped, sizeof capped));
     return st;
 }

@@ -112,9 +112,11 @@ static pb_status conv_bind(pb_device *dev, const struct pb_problem *p, const str
 {
     (void)v;
     const struct pb_conv_host *h = host;
+    *state = NULL;
+    if (h->overflow[0])
+        return pb__fail(PB_ERR_UNSUPPORTED, "%s", h->overflow);
     struct pb_conv_shape sh = pb__conv_shape(p);
     size_t elt = pb_precision_size(p->prec), bytes = sh.width * sh.height * elt, fbytes = (2 * sh.radius + 1) * elt;
-    *state = NULL;
     struct conv_state *s = calloc(1, sizeof *s);
     if (!s)
         return pb__fail(PB_ERR_NOMEM, "conv: out of host memory");

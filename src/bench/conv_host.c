@@ -5,6 +5,7 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,9 +67,10 @@ pb_status pb__conv_filter_read(FILE *f, const char *path, size_t *radius, double
     char word[128];
     while (st == PB_OK && (len = next_word(f, word, sizeof word)) > 0) {
         char *end;
-        errno = 0;
+        /* No errno test: ERANGE from an underflow still gives a number (0 or
+         * subnormal), and an overflow gives Inf. */
         double v = strtod(word, &end);
-        if (*end || errno || !isfinite(v) || len >= sizeof word) {
+        if (*end || !isfinite(v) || len >= sizeof word) {
             st = pb__fail(PB_ERR_IO, "filter file '%s': '%s%s' is not a number", path, word,
                           len >= sizeof word ? "..." : "");
             break;
@@ -124,7 +126,8 @@ pb_status pb__conv_filter_make(const char *spec, size_t *radius, double **taps)
         return pb__fail(PB_ERR_NOMEM, "out of memory for the filter");
     for (size_t k = 0; k <= 2 * r; k++) {
         double x = (double)k - (double)r;
-        t[k] = box ? 1.0 : exp(-x * x / (2 * sigma * sigma));
+        double u = x / sigma; /* not x^2 / sigma^2: a sigma whose square underflows made 0/0 */
+        t[k] = box ? 1.0 : exp(-0.5 * u * u);
         sum += t[k];
     }
     for (size_t k = 0; k <= 2 * r; k++)
@@ -263,6 +266,17 @@ pb_status pb__conv_host_prepare(const struct pb_conv_shape *shape, uint64_t seed
     /* The kernels see the taps rounded to prec; so does the oracle. */
     for (size_t k = 0; k <= 2 * radius && shape->prec == PB_FLOAT; k++)
         h->taps[k] = (float)h->taps[k];
+    /* Taps, or sums of them, past the type's range are Inf in every kernel:
+     * the filter's doing, not a kernel's (UNSUPPORTED, not FAILED). The
+     * image's values are at most 1 in magnitude, so no output of the two
+     * passes exceeds (sum of |taps|)^2. */
+    double most = shape->prec == PB_FLOAT ? FLT_MAX : DBL_MAX, l1 = 0;
+    for (size_t k = 0; k <= 2 * radius; k++)
+        l1 += fabs(h->taps[k]);
+    if (!(l1 * l1 <= most))
+        snprintf(h->overflow, sizeof h->overflow,
+                 "filter '%s': its taps sum to %g in magnitude, so two passes can reach %g, past %s's range",
+                 shape->filter, l1, l1 * l1, pb_precision_name(shape->prec));
     /* One seeded stream per chunk, so threads fill it and the image does not
      * depend on the thread count. */
     const long chunks = (long)((px + FILL_CHUNK - 1) / FILL_CHUNK);

@@ -55,6 +55,8 @@ struct pb_conv_host {
     double *scale;      /* n_rows x width: each element's error scale */
     size_t *rows;       /* rows of the output the oracle covers */
     size_t n_rows;
+    /* Why the filter's outputs may not fit in prec ("" when they do): its rows are UNSUPPORTED. */
+    char overflow[192];
 };
 pb_status pb__conv_host_prepare(const struct pb_conv_shape *shape, uint64_t seed, struct pb_conv_host **out);
 void pb__conv_host_release(void *host);

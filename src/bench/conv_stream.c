@@ -138,6 +138,8 @@ static pb_status cs_bind(pb_device *dev, const struct pb_problem *p, const struc
     const struct cs_kind *kind = v->data;
     const struct pb_conv_host *h = host;
     *state = NULL;
+    if (h->overflow[0])
+        return pb__fail(PB_ERR_UNSUPPORTED, "%s", h->overflow);
     struct cs_state *s = calloc(1, sizeof *s);
     if (!s)
         return pb__fail(PB_ERR_NOMEM, "conv-stream: out of host memory");

@@ -197,8 +197,9 @@ static pb_status gd_plan(const struct pb_param_lists *l, enum pb_precision prec,
                         panel = auto_panel(k);
                     if (m < 1 || n < 1 || k < 1 || panel < 1)
                         return pb__fail(PB_ERR_INVALID,
-                                        "gemm-dist sizes and panel must be at least 1 (got m=%lld n=%lld k=%lld "
-                                        "panel=%lld)", (long long)m, (long long)n, (long long)k, (long long)panel);
+                                        "gemm-dist sizes must be at least 1 and --panel at least 0 (0 = auto; got "
+                                        "m=%lld n=%lld k=%lld panel=%lld)", (long long)m, (long long)n, (long long)k,
+                                        (long long)l->values[P_PANEL][ip]);
                     size_t bytes, elt = pb_precision_size(prec);
                     if (!matrix_bytes((size_t)m, (size_t)k, elt, &bytes) ||
                         !matrix_bytes((size_t)k, (size_t)n, elt, &bytes) ||

@@ -102,18 +102,13 @@ static size_t plan_jobs(const struct pb_run_config *cfg, struct job *jobs);
 pb_status pb__run_validate(const struct pb_run_config *cfg)
 {
     char known[512] = "";
-    size_t used = 0;
     for (size_t i = 0; i < cfg->n_backends; i++)
-        if (!pb_backend_find(cfg->backends[i])) {
-            for (size_t j = 0; j < pb_backend_count() && used < sizeof known; j++)
-                used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", j ? ", " : "",
-                                         pb_backend_at(j)->name);
-            return pb__fail(PB_ERR_NOT_FOUND, "unknown backend '%s' (this build has: %s)",
-                            cfg->backends[i], known);
-        }
+        if (!pb_backend_find(cfg->backends[i]))
+            return pb__fail(PB_ERR_NOT_FOUND, "unknown backend '%s' (this build has: %s)", cfg->backends[i],
+                            pb__backend_names(known, sizeof known));
     for (size_t i = 0; i < cfg->n_variants; i++) {
         bool found = false;
-        used = 0;
+        size_t used = 0;
         known[0] = '\0';
         for (size_t j = 0; j < pb_backend_count(); j++) {
             const struct pb_backend *b = pb_backend_at(j);

@@ -60,8 +60,8 @@ struct spmv_host {
     double *ref;   /* oracle y */
     double *scale; /* each row's rounding-error scale */
     uint64_t seed;
-    /* float only: why the matrix or its product does not fit in float ("" if it does) */
-    char float_overflow[128];
+    /* why the matrix or its product does not fit in the precision ("" if it does) */
+    char overflow[160];
     /* ELLPACK row-major [0] and transposed [1], built on first use (taking
      * ell_s seconds). */
     struct pb_ell ell[2];
@@ -230,20 +230,18 @@ static pb_status spmv_prepare(const struct pb_problem *p, uint64_t seed, void **
     pb__rng_init(&rng, seed, 1);
     pb__rng_fill(&rng, h->x, p->prec, (size_t)h->m.n_cols);
     compute_oracle(h);
-    /* A value or a product beyond float's range is Inf in every float kernel:
-     * no kernel's fault, so those rows are UNSUPPORTED rather than FAILED. */
-    if (p->prec == PB_FLOAT) {
-        for (size_t k = 0; k < h->m.nnz && !h->float_overflow[0]; k++)
-            if (fabs(h->m.values[k]) > FLT_MAX)
-                snprintf(h->float_overflow, sizeof h->float_overflow,
-                         "value %g in row %d does not fit in float (--precision double)", h->m.values[k],
-                         (int)h->m.rows[k] + 1);
-        for (int32_t i = 0; i < h->m.n_rows && !h->float_overflow[0]; i++)
-            if (fabs(h->ref[i]) > FLT_MAX)
-                snprintf(h->float_overflow, sizeof h->float_overflow,
-                         "row %d of the product (%g) does not fit in float (--precision double)", (int)i + 1,
-                         h->ref[i]);
-    }
+    /* A value or a product beyond the type's range is Inf in every kernel: no
+     * kernel's fault, so those rows are UNSUPPORTED rather than FAILED. */
+    double most = p->prec == PB_FLOAT ? FLT_MAX : DBL_MAX;
+    const char *type = pb_precision_name(p->prec), *hint = p->prec == PB_FLOAT ? " (--precision double)" : "";
+    for (size_t k = 0; k < h->m.nnz && !h->overflow[0]; k++)
+        if (fabs(h->m.values[k]) > most)
+            snprintf(h->overflow, sizeof h->overflow, "value %g in row %d does not fit in %s%s", h->m.values[k],
+                     (int)h->m.rows[k] + 1, type, hint);
+    for (int32_t i = 0; i < h->m.n_rows && !h->overflow[0]; i++)
+        if (!(fabs(h->ref[i]) <= most))
+            snprintf(h->overflow, sizeof h->overflow, "row %d of the product (%g) does not fit in %s%s", (int)i + 1,
+                     h->ref[i], type, hint);
     *out = h;
     return PB_OK;
 }
@@ -284,8 +282,8 @@ static pb_status spmv_bind(pb_device *dev, const struct pb_problem *p, const str
 {
     struct spmv_host *h = host;
     *state = NULL;
-    if (h->float_overflow[0])
-        return pb__fail(PB_ERR_UNSUPPORTED, "%s", h->float_overflow);
+    if (h->overflow[0])
+        return pb__fail(PB_ERR_UNSUPPORTED, "%s", h->overflow);
     struct spmv_state *s = calloc(1, sizeof *s);
     if (!s)
         return pb__fail(PB_ERR_NOMEM, "spmv: out of host memory");

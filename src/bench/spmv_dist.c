@@ -312,7 +312,20 @@ static pb_status scatter_rows(pb_comm *comm, const struct pb_coo *m, const int32
     return st;
 }
 
-/* Collective: rank 0 loads A, every rank gets the partition and its rows. */
+/* Every rank of this host holds all of x twice (double and typed) and its
+ * share of the row offsets, oracle and scales: refuse together what they
+ * cannot all hold, before each allocates its part alone. Collective. */
+static pb_status host_share_fits(pb_comm *comm, const struct sd_host *h, enum pb_precision prec)
+{
+    double per_rank = (double)h->n_cols * (8.0 + (double)pb_precision_size(prec)) +
+                      ((double)h->n_rows / h->ranks + 1) * (4 + 16);
+    int local = pb__comm_local_size(comm);
+    char who[96];
+    snprintf(who, sizeof who, "spmv-dist: %d x %d on %d rank(s) of this host", (int)h->n_rows, (int)h->n_cols,
+             local);
+    return pb__comm_agree(comm, pb__host_mem_need(per_rank * local, who, "for x and the rows' offsets"));
+}
+
 /* --reader one: rank 0 loads A, every rank gets the partition and its rows.
  * Collective; st: this rank's status so far. */
 static pb_status rows_from_rank0(pb_comm *comm, const struct pb_problem *p, uint64_t seed, struct sd_host *h,
@@ -330,6 +343,9 @@ static pb_status rows_from_rank0(pb_comm *comm, const struct pb_problem *p, uint
         st = pb__comm_bcast(comm, shape, sizeof shape, 0);
     if (st == PB_OK) {
         h->n_rows = (int32_t)shape[0], h->n_cols = (int32_t)shape[1], h->nnz = shape[2];
+        st = host_share_fits(comm, h, p->prec);
+    }
+    if (st == PB_OK) {
         if (me == 0)
             pb__partition_rows(ptr, h->n_rows, ranks, strcmp(p->s[P_BALANCE], "nnz") == 0, h->row_first);
         st = pb__comm_bcast(comm, h->row_first, ((size_t)ranks + 1) * sizeof *h->row_first, 0);
@@ -402,7 +418,8 @@ static pb_status rows_read_by_each(pb_comm *comm, const struct pb_problem *p, ui
     } else if (st == PB_OK) {
         int64_t *lengths = NULL;
         st = made_alone ? pb__sparse_row_lengths(spec, &rows, &cols, &lengths)
-                        : pb__coo_row_lengths(spec, &opt, &rows, &cols, &lengths);
+                        : pb__coo_row_lengths(spec, &opt, (unsigned)pb__comm_local_size(comm), &rows, &cols,
+                                              &lengths);
         if (st == PB_OK)
             st = offsets_of(lengths, rows, &ptr);
         free(lengths);

@@ -8,6 +8,8 @@
  * --max-pixels, out of memory, device error. Everything that needs no
  * computation is checked before the image is decoded. */
 #include <getopt.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,8 +183,12 @@ static int open_device(const struct conv_opts *o, int skip, pb_device **dev)
     const char *why = "";
     if (o->backend) {
         b = pb_backend_find(o->backend);
-        if (!b)
-            return usage("unknown backend '%s' (ref, openmp, cuda, opencl)", o->backend);
+        if (!b) {
+            char known[128];
+            fprintf(stderr, "parbench: unknown backend '%s' (this build has: %s)\n", o->backend,
+                    pb__backend_names(known, sizeof known));
+            return EXIT_USAGE;
+        }
         if (!pb_backend_available(b, &why)) {
             fprintf(stderr, "parbench: backend %s is not usable here: %s\n", o->backend, why);
             return EXIT_ERROR;
@@ -236,6 +242,30 @@ static pb_status filter_channels(struct pb_conv_engine *e, struct pb_image *img,
     pb__host_free(in);
     pb__host_free(out);
     return st;
+}
+
+/* The first value of img that is Inf or NaN, or SIZE_MAX. */
+static size_t first_not_finite(const struct pb_image *img)
+{
+    size_t n = img->width * img->height * img->channels;
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(img->data[i]))
+            return i;
+    return SIZE_MAX;
+}
+
+/* A finite image filtered holds only numbers: taps whose sums leave float's
+ * range made Inf or NaN, which no image format would show as the error it is. */
+static pb_status check_finite(const struct pb_image *img, const double *taps, size_t radius)
+{
+    size_t i = first_not_finite(img);
+    if (i == SIZE_MAX)
+        return PB_OK;
+    double l1 = 0;
+    for (size_t k = 0; k <= 2 * radius; k++)
+        l1 += fabs(taps[k]);
+    return pb__fail(PB_ERR_UNSUPPORTED, "filtered value %zu is %g: the taps (their magnitudes sum to %g) carry the "
+                    "image past float's range; nothing saved", i, (double)img->data[i], l1);
 }
 
 int pb__cmd_conv(int argc, char **argv)
@@ -309,9 +339,12 @@ int pb__cmd_conv(int argc, char **argv)
                 st = pb__fail(PB_ERR_IO, "image '%s' changed while it was read", o.image);
         }
         if (st == PB_OK && rc == EXIT_OK) {
+            bool finite_in = first_not_finite(&img) == SIZE_MAX; /* a raw input may hold NaN itself */
             double t0 = pb__now();
             st = filter_channels(e, &img, o.prec);
             seconds = pb__now() - t0;
+            if (st == PB_OK && finite_in)
+                st = check_finite(&img, taps, radius);
         }
         if (st != PB_OK)
             rc = fail(st);

@@ -4,6 +4,7 @@
  * 2 usage error, 3 device, memory or I/O error, 130 interrupted. */
 #include <cjson/cJSON.h>
 #include <stdint.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -873,7 +874,18 @@ static void main_help(FILE *f)
     fprintf(f, "\nparbench COMMAND --help describes one command.\n");
 }
 
-int main(int argc, char **argv)
+/* What a command printed must have reached standard output (a full disk,
+ * a closed pipe): a command that succeeded otherwise fails here. */
+static int stdout_written(int rc)
+{
+    if ((fflush(stdout) != 0 || ferror(stdout)) && rc == EXIT_OK) {
+        fprintf(stderr, "parbench: cannot write standard output: %s\n", strerror(errno));
+        return EXIT_ERROR;
+    }
+    return rc;
+}
+
+static int run_command(int argc, char **argv)
 {
     if (argc < 2) {
         main_help(stderr);
@@ -891,3 +903,5 @@ int main(int argc, char **argv)
     fprintf(stderr, "parbench: unknown command '%s' (see parbench --help)\n", argv[1]);
     return EXIT_USAGE;
 }
+
+int main(int argc, char **argv) { return stdout_written(run_command(argc, argv)); }

@@ -84,13 +84,18 @@ static pb_status mpi_allreduce(pb_comm *c, const void *send, void *recv, size_t 
     return PB_OK;
 }
 
+/* Broadcasts, sends and receives of more than MPI's int count go in pieces
+ * (in order between the same ranks and tag, so they reassemble). */
+#define MPI_PIECE ((size_t)1 << 30)
+
 static pb_status mpi_bcast(pb_comm *c, void *buf, size_t bytes, int root)
 {
-    int n = 0;
-    pb_status st = to_int(bytes, "broadcast", &n);
-    if (st != PB_OK)
-        return st;
-    MPI_CHECK(MPI_Bcast(buf, n, MPI_BYTE, root, comm_of(c)), "broadcast");
+    size_t at = 0;
+    do { /* once even for 0 bytes: the other ranks make the matching call */
+        int n = (int)(bytes - at < MPI_PIECE ? bytes - at : MPI_PIECE);
+        MPI_CHECK(MPI_Bcast((char *)buf + at, n, MPI_BYTE, root, comm_of(c)), "broadcast");
+        at += (size_t)n;
+    } while (at < bytes);
     return PB_OK;
 }
 
@@ -182,21 +187,23 @@ static pb_status mpi_exchange_wait(struct pb_comm_exchange *x)
 
 static pb_status mpi_send(pb_comm *c, const void *buf, size_t bytes, int peer, int tag)
 {
-    int n = 0;
-    pb_status st = to_int(bytes, "send", &n);
-    if (st != PB_OK)
-        return st;
-    MPI_CHECK(MPI_Send(buf, n, MPI_BYTE, peer, tag, comm_of(c)), "send");
+    size_t at = 0;
+    do { /* once even for 0 bytes: the other ranks make the matching call */
+        int n = (int)(bytes - at < MPI_PIECE ? bytes - at : MPI_PIECE);
+        MPI_CHECK(MPI_Send((const char *)buf + at, n, MPI_BYTE, peer, tag, comm_of(c)), "send");
+        at += (size_t)n;
+    } while (at < bytes);
     return PB_OK;
 }
 
 static pb_status mpi_recv(pb_comm *c, void *buf, size_t bytes, int peer, int tag)
 {
-    int n = 0;
-    pb_status st = to_int(bytes, "receive", &n);
-    if (st != PB_OK)
-        return st;
-    MPI_CHECK(MPI_Recv(buf, n, MPI_BYTE, peer, tag, comm_of(c), MPI_STATUS_IGNORE), "receive");
+    size_t at = 0;
+    do { /* once even for 0 bytes: the other ranks make the matching call */
+        int n = (int)(bytes - at < MPI_PIECE ? bytes - at : MPI_PIECE);
+        MPI_CHECK(MPI_Recv((char *)buf + at, n, MPI_BYTE, peer, tag, comm_of(c), MPI_STATUS_IGNORE), "receive");
+        at += (size_t)n;
+    } while (at < bytes);
     return PB_OK;
 }
 

@@ -103,6 +103,8 @@ struct pb_device {
 
 /* Whether --device NAME picks dev: its name or aka contains pattern, in any case. */
 bool pb__device_matches(const pb_device *dev, const char *pattern);
+/* The backends of this build, "ref, openmp, opencl", into buf. */
+const char *pb__backend_names(char *buf, size_t len);
 
 struct pb_buf {
     pb_device *dev;

@@ -1,4 +1,5 @@
 /* The backend table and the public wrappers over the private vtable. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,15 @@ const pb_backend *pb_backend_find(const char *name)
 }
 
 const char *pb_backend_name(const pb_backend *b) { return b->name; }
+
+const char *pb__backend_names(char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < pb_backend_count() && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", backends[i]->name);
+    return buf;
+}
 
 bool pb_backend_available(const pb_backend *b, const char **why)
 {

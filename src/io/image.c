@@ -392,6 +392,9 @@ static char output_kind(const char *path)
 static pb_status check_format(const char *path, size_t width, size_t height, size_t channels)
 {
     char kind = output_kind(path);
+    if (!kind && !extension(path)[0])
+        return pb__fail(PB_ERR_INVALID, "'%s' has no extension to tell its image format by (png, jpg, bmp, tga, pgm, "
+                        "ppm, f32, raw)", path);
     if (!kind)
         return pb__fail(PB_ERR_INVALID, "'%s': unknown image format '.%s' (png, jpg, bmp, tga, pgm, ppm, f32, raw)",
                         path, extension(path));

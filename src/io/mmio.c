@@ -288,6 +288,7 @@ struct mm_reader {
     bool filter;
     uint64_t keep_lo, keep_hi;
     bool count_only;  /* pb__coo_row_lengths: nothing kept, lengths counted */
+    unsigned sharers; /* count_only: processes of this host reading the same file (>= 1) */
     int64_t *lengths; /* entries per row, mirrors included (count_only) */
 };
 
@@ -1069,6 +1070,19 @@ static pb_status mm_parse(struct mm_reader *r, const struct pb_mm_options *opt, 
     }
     if (r->filter && first > ((size_t)1 << 16))
         first = (size_t)1 << 16; /* a share of the rows: grow as they come */
+    if (r->count_only) {
+        /* Every reader of this host keeps the row lengths, 32-bit offsets and
+         * x (double and typed) at once: refuse together what they cannot all
+         * hold, before any of it is allocated. */
+        double need = ((double)h.rows * (sizeof *r->lengths + sizeof(int32_t)) + (double)h.cols * 16) * r->sharers;
+        size_t avail = pb__host_mem_available();
+        if (need > (double)avail) {
+            char want[32], have[32];
+            return pb__fail(PB_ERR_NOMEM, "%s: %llu x %llu: %u reader(s) on this host need %s for the row lengths, "
+                            "offsets and x, %s is available", r->name, (unsigned long long)h.rows, (unsigned long long)h.cols, r->sharers,
+                           pb__format_bytes(need, want, sizeof want), pb__format_bytes((double)avail, have, sizeof have));
+        }
+    }
     if (r->count_only &&
         (st = mm_realloc(r->name, "the row lengths", (void **)&r->lengths, h.rows ? h.rows : 1,
                          sizeof *r->lengths)) == PB_OK)
@@ -1251,12 +1265,13 @@ pb_status pb__coo_read_chunked(const char *path, const struct pb_mm_options *opt
     return read_path(&r, path, opt, out);
 }
 
-pb_status pb__coo_row_lengths(const char *path, const struct pb_mm_options *opt, int32_t *rows,
+pb_status pb__coo_row_lengths(const char *path, const struct pb_mm_options *opt, unsigned sharers, int32_t *rows,
                               int32_t *cols, int64_t **lengths)
 {
     struct mm_reader r;
     memset(&r, 0, sizeof r);
     r.filter = r.count_only = true; /* keep_lo = keep_hi = 0: nothing */
+    r.sharers = sharers ? sharers : 1;
     struct pb_coo m;
     pb_status st = read_path(&r, path, opt, &m);
     *lengths = NULL;

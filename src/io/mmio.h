@@ -25,8 +25,10 @@ pb_status pb__coo_read_chunked(const char *path, const struct pb_mm_options *opt
  * of a symmetric file counted, duplicates counted apart: for balancing).
  * pb__coo_read_rows is pb_coo_read keeping rows [first, first + count)
  * (0-based) alone: out->rows hold indices of the whole matrix, n_rows is its
- * row count, every line of the file is still checked. */
-pb_status pb__coo_row_lengths(const char *path, const struct pb_mm_options *opt, int32_t *rows,
+ * row count, every line of the file is still checked. sharers: processes of
+ * this host counting the same file at once; PB_ERR_NOMEM, before anything is
+ * allocated, where they cannot all hold the lengths, offsets and x. */
+pb_status pb__coo_row_lengths(const char *path, const struct pb_mm_options *opt, unsigned sharers, int32_t *rows,
                               int32_t *cols, int64_t **lengths);
 pb_status pb__coo_read_rows(const char *path, const struct pb_mm_options *opt, int32_t first, int32_t count,
                             struct pb_coo *out);
