@@ -299,6 +299,43 @@ static void test_scaled(void **state)
     assert_contains(c.detail, "NaN");
 }
 
+/* Sums of squares of huge and tiny terms keep their size (a plain sum made
+ * Inf or 0 of them), and so do the checks that use them: outputs near 1e200
+ * are judged as outputs near 1. */
+static void test_sumsq_range(void **state)
+{
+    (void)state;
+    struct pb_sumsq a = {0};
+    const double terms[] = {3e200, 4e200, 0, 1e-300, 5, 12};
+    for (size_t i = 0; i < PB_ARRAY_LEN(terms); i++)
+        pb__sumsq_add(&a, terms[i]);
+    assert_near(pb__sumsq_norm(&a) / 5e200, 1, 1e-15);
+    struct pb_sumsq b = {0};
+    pb__sumsq_add(&b, 3e-200);
+    pb__sumsq_add(&b, 4e-200);
+    assert_near(pb__sumsq_norm(&b) / 5e-200, 1, 1e-15);
+    struct pb_sumsq c = {0};
+    pb__sumsq_add(&c, 3);
+    pb__sumsq_add(&c, 4);
+    assert_near(pb__sumsq_norm(&c), 5, 1e-15);
+    assert_false(pb__sumsq_in_range(1e300 * 1e300));
+    assert_false(pb__sumsq_in_range(0));
+    assert_true(pb__sumsq_in_range(1e-100));
+    /* A row of terms near 1e200: its scale is finite, so an error of 1e-12 relative fails. */
+    struct pb_sumsq t = {0};
+    pb__sumsq_add(&t, 1e200);
+    pb__sumsq_add(&t, -7e199);
+    double ref[2] = {3e199, 1}, scale[2] = {pb__dot_scale_scaled(PB_DOUBLE, 2, &t), 1e-15};
+    assert_true(isfinite(scale[0]) && scale[0] > 0);
+    double out[2] = {3e199, 1};
+    struct pb_check ok = scaled(out, ref, scale, 2);
+    assert_true(ok.pass);
+    out[0] = 3e199 * (1 + 1e-12);
+    struct pb_check bad = scaled(out, ref, scale, 2);
+    assert_false(bad.pass);
+    assert_true(isfinite(bad.err_norm) && bad.err_norm > 16);
+}
+
 /* The dot-product scale: u sqrt(n sumsq) plus the underflow allowance. */
 static void test_dot_scale(void **state)
 {
@@ -785,6 +822,7 @@ int main(void)
     };
     const struct CMUnitTest planted[] = {
         cmocka_unit_test(test_scaled),
+        cmocka_unit_test(test_sumsq_range),
         cmocka_unit_test(test_dot_scale),
         cmocka_unit_test(test_gemm_planted),
         cmocka_unit_test(test_gemm_planted_lowp),

@@ -188,6 +188,12 @@ static void compute_oracle(struct spmv_host *h)
         }
         h->ref[i] = sum;
         h->scale[i] = pb__dot_scale(prec, (double)(h->ptr[i + 1] - h->ptr[i]), sumsq);
+        if (!pb__sumsq_in_range(sumsq)) { /* terms past 1e154 or below 1e-154 */
+            struct pb_sumsq a = {0};
+            for (int64_t k = h->ptr[i]; k < h->ptr[i + 1]; k++)
+                pb__sumsq_add(&a, as_prec(h->m.values[k], prec) * x_at(h, h->m.cols[k]));
+            h->scale[i] = pb__dot_scale_scaled(prec, (double)(h->ptr[i + 1] - h->ptr[i]), &a);
+        }
     }
 }
 

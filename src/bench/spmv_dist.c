@@ -835,6 +835,12 @@ static void oracle(struct sd_state *s)
         }
         s->ref[i] = sum;
         s->scale[i] = pb__dot_scale(s->prec, (double)(h->mine.ptr[i + 1] - h->mine.ptr[i]), sumsq);
+        if (!pb__sumsq_in_range(sumsq)) { /* terms past 1e154 or below 1e-154 */
+            struct pb_sumsq a = {0};
+            for (int32_t k = h->mine.ptr[i]; k < h->mine.ptr[i + 1]; k++)
+                pb__sumsq_add(&a, as_prec(h->mine.val[k], s->prec) * h->x[h->mine.idx[k]]);
+            s->scale[i] = pb__dot_scale_scaled(s->prec, (double)(h->mine.ptr[i + 1] - h->mine.ptr[i]), &a);
+        }
     }
 }
 

@@ -42,6 +42,40 @@ double pb__dot_scale(enum pb_precision p, double n, double sumsq)
     return pb__accum_roundoff(p) * sqrt(n * sumsq) + n * tiny;
 }
 
+void pb__sumsq_add(struct pb_sumsq *a, double t)
+{
+    double m = fabs(t);
+    if (m > 0x1p-400 && m < 0x1p+400) {
+        a->plain += m * m;
+    } else if (m > a->big) {
+        double r = a->big / m;
+        a->ssq = 1 + a->ssq * r * r;
+        a->big = m;
+    } else if (m > 0) {
+        double r = m / a->big;
+        a->ssq += r * r;
+    }
+}
+
+double pb__sumsq_norm(const struct pb_sumsq *a)
+{
+    double p = sqrt(a->plain), most = p > a->big ? p : a->big;
+    if (most == 0)
+        return 0;
+    double rp = p / most, rb = a->big / most;
+    return most * sqrt(rp * rp + rb * rb * a->ssq);
+}
+
+/* Far enough from both ends that no term's square overflowed and not all
+ * of them underflowed (0 included: a row of tiny terms sums to 0 as well). */
+bool pb__sumsq_in_range(double sumsq) { return sumsq > 0x1p-900 && sumsq < 0x1p+900; }
+
+double pb__dot_scale_scaled(enum pb_precision p, double n, const struct pb_sumsq *a)
+{
+    double tiny = p == PB_DOUBLE ? DBL_MIN : FLT_MIN;
+    return pb__accum_roundoff(p) * sqrt(n) * pb__sumsq_norm(a) + n * tiny;
+}
+
 void pb__check_begin(struct pb_check *c, double tol, const char *mode)
 {
     memset(c, 0, sizeof *c);
@@ -69,8 +103,8 @@ void pb__check_add(struct pb_check *c, const void *out, enum pb_precision prec, 
             continue;
         }
         double d = fabs(x - r);
-        c->sq_diff += d * d;
-        c->sq_ref += r * r;
+        pb__sumsq_add(&c->sq_diff, d);
+        pb__sumsq_add(&c->sq_ref, r);
         if (d > c->max_diff)
             c->max_diff = d;
         if (fabs(r) > c->max_ref)
@@ -92,8 +126,8 @@ void pb__check_add_scaled(struct pb_check *c, const void *out, enum pb_precision
         double d = fabs(x - r);
         /* s == 0: the exact answer is 0 and needs no rounding. */
         double ratio = d == 0 ? 0 : s > 0 ? d / s : INFINITY;
-        c->sq_diff += d * d;
-        c->sq_ref += s * s;
+        pb__sumsq_add(&c->sq_diff, d);
+        pb__sumsq_add(&c->sq_ref, s);
         if (ratio > c->err_max || c->checked + i == 0) {
             c->err_max = ratio;
             c->worst = first + i;
@@ -119,13 +153,13 @@ void pb__check_finite(struct pb_check *c, const void *out, enum pb_precision pre
 
 void pb__check_end(struct pb_check *c)
 {
+    double norm_diff = pb__sumsq_norm(&c->sq_diff), norm_ref = pb__sumsq_norm(&c->sq_ref);
     if (c->scaled) {
-        c->err_norm = c->sq_diff == 0 ? 0 : c->sq_ref > 0 ? sqrt(c->sq_diff) / sqrt(c->sq_ref) : INFINITY;
+        c->err_norm = norm_diff == 0 ? 0 : norm_ref > 0 ? norm_diff / norm_ref : INFINITY;
     } else {
         /* An all-zero oracle makes the errors absolute. */
-        double norm_ref = c->sq_ref > 0 ? sqrt(c->sq_ref) : 1.0;
         double max_ref = c->max_ref > 0 ? c->max_ref : 1.0;
-        c->err_norm = sqrt(c->sq_diff) / norm_ref;
+        c->err_norm = norm_diff / (norm_ref > 0 ? norm_ref : 1.0);
         c->err_max = c->max_diff / max_ref;
     }
     if (c->nonfinite) {

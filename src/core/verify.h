@@ -28,13 +28,25 @@
  * 6700 / sqrt(terms) times s_i (still 26 at 65536 terms). */
 #define PB_CHECK_TOL 16.0
 
+/* A sum of squares that neither overflows nor underflows: past 1e154 a
+ * square is Inf (a scale or norm of Inf passes any result), below 1e-154 it
+ * is 0 (a scale too small fails a correct one). Terms of ordinary size are
+ * summed plainly; the others as big^2 * ssq (a division each). Zero it, add
+ * every term, read pb__sumsq_norm = sqrt(sum of t^2). */
+struct pb_sumsq {
+    double plain, big, ssq;
+};
+void pb__sumsq_add(struct pb_sumsq *a, double t);
+double pb__sumsq_norm(const struct pb_sumsq *a);
+
 struct pb_check {
     double err_norm, err_max, tol;
     bool pass;
     const char *mode;   /* "full", "sampled", "none" */
     char detail[160];   /* why it failed */
     /* accumulators */
-    double sq_diff, sq_ref, max_diff, max_ref;
+    struct pb_sumsq sq_diff, sq_ref;
+    double max_diff, max_ref;
     size_t checked;
     bool nonfinite, scaled;
     /* the worst scaled element: its index, values and what it is */
@@ -70,6 +82,11 @@ double pb__accum_roundoff(enum pb_precision p);
  * inputs' own rounding is no part of it: the oracle multiplies the very
  * values the kernel read. */
 double pb__dot_scale(enum pb_precision p, double n, double sumsq);
+
+/* pb__dot_scale from the terms' pb_sumsq: for rows whose plain sum of
+ * squares pb__sumsq_in_range finds out of double's range. */
+bool pb__sumsq_in_range(double sumsq);
+double pb__dot_scale_scaled(enum pb_precision p, double n, const struct pb_sumsq *a);
 
 void pb__check_begin(struct pb_check *c, double tol, const char *mode);
 /* Compare n elements of out (prec) with ref; `first` is the index of out[0]
