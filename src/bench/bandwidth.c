@@ -57,9 +57,12 @@ static pb_status bw_plan(const struct pb_param_lists *l, enum pb_precision prec,
             int64_t size = l->values[P_SIZE][i], nb = l->values[P_BUFFERS][j];
             if (nb < 1 || nb > 1 << 20)
                 return pb__fail(PB_ERR_INVALID, "--buffers must be between 1 and 1M (got %lld)", (long long)nb);
+            if (size < 1)
+                return pb__fail(PB_ERR_INVALID, "--size must be at least 1 byte (got %lld)", (long long)size);
             if (size < nb)
                 return pb__fail(PB_ERR_INVALID, "--size %lld is smaller than --buffers %lld", (long long)size,
                                 (long long)nb);
+            size = size / nb * nb; /* what is copied: equal buffers (the size column says so) */
             if (count >= max)
                 return pb__fail(PB_ERR_INVALID, "bandwidth: more than %zu problems", max);
             out[count++] = (struct pb_problem){.prec = prec, .v = {[P_SIZE] = size, [P_BUFFERS] = nb}};
