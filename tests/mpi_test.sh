@@ -130,8 +130,9 @@ expect 0 "$mpiexec" -n 3 "$pb" run spmv-dist --matrix "lap2d:30,powerlaw:3000:8,
     --halo p2p,allgather,auto --backend ref,openmp --reps 2 --quiet --format csv --out "$tmp/halo.csv"
 count "$tmp/halo.csv" ",OK," 48
 count "$tmp/halo.csv" " halo allgather,OK,x gathered whole" 16
-count "$tmp/halo.csv" ",powerlaw:3000:8 by nnz,OK,x gathered whole" 4
-count "$tmp/halo.csv" ",lap2d:30 by nnz,OK,halo staged" 4
+count "$tmp/halo.csv" ",powerlaw:3000:8 by nnz halo auto,OK,x gathered whole" 4
+count "$tmp/halo.csv" ",lap2d:30 by nnz halo auto,OK,halo staged" 4
+count "$tmp/halo.csv" ",lap2d:30 by nnz,OK,halo staged" 4 # p2p, the default: the problem as before
 expect 1 "$mpiexec" -n 2 "$pb" run spmv-dist --matrix powerlaw:3000:8 --halo allgather --backend ref --reps 2 \
     --quiet --inject-fault
 count "$tmp/out" " FAILED" 2
