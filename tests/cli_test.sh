@@ -501,7 +501,13 @@ contains "$tmp/out" "2 rows matched"
 awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "median_s") c = i } NR > 1 && c { $c = 0 } { print }' \
     "$tmp/cmp-new.csv" >"$tmp/cmp-zero.csv"
 expect 0 "$pb" compare "$tmp/cmp-zero.csv" "$tmp/cmp-new.csv"
-contains "$tmp/out" "not compared (base has no median time)"
+contains "$tmp/out" "not compared (base has no usable median time)"
+contains "$tmp/out" "2 not compared"
+# a run that verified before and ERRORs now is a regression, not "nothing compared"
+awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "status") c = i } NR > 1 && c { $c = "ERROR" } { print }' \
+    "$tmp/cmp-new.csv" >"$tmp/cmp-error.csv"
+expect 1 "$pb" compare "$tmp/cmp-new.csv" "$tmp/cmp-error.csv"
+contains "$tmp/out" "REGRESSION: ERROR (was OK)"
 
 # Ceilings: measured, saved, then read by runs for the fraction-of-ceiling column.
 expect 0 "$pb" run gemm --n 16 --variant ref/ikj --reps 1 --quiet

@@ -52,9 +52,15 @@ const char *pb__format_bytes(double bytes, char *buf, size_t len);
 /* Monotonic clock in seconds. */
 double pb__now(void);
 
-/* A whole file as a NUL-terminated string (caller frees). PB_ERR_NOT_FOUND
- * when it does not exist (no message), PB_ERR_IO with one otherwise. */
+/* A whole text file as a NUL-terminated string (caller frees). PB_ERR_NOT_FOUND
+ * when it does not exist (no message), PB_ERR_IO with one otherwise,
+ * PB_ERR_PARSE for a NUL byte or more than PB_READ_FILE_MAX bytes. */
+#define PB_READ_FILE_MAX (256 << 20)
 pb_status pb__read_file(const char *path, char **text);
+/* Whether two existing paths name the same file. */
+bool pb__same_file(const char *a, const char *b);
+/* The input among inputs[0..n) that out would overwrite, or NULL. */
+const char *pb__output_among(const char *out, char *const *inputs, int n);
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,7 @@
  * variant, precision, threads, parameters); per pair the ratio of median
  * times and whether the difference is larger than the spread of the
  * samples. A row that got slower beyond the threshold and beyond the spread,
- * or that verified in BASE and fails in NEW, is a regression: exit 1. */
+ * or that verified in BASE and FAILED or ERROR in NEW, is a regression: exit 1. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +60,7 @@ static void compare_help(FILE *f)
                "  --threshold PCT         a time more than PCT%% longer (and beyond the spread) is a\n"
                "                          regression (default 10)\n"
                "  --quiet                 print regressions and the summary only\n"
-               "\nexit status: 0 no regression, 1 a row regressed or FAILED in NEW that was OK in BASE,\n"
+               "\nexit status: 0 no regression, 1 a row regressed, or FAILED or ERROR in NEW that was OK in BASE,\n"
                "2 usage error, 3 a file could not be read.\n");
 }
 
@@ -111,7 +111,7 @@ int pb__cmd_compare(int argc, char **argv)
         }
     }
     const struct pb_rp_set *base = &sets[0], *cur = &sets[1];
-    size_t matched = 0, regressed = 0, faster = 0, slower = 0, only_new = 0;
+    size_t matched = 0, regressed = 0, faster = 0, slower = 0, only_new = 0, not_compared = 0;
     bool *used = calloc(base->n_rows, sizeof *used);
     if (!used) {
         pb__rp_free(&sets[0]);
@@ -143,13 +143,17 @@ int pb__cmd_compare(int argc, char **argv)
         bool bad = false;
         pb__rp_fmt_time(b->median, tb, sizeof tb);
         pb__rp_fmt_time(n->median, tn, sizeof tn);
-        if (pb__rp_ok(b) && !pb__rp_ok(n) && strcmp(n->status, "FAILED") == 0) {
-            snprintf(verdict, sizeof verdict, "REGRESSION: FAILED (was OK)");
+        if (pb__rp_ok(b) && (strcmp(n->status, "FAILED") == 0 || strcmp(n->status, "ERROR") == 0)) {
+            snprintf(verdict, sizeof verdict, "REGRESSION: %s (was OK)", n->status);
             bad = true;
         } else if (!pb__rp_ok(b) || !pb__rp_ok(n)) {
             snprintf(verdict, sizeof verdict, "not compared (%s -> %s)", b->status, n->status);
-        } else if (!(b->median > 0) || !(n->median > 0)) { /* an OK row without a time: an edited file */
-            snprintf(verdict, sizeof verdict, "not compared (%s has no median time)", !(b->median > 0) ? "base" : "new");
+            not_compared++;
+        } else if (!(b->median > 0 && isfinite(b->median)) || !(n->median > 0 && isfinite(n->median))) {
+            /* an OK row without a usable time: an edited file */
+            bool base_bad = !(b->median > 0 && isfinite(b->median));
+            snprintf(verdict, sizeof verdict, "not compared (%s has no usable median time)", base_bad ? "base" : "new");
+            not_compared++;
         } else {
             double ratio = n->median / b->median, blo, bhi, nlo, nhi;
             spread(b, &blo, &bhi);
@@ -185,9 +189,9 @@ int pb__cmd_compare(int argc, char **argv)
     size_t only_base = 0;
     for (size_t j = 0; j < base->n_rows; j++)
         only_base += !used[j];
-    printf("\n%zu rows matched: %zu regressed (threshold %g%%), %zu faster, %zu slower within the threshold; "
-           "%zu only in %s, %zu only in %s\n", matched, regressed, threshold, faster, slower, only_base, files[0],
-           only_new, files[1]);
+    printf("\n%zu rows matched: %zu regressed (threshold %g%%), %zu faster, %zu slower within the threshold, "
+           "%zu not compared; %zu only in %s, %zu only in %s\n", matched, regressed, threshold, faster, slower,
+           not_compared, only_base, files[0], only_new, files[1]);
     free(used);
     pb__rp_free(&sets[0]);
     pb__rp_free(&sets[1]);

@@ -855,6 +855,9 @@ int pb__cmd_report(int argc, char **argv)
     } else if (rc == PB_EXIT_OK && (!n_inputs || !out)) {
         rc = pb__cli_die(PB_EXIT_USAGE, "report needs %s (usage: parbench report RESULTS... -o report.html)",
                          !n_inputs ? "result files or directories" : "-o FILE, the HTML file to write");
+    } else if (rc == PB_EXIT_OK && pb__output_among(out, inputs, n_inputs)) {
+        rc = pb__cli_die(PB_EXIT_USAGE, "report: -o %s is one of the result files read; it would be overwritten",
+                         out);
     }
     if (rc == PB_EXIT_OK)
         rc = report_write(inputs, n_inputs, ceilings, title, NULL, out);

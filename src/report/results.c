@@ -24,7 +24,25 @@ static double parse_num(const char *s)
     char *end;
     errno = 0;
     double x = strtod(s, &end);
-    return *end || errno ? NAN : x;
+    return *end || errno || !isfinite(x) ? NAN : x;
+}
+
+/* Figures no run writes (an edited or damaged file): absent, not shown as
+ * measured. Times are positive, rates and energies not negative. */
+static void drop_impossible(struct pb_rp_row *r)
+{
+    double *times[] = {&r->min, &r->max, &r->median, &r->mean};
+    for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
+        if (!(*times[i] > 0))
+            *times[i] = NAN;
+    double *rates[] = {&r->stddev,  &r->cv,       &r->gflops,       &r->gbps,       &r->speedup,
+                       &r->fraction, &r->energy_j, &r->power_w,      &r->gflops_per_w, &r->gbps_per_w,
+                       &r->sm_mhz,   &r->mem_mhz,  &r->reps};
+    for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++)
+        if (*rates[i] < 0)
+            *rates[i] = NAN;
+    if (r->ranks < 1)
+        r->ranks = 1;
 }
 
 /* A count from a file: absent (NAN), fractional junk or out of int's range
@@ -222,7 +240,7 @@ static const char *jstr(const cJSON *o, const char *key)
 static double jnum(const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : NAN;
 }
 
 /* Top-level keys of a result the reader interprets itself. */
@@ -285,6 +303,7 @@ static pb_status json_row(struct pb_rp_set *set, const char *bench, const cJSON 
     r->mem_mhz = jnum(en, "mem_mhz");
     r->throttle = dup_or_empty(jstr(en, "throttle"));
     r->energy_source = dup_or_empty(jstr(en, "source"));
+    drop_impossible(r);
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "verification");
     r->err_max = jnum(v, "err_max");
     r->check = dup_or_empty(jstr(v, "mode"));
@@ -615,6 +634,7 @@ static pb_status load_csv(struct pb_rp_set *set, const char *path, const char *s
         r->mem_mhz = parse_num(COL("mem_mhz"));
         r->throttle = dup_or_empty(COL("throttle"));
         r->energy_source = dup_or_empty(COL("energy_source"));
+        drop_impossible(r);
 #undef COL
         /* the benchmark's parameters: between "threads" and "problem", but "ranks" and "rank" */
         bool param[nh > 0 ? nh : 1];

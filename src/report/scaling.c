@@ -291,7 +291,7 @@ int pb__cmd_scaling(int argc, char **argv)
         else
             printf("%6d", r->ranks);
         print_num(stdout, csv, 12, "%.4g", r->median);
-        print_num(stdout, csv, 9, weak_mode ? "%.3g" : "%.3gx", pts[i].speedup);
+        print_num(stdout, csv, 9, weak_mode || csv ? "%.3g" : "%.3gx", pts[i].speedup); /* CSV: plain numbers */
         print_num(stdout, csv, 10, "%.2f", pts[i].efficiency);
         print_num(stdout, csv, 12, "%.4g", compute);
         print_num(stdout, csv, 14, "%.4g", exposed);
