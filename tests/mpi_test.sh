@@ -201,6 +201,13 @@ contains "$tmp/sd.html" "spmv-dist: strong scaling"
 expect 0 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1:8 --latency 1e-6 --bandwidth 1e10 --from "$tmp/sd.csv"
 count "$tmp/out" "non-zeros/s (a one-rank spmv-dist row" 1
 contains "$tmp/out" "communication"
+# The rate comes only from rows of the precision and balance asked for (sd.csv: float, by nnz).
+for other in "--precision double" "--balance rows"; do
+    expect 2 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1:8 --latency 1e-6 --bandwidth 1e10 $other --from "$tmp/sd.csv"
+    contains "$tmp/err" "no rate"
+done
+expect 2 "$pb" project spmv-dist --matrix lap2d:40 --rate inf --latency 1e-6 --bandwidth 1e10
+contains "$tmp/err" "'inf' is not a positive number"
 expect 0 "$mpiexec" -n 2 "$pb" run pingpong --size 8,64K --backend ref --reps 2 --quiet --out "$tmp/pp.csv"
 expect 0 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1:8 --from "$tmp/sd.csv" "$tmp/pp.csv"
 contains "$tmp/out" "the fastest two-rank pingpong"  # point to point, as a halo travels

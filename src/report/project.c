@@ -45,8 +45,8 @@ static void project_help(FILE *f)
                "takes over (the slowest rank's comm above its compute).\n\noptions:\n"
                "  --matrix SPEC           a Matrix Market file or a generator (lap3d:320, powerlaw:4M:8, ...)\n"
                "  --ranks LIST            rank counts (default 1:4096, doubling)\n"
-               "  --balance nnz|rows      spmv-dist's --balance (default nnz)\n"
-               "  --precision float|double element size of x (default double)\n"
+               "  --balance nnz|rows      spmv-dist's --balance (default nnz); --from's rows are of it\n"
+               "  --precision float|double element size of x (default double); given, --from's rows are of it\n"
                "  --rate NZ_PER_S         non-zeros per second of one device's local product\n"
                "  --latency S             per message and neighbour\n"
                "  --bandwidth B_PER_S     per rank, for the halo\n"
@@ -127,13 +127,30 @@ static void from_two_ranks(const struct pb_rp_set *set, const char *bench, const
     }
 }
 
-static void calibrate(const struct pb_rp_set *set, const char *matrix_label, const char *path,
-                      struct calibration *c)
+/* What is projected: the matrix (its label), --balance, --precision (NULL:
+ * not given, rows of any precision), --path. */
+struct projected {
+    const char *label, *balance, *precision, *path;
+};
+
+/* Whether a spmv-dist row ran what is projected: the same matrix, balance
+ * and precision, halos point to point ("halo p2p", the model's) on the path. */
+static bool dist_row_matches(const struct pb_rp_row *r, const struct projected *w)
 {
+    char by[32];
+    snprintf(by, sizeof by, " by %s", w->balance);
+    size_t n = strlen(w->label);
+    return pb__rp_ok(r) && strcmp(r->bench, "spmv-dist") == 0 && dist_row_on_path(r, w->path) &&
+           strncmp(r->problem, w->label, n) == 0 && strncmp(r->problem + n, by, strlen(by)) == 0 &&
+           !strstr(r->problem, " halo ") && (!w->precision || strcmp(r->precision, w->precision) == 0);
+}
+
+static void calibrate(const struct pb_rp_set *set, const struct projected *w, struct calibration *c)
+{
+    const char *path = w->path;
     for (size_t i = 0; i < set->n_rows; i++) {
         const struct pb_rp_row *r = &set->rows[i];
-        if (pb__rp_ok(r) && strcmp(r->bench, "spmv-dist") == 0 && r->ranks == 1 && dist_row_on_path(r, path) &&
-            strncmp(r->problem, matrix_label, strlen(matrix_label)) == 0) {
+        if (r->ranks == 1 && dist_row_matches(r, w)) {
             double nnz = r->gflops * 1e9 * r->median / 2, compute = kv_num(r, "compute_s");
             if (isnan(c->rate) && compute > 0) {
                 c->rate = nnz / compute;
@@ -150,15 +167,13 @@ static void calibrate(const struct pb_rp_set *set, const char *matrix_label, con
     from_two_ranks(set, have_pingpong ? "pingpong" : "allreduce", path, c);
 }
 
-/* The measured median of spmv-dist `variant` on `path` at `ranks` for this matrix, or NAN. */
-static double measured(const struct pb_rp_set *set, const char *label, const char *path, const char *variant,
-                       int ranks)
+/* The measured median of spmv-dist `variant` at `ranks` for what is projected, or NAN. */
+static double measured(const struct pb_rp_set *set, const struct projected *w, const char *variant, int ranks)
 {
     for (size_t i = 0; i < set->n_rows; i++) {
         const struct pb_rp_row *r = &set->rows[i];
-        if (pb__rp_ok(r) && strcmp(r->bench, "spmv-dist") == 0 && r->ranks == ranks && strcmp(r->rank, "all") == 0 &&
-            dist_row_on_path(r, path) &&
-            strcmp(r->variant, variant) == 0 && strncmp(r->problem, label, strlen(label)) == 0)
+        if (r->ranks == ranks && strcmp(r->rank, "all") == 0 && strcmp(r->variant, variant) == 0 &&
+            dist_row_matches(r, w))
             return r->median;
     }
     return NAN;
@@ -193,6 +208,7 @@ int pb__cmd_project(int argc, char **argv)
     if (strcmp(argv[1], "spmv-dist") != 0)
         return pb__cli_die(PB_EXIT_USAGE, "project: only spmv-dist has a model (got '%s')", argv[1]);
     const char *matrix = NULL, *ranks_text = "1:4096", *balance = "nnz", *precision = "double";
+    bool precision_given = false;
     const char *rate_text = NULL, *latency_text = NULL, *bandwidth_text = NULL, *seed_text = "42", *path = NULL;
     char **from = malloc((size_t)argc * sizeof *from);
     int n_from = 0, rc = PB_EXIT_OK;
@@ -212,7 +228,7 @@ int pb__cmd_project(int argc, char **argv)
         else if (pb__cli_value(argc, argv, &i, "balance", 0, &v, &rc))
             balance = v;
         else if (pb__cli_value(argc, argv, &i, "precision", 0, &v, &rc))
-            precision = v;
+            precision = v, precision_given = true;
         else if (pb__cli_value(argc, argv, &i, "rate", 0, &v, &rc))
             rate_text = v;
         else if (pb__cli_value(argc, argv, &i, "latency", 0, &v, &rc))
@@ -256,7 +272,7 @@ int pb__cmd_project(int argc, char **argv)
             continue;
         char *end;
         *given[g].out = strtod(given[g].text, &end);
-        if (*end || !(*given[g].out > 0))
+        if (*end || !(*given[g].out > 0) || !isfinite(*given[g].out))
             rc = pb__cli_die(PB_EXIT_USAGE, "project: '%s' is not a positive number", given[g].text);
         *given[g].from = "option";
     }
@@ -274,8 +290,9 @@ int pb__cmd_project(int argc, char **argv)
         snprintf(label, sizeof label, "%s", matrix);
     else if (matrix)
         pb__matinfo_name(matrix, label, sizeof label);
+    const struct projected want = {label, balance, precision_given ? precision : NULL, path};
     if (rc == PB_EXIT_OK) {
-        calibrate(&set, label, path, &c);
+        calibrate(&set, &want, &c);
         /* The ones missing, in words: "no rate, latency or bandwidth", "no latency". */
         const char *missing[3];
         int n = 0;
@@ -338,7 +355,7 @@ int pb__cmd_project(int argc, char **argv)
         double speedup = over > 0 ? t1 / over : NAN; /* no non-zeros: nothing to speed up */
         char meas[2][32], sp[32] = "-", eff[32] = "-";
         for (int v = 0; v < 2; v++) {
-            double t = measured(&set, label, path, v ? "blocking" : "overlap", p);
+            double t = measured(&set, &want, v ? "blocking" : "overlap", p);
             snprintf(meas[v], sizeof meas[v], isnan(t) ? "-" : "%.4g", t);
         }
         if (isfinite(speedup)) {
