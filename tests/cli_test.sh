@@ -379,6 +379,21 @@ contains "$tmp/err" "nosuch.json"
 expect 3 "$pb" report "$data/general.mtx" -o "$tmp/r.html"
 contains "$tmp/err" "not a parbench results file"
 expect 2 "$pb" report "$data/results" -o "$tmp/r.html" --bogus
+# The output never overwrites an input; a file named twice is read once; a byte-order mark is no column.
+cp "$data/results/gemm-skip.csv" "$tmp/in.csv"
+expect 2 "$pb" report "$tmp/in.csv" -o "$tmp/in.csv"
+contains "$tmp/err" "is one of the result files read"
+[ "$(head -c 4 "$tmp/in.csv")" = "date" ] && ok || bad "report -o overwrote its input"
+{ printf '\357\273\277'; cat "$data/results/gemm-skip.csv"; } >"$tmp/bom.csv"
+expect 0 "$pb" report "$tmp/bom.csv" "$tmp/in.csv" "$tmp/in.csv" -o "$tmp/r.html"
+contains "$tmp/r.html" "2 result files"
+lacks_bom=$(grep -c "$(printf '\357\273\277')" "$tmp/r.html")
+[ "$lacks_bom" -eq 0 ] && ok || bad "the byte-order mark reached the report"
+expect 3 "$pb" report /dev/zero -o "$tmp/r.html"
+contains "$tmp/err" "is not a text file"
+expect 2 "$pb" matinfo "$data/general.mtx" "$tmp/in.csv" --out "$tmp/in.csv"
+contains "$tmp/err" "is one of the matrices read"
+expect 2 "$pb" version --bogus
 expect 0 "$pb" report "$data/results/gemm.json" -o -
 contains "$tmp/out" "<!DOCTYPE html>"
 # Each rate against its own ceiling (an H100's, synthetic rows): transfers

@@ -840,7 +840,8 @@ static int cmd_run_ranks(int argc, char **argv)
 
 static int cmd_version(int argc, char **argv)
 {
-    (void)argc, (void)argv;
+    if (argc > 1)
+        return pb__cli_die(EXIT_USAGE, "version takes no arguments (got '%s')", argv[1]);
     printf("parbench %s (%s)\n", pb_version(), pb_git_commit());
     return EXIT_OK;
 }

@@ -52,6 +52,8 @@ static int load_inputs(struct pb_rp_set *set, char **paths, int n, const char *c
 {
     memset(set, 0, sizeof *set);
     for (int i = 0; i < n; i++) {
+        if (pb__output_among(paths[i], paths, i)) /* the same file named twice: its rows once */
+            continue;
         pb__clear_error();
         pb_status st = pb__rp_load(set, paths[i]);
         if (st != PB_OK)

@@ -793,6 +793,8 @@ static pb_status load_comparison(struct pb_rp_set *set, const char *path, const 
 static pb_status load_text(struct pb_rp_set *set, const char *path, const char *shown, const char *text,
                            bool quiet)
 {
+    if (strncmp(text, "\xEF\xBB\xBF", 3) == 0) /* a UTF-8 byte-order mark (spreadsheets write one) */
+        text += 3;
     const char *s = text;
     while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
         s++;
