@@ -389,6 +389,9 @@ expect 0 "$pb" report "$tmp/bom.csv" "$tmp/in.csv" "$tmp/in.csv" -o "$tmp/r.html
 contains "$tmp/r.html" "2 result files"
 lacks_bom=$(grep -c "$(printf '\357\273\277')" "$tmp/r.html")
 [ "$lacks_bom" -eq 0 ] && ok || bad "the byte-order mark reached the report"
+mkdir -p "$tmp/cut" && cp "$data/results/gemm.json" "$tmp/cut/" && head -c 300 "$data/results/gemm.json" >"$tmp/cut/cut.json"
+expect 0 "$pb" report "$tmp/cut" -o "$tmp/r.html" # a folder's results file cut short: skipped, and said
+contains "$tmp/err" "skipping $tmp/cut/cut.json"
 expect 3 "$pb" report /dev/zero -o "$tmp/r.html"
 contains "$tmp/err" "is not a text file"
 expect 2 "$pb" matinfo "$data/general.mtx" "$tmp/in.csv" --out "$tmp/in.csv"

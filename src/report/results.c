@@ -405,6 +405,9 @@ static pb_status load_json(struct pb_rp_set *set, const char *path, const char *
         return pb__fail(PB_ERR_PARSE, "%s is not valid JSON (near byte %ld of %zu; a file cut short reads so)",
                         path, at && at >= text ? (long)(at - text) : -1L, strlen(text));
     }
+    /* In a folder, a results file cut short is skipped, not silently: its rows are missing. */
+    if (!doc && strstr(text, "\"parbench_version\""))
+        fprintf(stderr, "parbench: skipping %s: not valid JSON (a results file cut short?)\n", path);
     if (!doc || !cJSON_IsArray(results)) {
         cJSON_Delete(doc);
         return quiet ? PB_ERR_UNSUPPORTED
