@@ -436,16 +436,20 @@ pb_status pb__conv_strip_rows(const struct pb_conv_job *job, size_t *rows)
 static const char *const fastest_first[] = {"fused", "regs", "tiled", "ring", "rowcol"};
 #define FUSED_LEADS_UP_TO_RADIUS 3
 
-const struct pb_variant *pb__conv_auto_variant(const pb_device *dev, const char *name, size_t radius)
+const struct pb_variant *pb__conv_auto_variant(const pb_device *dev, const char *name, size_t radius,
+                                               const struct pb_conv_args *a)
 {
     if (name && strcmp(name, "auto") != 0)
         return pb__variant_find(dev->backend, "conv", name);
     const struct pb_variant *fused = NULL;
     for (size_t i = 0; i < sizeof fastest_first / sizeof fastest_first[0]; i++) {
         const struct pb_variant *v = pb__variant_find(dev->backend, "conv", fastest_first[i]);
-        if (v && i == 0 && radius > FUSED_LEADS_UP_TO_RADIUS)
+        const char *why;
+        if (!v || (a && v->supports && !v->supports(dev, a, &why)))
+            continue;
+        if (i == 0 && radius > FUSED_LEADS_UP_TO_RADIUS)
             fused = v; /* only if nothing else is there */
-        else if (v)
+        else
             return v;
     }
     return fused;
@@ -519,7 +523,7 @@ pb_status pb__conv_engine_create(pb_device *dev, const struct pb_conv_job *job, 
     if (!e->job.slots)
         e->job.slots = 1;
     *out = e;
-    e->variant = pb__conv_auto_variant(dev, job->variant, job->shape.radius);
+    e->variant = pb__conv_auto_variant(dev, job->variant, job->shape.radius, NULL);
     if (!e->variant) {
         e->unsupported = "this backend has no such conv kernel";
         return PB_OK;
@@ -567,26 +571,11 @@ pb_status pb__conv_engine_create(pb_device *dev, const struct pb_conv_job *job, 
         *out = NULL;
         return st;
     }
-    /* "auto": the fastest kernel that takes these strips (fused only where
-     * it leads, or where nothing else takes them). */
+    /* "auto": the fastest kernel that takes these strips. */
     struct pb_conv_args a = strip_args(e, &e->slots[0], 0, e->strip);
-    bool pick = !job->variant || strcmp(job->variant, "auto") == 0;
-    const struct pb_variant *fused = NULL;
-    for (size_t i = 0; pick && i < sizeof fastest_first / sizeof fastest_first[0]; i++) {
-        const struct pb_variant *v = pb__variant_find(dev->backend, "conv", fastest_first[i]);
-        const char *why;
-        if (!v || (v->supports && !v->supports(dev, &a, &why)))
-            continue;
-        if (i == 0 && sh->radius > FUSED_LEADS_UP_TO_RADIUS) {
-            fused = v;
-            continue;
-        }
-        e->variant = v;
-        fused = NULL;
-        break;
-    }
-    if (fused)
-        e->variant = fused;
+    const struct pb_variant *fits = pb__conv_auto_variant(dev, job->variant, sh->radius, &a);
+    if (fits)
+        e->variant = fits;
     if (e->variant->supports && !e->variant->supports(dev, &a, &e->unsupported) && !e->unsupported)
         e->unsupported = "unsupported";
     return PB_OK;

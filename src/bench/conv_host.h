@@ -99,8 +99,10 @@ struct pb_conv_engine;
  * device_mem. */
 pb_status pb__conv_strip_rows(const struct pb_conv_job *job, size_t *rows);
 /* The variant "auto" stands for on this backend for a filter of this radius
- * (NULL when it has none); another name is looked up as it is. */
-const struct pb_variant *pb__conv_auto_variant(const pb_device *dev, const char *name, size_t radius);
+ * (NULL when it has none): the fastest, of those that take a where a is
+ * given; another name is looked up as it is. */
+const struct pb_variant *pb__conv_auto_variant(const pb_device *dev, const char *name, size_t radius,
+                                               const struct pb_conv_args *a);
 pb_status pb__conv_engine_create(pb_device *dev, const struct pb_conv_job *job, const double *taps,
                                  struct pb_conv_engine **out);
 void pb__conv_engine_free(struct pb_conv_engine *e);

@@ -320,7 +320,7 @@ static int cmd_matinfo(int argc, char **argv)
     } else if (out && !(out_format = pb__format_from_path(out)) && !(out_format = format)) {
         rc = pb__cli_die(EXIT_USAGE, "cannot tell the format of '%s' from its extension (.csv, .json, "
                              ".txt); add --format", out);
-    } else if (pb__output_among(out, files, n_files)) {
+    } else if (pb__same_file_among(out, files, n_files)) {
         rc = pb__cli_die(EXIT_USAGE, "matinfo: --out %s is one of the matrices read; it would be overwritten", out);
     }
     if (rc != EXIT_OK) {

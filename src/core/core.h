@@ -59,8 +59,9 @@ double pb__now(void);
 pb_status pb__read_file(const char *path, char **text);
 /* Whether two existing paths name the same file. */
 bool pb__same_file(const char *a, const char *b);
-/* The input among inputs[0..n) that out would overwrite, or NULL. */
-const char *pb__output_among(const char *out, char *const *inputs, int n);
+/* The path among paths[0..n) that names the same file as path, or NULL
+ * (an output that would overwrite an input, a file named twice). */
+const char *pb__same_file_among(const char *path, char *const *paths, int n);
 
 #ifdef __cplusplus
 }

@@ -55,10 +55,10 @@ bool pb__same_file(const char *a, const char *b)
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-const char *pb__output_among(const char *out, char *const *inputs, int n)
+const char *pb__same_file_among(const char *path, char *const *paths, int n)
 {
-    for (int i = 0; out && i < n; i++)
-        if (pb__same_file(out, inputs[i]))
-            return inputs[i];
+    for (int i = 0; path && i < n; i++)
+        if (pb__same_file(path, paths[i]))
+            return paths[i];
     return NULL;
 }

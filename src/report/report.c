@@ -52,7 +52,7 @@ static int load_inputs(struct pb_rp_set *set, char **paths, int n, const char *c
 {
     memset(set, 0, sizeof *set);
     for (int i = 0; i < n; i++) {
-        if (pb__output_among(paths[i], paths, i)) /* the same file named twice: its rows once */
+        if (pb__same_file_among(paths[i], paths, i)) /* the same file named twice: its rows once */
             continue;
         pb__clear_error();
         pb_status st = pb__rp_load(set, paths[i]);
@@ -857,7 +857,7 @@ int pb__cmd_report(int argc, char **argv)
     } else if (rc == PB_EXIT_OK && (!n_inputs || !out)) {
         rc = pb__cli_die(PB_EXIT_USAGE, "report needs %s (usage: parbench report RESULTS... -o report.html)",
                          !n_inputs ? "result files or directories" : "-o FILE, the HTML file to write");
-    } else if (rc == PB_EXIT_OK && pb__output_among(out, inputs, n_inputs)) {
+    } else if (rc == PB_EXIT_OK && pb__same_file_among(out, inputs, n_inputs)) {
         rc = pb__cli_die(PB_EXIT_USAGE, "report: -o %s is one of the result files read; it would be overwritten",
                          out);
     }
