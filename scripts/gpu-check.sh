@@ -17,7 +17,7 @@
 #   (1 rank) and what 2 ranks sharing the GPU fall back to; multi (machines with several
 #   GPUs, one rank each): p2p and pingpong, every benchmark on every GPU at once,
 #   spmv-dist and gemm-dist strong and weak scaling over 1, 2, 4, 8 GPUs with staged and
-#   NCCL paths, allreduce, memcheck; its parts multi_p2p, multi_ep, multi_coll, multi_spmv,
+#   NCCL paths, allreduce, memcheck; its parts multi_p2p, multi_ep, multi_coll (its memcheck: multi_check), multi_spmv,
 #   multi_gemm (each as _strong and _weak too; PB_GEMM_DIST_N="16384 32768" the strong sizes; multi_gemm_panel: n = 16384 by
 #   panel width) also run alone (PB_STEP_TIMEOUT=S bounds each
 #   step; PB_SPMV_DIST, PB_SPMV_DIST_FILES, PB_SPMV_DIST_LOCAL, _HALO and _PATH choose spmv-dist's matrices,
@@ -450,8 +450,8 @@ devpath_section() {
 multi_section() {
     # Several GPUs in one machine: one rank per GPU. Its parts run alone too,
     # each within 10 minutes: multi_p2p (p2p, pingpong), multi_ep (every
-    # single-GPU benchmark on every GPU at once), multi_coll (memcheck over a
-    # short multi-rank run, allreduce), multi_spmv and multi_gemm (strong and
+    # single-GPU benchmark on every GPU at once), multi_coll (multi_check: memcheck
+    # over a short multi-rank run; allreduce), multi_spmv and multi_gemm (strong and
     # weak scaling). PB_STEP_TIMEOUT=S bounds each step.
     multi_p2p_section
     multi_ep_section
@@ -504,14 +504,7 @@ multi_ep_section() {
 }
 
 multi_coll_section() {
-    gpus_env
-    step "multi: compute-sanitizer memcheck over 2 ranks: spmv-dist and gemm-dist through NCCL, allreduce"
-    run $mpi 2 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
-        $pb run spmv-dist --backend cuda --matrix lap2d:40,powerlaw:3000:8 --path nccl,staged --reps 2 --warmup 1 --quiet
-    run $mpi 2 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
-        $pb run gemm-dist --backend cuda --m 67 --n 130 --k 45 --panel 16 --path nccl,staged --reps 2 --warmup 1 --quiet
-    run $mpi 2 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
-        $pb run allreduce --backend cuda --size 8,4100,1M --precision float,double --reps 2 --warmup 1 --quiet
+    multi_check_section
     step "multi: allreduce, MPI and NCCL ($counts GPUs)"
     local np more=""
     for np in $counts; do
@@ -519,6 +512,18 @@ multi_coll_section() {
             --out "$out/allreduce.csv" $more
         more=--append
     done
+}
+
+multi_check_section() {
+    gpus_env
+    step "multi: compute-sanitizer memcheck over 2 ranks: spmv-dist (both halos) and gemm-dist through NCCL, allreduce"
+    run $mpi 2 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
+        $pb run spmv-dist --backend cuda --matrix lap2d:40,powerlaw:3000:8 --path nccl,staged --halo p2p,allgather \
+        --reps 2 --warmup 1 --quiet
+    run $mpi 2 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
+        $pb run gemm-dist --backend cuda --m 67 --n 130 --k 45 --panel 16 --path nccl,staged --reps 2 --warmup 1 --quiet
+    run $mpi 2 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
+        $pb run allreduce --backend cuda --size 8,4100,1M --precision float,double --reps 2 --warmup 1 --quiet
 }
 
 # spmv-dist strong scaling (the same matrix on 1, 2, 4, 8 GPUs) and weak
@@ -634,7 +639,7 @@ tests_section() {
 
 twins="--backend cuda,opencl --device nvidia"
 sections="tests zoo_check spmv zoo zoo_cpu memlab conv limits stream tensor ceilings opencl opencl_copies opencl_kernels mpi mpi_ep"
-sections+=" mpi_dist mpi_coll devpath multi multi_p2p multi_ep multi_coll multi_spmv multi_spmv_strong multi_spmv_weak"
+sections+=" mpi_dist mpi_coll devpath multi multi_p2p multi_ep multi_coll multi_check multi_spmv multi_spmv_strong multi_spmv_weak"
 sections+=" multi_gemm multi_gemm_strong multi_gemm_weak multi_gemm_panel trust studies"
 if [ "$mode" != full ] && [ "$mode" != quick ]; then
     for m in "${modes[@]}"; do

@@ -580,7 +580,7 @@ static void fake_close(void *impl)
         fake.closed++;
 }
 
-static const struct pb_devcomm_ops fake_ops = {fake_open, fake_close, NULL, NULL};
+static const struct pb_devcomm_ops fake_ops = {fake_open, fake_close, NULL, NULL, NULL};
 
 static void test_device_paths(void **state)
 {

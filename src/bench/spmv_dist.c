@@ -15,8 +15,8 @@
  * needs | halo], so one contiguous download gives everything to send and one
  * contiguous upload places what arrives (--halo p2p). Where a rank needs most
  * of x, --halo allgather keeps the whole x in global order on every rank and
- * each rank broadcasts its part (NCCL's collectives, no gather on either
- * side); auto takes it where some rank's halo is at least half of what the
+ * each rank's part goes to all (NCCL's allgather where the parts are equal,
+ * its broadcasts grouped where not; no gather on either side); auto takes it where some rank's halo is at least half of what the
  * others own. p2p stays the default until allgather is measured on GPUs.
  * Variants:
  *   overlap   download what is sent, start the exchange, run the interior
@@ -115,6 +115,7 @@ struct sd_state {
     int32_t n_own, n_sent, n_halo;
     bool gather;
     pb_buf *stage_x; /* allgather staged through host memory: all of x, pinned */
+    size_t *part_off, *part_bytes; /* allgather: each rank's part of x, in bytes */
     struct csr interior, boundary; /* columns index x_ext; rows in order */
     int32_t *interior_rows, *boundary_rows; /* their local row numbers */
     double *ref, *scale;                    /* oracle per local row */
@@ -579,6 +580,8 @@ static void sd_unbind(void *state)
     pb__host_free(s->download);
     pb__devcomm_close(s->dc);
     free(s->send_first);
+    free(s->part_off);
+    free(s->part_bytes);
     free(s);
 }
 
@@ -956,6 +959,15 @@ static pb_status sd_bind(pb_device *dev, const struct pb_problem *p, const struc
         st = pb_buf_alloc(dev, PB_MEM_PINNED, ((size_t)s->n_halo + 1) * s->esize, &s->stage_halo);
     if (st == PB_OK && s->gather && !s->dc)
         st = pb_buf_alloc(dev, PB_MEM_PINNED, (n_ext ? n_ext : 1) * s->esize, &s->stage_x);
+    if (st == PB_OK && s->gather) {
+        s->part_off = calloc((size_t)h->ranks, sizeof *s->part_off);
+        s->part_bytes = calloc((size_t)h->ranks, sizeof *s->part_bytes);
+        st = s->part_off && s->part_bytes ? PB_OK : pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory");
+        for (int r = 0; st == PB_OK && r < h->ranks; r++) {
+            s->part_off[r] = (size_t)h->col_first[r] * s->esize;
+            s->part_bytes[r] = (size_t)(h->col_first[r + 1] - h->col_first[r]) * s->esize;
+        }
+    }
     if (st == PB_OK)
         st = pb_stream_create(dev, &s->compute);
     if (st == PB_OK)
@@ -1088,11 +1100,12 @@ static pb_status share_x(struct sd_state *s)
     if (!s->dc && st == PB_OK)
         st = pb_stream_sync(s->copy);
     /* Every rank takes part in every broadcast, even after a local failure, so none waits. */
-    for (int r = 0; r < h->ranks; r++) {
-        size_t at = (size_t)h->col_first[r] * es, bytes = (size_t)(h->col_first[r + 1] - h->col_first[r]) * es;
-        pb_status b = !bytes ? PB_OK
-                      : s->dc ? pb__devcomm_bcast(s->dc, s->x, at, s->x, at, bytes, r, s->copy)
-                              : pb__comm_bcast(pb__comm_world(), (char *)pb_buf_host_ptr(s->stage_x) + at, bytes, r);
+    if (s->dc)
+        all = pb__devcomm_allgatherv(s->dc, s->x, s->part_off, s->part_bytes, s->copy);
+    char *staged = s->dc ? NULL : pb_buf_host_ptr(s->stage_x);
+    for (int r = 0; staged && r < h->ranks; r++) {
+        pb_status b = s->part_bytes[r] ? pb__comm_bcast(pb__comm_world(), staged + s->part_off[r], s->part_bytes[r], r)
+                                       : PB_OK;
         if (all == PB_OK)
             all = b;
     }

@@ -129,3 +129,9 @@ pb_status pb__devcomm_exchange(struct pb_devcomm *d, const struct pb_devcomm_hal
 {
     return d->ops->exchange(d->impl, h, src, src_first, dst, dst_first, s);
 }
+
+pb_status pb__devcomm_allgatherv(struct pb_devcomm *d, pb_buf *buf, const size_t *offset, const size_t *bytes,
+                                 pb_stream *s)
+{
+    return d->ops->allgatherv(d->impl, buf, offset, bytes, s);
+}

@@ -63,6 +63,9 @@ struct pb_devcomm_ops {
      * (relative to element dst_first), queued on s. */
     pb_status (*exchange)(void *impl, const struct pb_devcomm_halo *h, const pb_buf *src, size_t src_first,
                           pb_buf *dst, size_t dst_first, pb_stream *s);
+    /* Every rank's part of buf to every rank, in place: part r (bytes[r] at
+     * offset[r], one per rank) comes from rank r. Queued on s. */
+    pb_status (*allgatherv)(void *impl, pb_buf *buf, const size_t *offset, const size_t *bytes, pb_stream *s);
 };
 
 struct pb_devcomm;
@@ -82,6 +85,8 @@ pb_status pb__devcomm_bcast(struct pb_devcomm *d, const pb_buf *src, size_t src_
                             size_t bytes, int root, pb_stream *s);
 pb_status pb__devcomm_exchange(struct pb_devcomm *d, const struct pb_devcomm_halo *h, const pb_buf *src,
                                size_t src_first, pb_buf *dst, size_t dst_first, pb_stream *s);
+pb_status pb__devcomm_allgatherv(struct pb_devcomm *d, pb_buf *buf, const size_t *offset, const size_t *bytes,
+                                 pb_stream *s);
 
 #ifdef __cplusplus
 }

@@ -94,6 +94,8 @@ void pb__cuda_nccl_release(pb_cuda_device *impl);
 pb_status pb__cuda_nccl_open(pb_device *dev, pb_comm *comm, void **out);
 void pb__cuda_nccl_close(void *nc);
 pb_status pb__cuda_nccl_bcast(void *nc, const void *src, void *dst, size_t bytes, int root, cudaStream_t s);
+pb_status pb__cuda_nccl_allgatherv(void *nc, int n, int rank, char *base, const size_t *offset, const size_t *bytes,
+                                   cudaStream_t s);
 pb_status pb__cuda_nccl_exchange(void *nc, size_t n, const int *peers, const void *const *send,
                                  const size_t *send_bytes, void *const *recv, const size_t *recv_bytes,
                                  cudaStream_t s);

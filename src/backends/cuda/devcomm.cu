@@ -104,6 +104,26 @@ pb_status bcast(void *impl, const pb_buf *src, size_t src_off, pb_buf *dst, size
     return pb__comm_bcast(d->comm, to, bytes, root);
 }
 
+pb_status allgatherv(void *impl, pb_buf *buf, const size_t *offset, const size_t *bytes, pb_stream *s)
+{
+    auto *d = static_cast<cuda_devcomm *>(impl);
+    char *base = pb__cuda_ptr<char>(buf);
+#ifdef PB_HAVE_NCCL
+    if (d->path == PB_PATH_NCCL)
+        return pb__cuda_nccl_allgatherv(d->nccl, pb__comm_size(d->comm), pb__comm_rank(d->comm), base, offset, bytes,
+                                        pb__cuda_stream(s));
+#endif
+    PB_CUDA_CHECK(cudaStreamSynchronize(pb__cuda_stream(s)));
+    // Every rank takes part in every broadcast, even after a failed one, so none waits.
+    pb_status st = PB_OK;
+    for (int r = 0; r < pb__comm_size(d->comm); r++) {
+        pb_status b = bytes[r] ? pb__comm_bcast(d->comm, base + offset[r], bytes[r], r) : PB_OK;
+        if (st == PB_OK)
+            st = b;
+    }
+    return st;
+}
+
 pb_status exchange(void *impl, const pb_devcomm_halo *h, const pb_buf *src, size_t src_first, pb_buf *dst,
                    size_t dst_first, pb_stream *s)
 {
@@ -149,4 +169,4 @@ pb_status exchange(void *impl, const pb_devcomm_halo *h, const pb_buf *src, size
 
 } // namespace
 
-extern const pb_devcomm_ops pb__cuda_devcomm = {open_path, close_path, bcast, exchange};
+extern const pb_devcomm_ops pb__cuda_devcomm = {open_path, close_path, bcast, exchange, allgatherv};

@@ -217,6 +217,35 @@ pb_status pb__cuda_nccl_bcast(void *nc, const void *src, void *dst, size_t bytes
     return PB_OK;
 }
 
+// Rank r's part (bytes[r] at base + offset[r]) to every rank, in place. Equal
+// parts end to end are NCCL's allgather (a ring over the links); others go as
+// one broadcast per rank, grouped so that NCCL runs them together rather than
+// one after the other.
+pb_status pb__cuda_nccl_allgatherv(void *nc, int n, int rank, char *base, const size_t *offset, const size_t *bytes,
+                                   cudaStream_t s)
+{
+    ncclComm_t c = static_cast<ncclComm_t>(nc);
+    bool even = true;
+    for (int r = 1; r < n && even; r++)
+        even = bytes[r] == bytes[0] && offset[r] == offset[0] + static_cast<size_t>(r) * bytes[0];
+    if (even) {
+        if (bytes[0])
+            PB_NCCL_CHECK(api.all_gather(base + offset[rank], base + offset[0], bytes[0], ncclUint8, c, s));
+        return PB_OK;
+    }
+    PB_NCCL_CHECK(api.group_start());
+    ncclResult_t r = ncclSuccess;
+    for (int q = 0; q < n && r == ncclSuccess; q++)
+        if (bytes[q])
+            r = api.broadcast(base + offset[q], base + offset[q], bytes[q], ncclUint8, q, c, s);
+    ncclResult_t end = api.group_end();
+    if (r != ncclSuccess)
+        return nccl_status(r, "ncclBroadcast", __FILE__, __LINE__);
+    if (end != ncclSuccess)
+        return nccl_status(end, "ncclGroupEnd", __FILE__, __LINE__);
+    return PB_OK;
+}
+
 // Every send and receive in one group (zero-byte ones left out: the lists
 // agree pairwise, so both ends leave them out). The group is ended even
 // after a failed call in it.
