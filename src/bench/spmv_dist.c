@@ -1128,6 +1128,18 @@ static pb_status launch_early(struct sd_state *s)
     return st;
 }
 
+/* overlap: what runs while the halo travels, on the compute stream (the
+ * early parts, the interior rows). Queued after a halo that NCCL moves, so
+ * that its kernels are not left waiting for these to free the GPU; before
+ * one that MPI moves, which returns only when it has arrived. */
+static pb_status overlapped_work(struct sd_state *s)
+{
+    if (!s->overlap)
+        return PB_OK;
+    pb_status st = launch_early(s);
+    return st == PB_OK ? launch(s, &s->args_int, s->compute) : st;
+}
+
 /* The boundary rows on the copy stream, behind the halo; split, also behind
  * what the compute stream holds (the early parts), waited for here. */
 static pb_status launch_boundary(struct sd_state *s)
@@ -1167,12 +1179,12 @@ static pb_status device_run(struct sd_state *s)
 {
     size_t sent_first = (size_t)(s->n_own - s->n_sent);
     bool returns_late = pb__devcomm_path(s->dc) == PB_PATH_MPI;
-    pb_status st = launch_early(s), xst;
-    if (st == PB_OK && s->overlap && returns_late)
-        st = launch(s, &s->args_int, s->compute);
+    pb_status st = returns_late ? overlapped_work(s) : PB_OK, xst;
     xst = pb__devcomm_exchange(s->dc, &s->halo, s->x, sent_first, s->x, (size_t)s->n_own, s->copy);
-    if (st == PB_OK && !(s->overlap && returns_late))
-        st = launch(s, &s->args_int, s->overlap ? s->compute : s->copy);
+    if (st == PB_OK && !returns_late)
+        st = overlapped_work(s);
+    if (st == PB_OK && !s->overlap)
+        st = launch(s, &s->args_int, s->copy);
     return boundary_then_sync(s, st, xst);
 }
 
@@ -1210,10 +1222,11 @@ static pb_status share_x(struct sd_state *s)
 /* allgather: the interior rows (own x only) run while the rest of x arrives. */
 static pb_status gather_run(struct sd_state *s)
 {
-    pb_status st = launch_early(s), xst;
-    if (st == PB_OK && s->overlap)
-        st = launch(s, &s->args_int, s->compute);
+    bool returns_late = pb__devcomm_path(s->dc) != PB_PATH_NCCL; /* MPI's broadcasts */
+    pb_status st = returns_late ? overlapped_work(s) : PB_OK, xst;
     xst = share_x(s);
+    if (st == PB_OK && !returns_late)
+        st = overlapped_work(s);
     if (st == PB_OK && !s->overlap)
         st = launch(s, &s->args_int, s->copy);
     return boundary_then_sync(s, st, xst);
@@ -1231,9 +1244,7 @@ static pb_status sd_run(pb_device *dev, const void *args, pb_stream *stream)
     pb_status st = start_halo(s, &x), wst;
     if (s->overlap) {
         if (st == PB_OK)
-            st = launch_early(s);
-        if (st == PB_OK)
-            st = launch(s, &s->args_int, s->compute);
+            st = overlapped_work(s);
         wst = pb__comm_exchange_wait(x);
     } else {
         wst = pb__comm_exchange_wait(x);
