@@ -544,7 +544,7 @@ multi_spmv_strong_section() {
     local np more=""
     for np in $counts; do
         run $mpi $np $pb run spmv-dist --backend cuda --variant overlap --matrix "${PB_SPMV_DIST:-lap3d:320,powerlaw:4M:16}$files" \
-            --local "${PB_SPMV_DIST_LOCAL:-auto}" --halo "${PB_SPMV_DIST_HALO:-p2p}" --split "${PB_SPMV_DIST_SPLIT:-auto}" --reader each \
+            --local "${PB_SPMV_DIST_LOCAL:-auto}" --halo "${PB_SPMV_DIST_HALO:-auto}" --split "${PB_SPMV_DIST_SPLIT:-auto}" --reader each \
             --path "${PB_SPMV_DIST_PATH:-staged,nccl}" --precision double --reps 20 --quiet --out "$out/spmv-dist.csv" $more
         more=--append
     done

@@ -134,7 +134,8 @@ struct projected {
 };
 
 /* Whether a spmv-dist row ran what is projected: the same matrix, balance
- * and precision, halos point to point ("halo p2p", the model's) on the path. */
+ * and precision, halos point to point (the model's: its reason "halo ...",
+ * not "x gathered whole") on the path. */
 static bool dist_row_matches(const struct pb_rp_row *r, const struct projected *w)
 {
     char by[32];
@@ -142,7 +143,8 @@ static bool dist_row_matches(const struct pb_rp_row *r, const struct projected *
     size_t n = strlen(w->label);
     return pb__rp_ok(r) && strcmp(r->bench, "spmv-dist") == 0 && dist_row_on_path(r, w->path) &&
            strncmp(r->problem, w->label, n) == 0 && strncmp(r->problem + n, by, strlen(by)) == 0 &&
-           !strstr(r->problem, " halo ") && (!w->precision || strcmp(r->precision, w->precision) == 0);
+           r->reason && strncmp(r->reason, "halo ", 5) == 0 &&
+           (!w->precision || strcmp(r->precision, w->precision) == 0);
 }
 
 static void calibrate(const struct pb_rp_set *set, const struct projected *w, struct calibration *c)
