@@ -600,10 +600,10 @@ multi_gemm_panel_section() {
 
 multi_gemm_weak_section() {
     gpus_env
-    step "multi: gemm-dist weak scaling, n^2 per GPU held (16384 on 1 GPU and 32768 on 4 are in the strong runs)"
+    step "multi: gemm-dist weak scaling, n^2 per GPU held (parbench scaling --weak: the GFLOP/s per GPU kept)"
     local np n more=""
     for np in $counts; do
-        case $np in 1 | 4) continue ;; 2) n=23168 ;; 8) n=46336 ;; esac
+        case $np in 1) n=16384 ;; 2) n=23168 ;; 4) n=32768 ;; 8) n=46336 ;; esac
         run $mpi $np $pb run gemm-dist --backend cuda --n $n --path nccl --precision float,double --reps 3 --quiet \
             --out "$out/gemm-dist-weak.csv" $more
         more=--append

@@ -198,6 +198,17 @@ expect 0 "$pb" scaling --weak "$tmp/ep.csv"
 count "$tmp/out" "(weak scaling)" 2
 count "$tmp/out" "gemm ref/ikj float, 24x24x24 (weak scaling)" 1
 count "$tmp/out" "     2 " 2
+# Weak scaling keeps the rate per rank: gemm-dist at n = 40 on one rank and 64 on two (twice
+# the flops per rank) reads speed-up = the ratio of the rows' GFLOP/s, not of their times.
+wk="run gemm-dist --backend ref --variant summa --reps 2 --quiet --out $tmp/wk.csv"
+expect 0 "$mpiexec" -n 1 "$pb" $wk --n 40
+expect 0 "$mpiexec" -n 2 "$pb" $wk --n 64 --append
+want=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "gflops") g = i; if ($i == "ranks") n = i }; next }
+    $n == 1 { base = $g } $n == 2 { top = $g } END { if (base > 0) printf "%.3g", top / base }' "$tmp/wk.csv")
+expect 0 "$pb" scaling --weak --format csv "$tmp/wk.csv"
+contains "$tmp/out" ",2,"
+got=$(awk -F, '$(NF - 6) == 2 { print $(NF - 4) }' "$tmp/out")
+if [ -n "$want" ] && [ "$got" = "$want" ]; then ok; else bad "weak speed-up $got, want the GFLOP/s ratio $want"; fi
 # Curves that differ only in a parameter the problem does not name: it is in the title.
 lo="run spmv-dist --matrix lap2d:40 --backend ref --local default,csr --reps 2 --quiet --out $tmp/lo.csv"
 expect 0 "$mpiexec" -n 1 "$pb" $lo

@@ -5,7 +5,11 @@
  * Strong: the same problem on more ranks; speed-up = T(base) / T(n) and
  * parallel efficiency = T(base) * base / (T(n) * n), base being the fewest
  * ranks measured. Weak (--weak): the problem grows with the ranks (rows are
- * matched ignoring the problem); efficiency = T(base) / T(n). Where such a
+ * matched ignoring the problem); speed-up = the rate at n over the rate at
+ * base (GFLOP/s, else GB/s, else 1 / time) and efficiency = speed-up * base
+ * / n: the rate per rank kept. Where each rank's work is held, that is
+ * T(base) / T(n); where it is not (gemm-dist with n^2 per GPU held does
+ * 2^1.5 times the work on two), time alone would read as a loss. Where such a
  * group has several rows at one rank count -- "every rank at once" files,
  * where each rank runs the same problems -- each problem is a curve. Where the rows
  * carry compute_s and exposed_comm_s (spmv-dist, gemm-dist), the time is
@@ -31,7 +35,10 @@ static void scaling_help(FILE *f)
                "Rows for all ranks are used (distributed benchmarks; the aggregate of \"every\n"
                "rank at once\" runs); per group of benchmark, backend, variant, precision and\n"
                "problem (strong) or without the problem (--weak): ranks, median time, speed-up\n"
-               "and parallel efficiency against the fewest ranks, and the compute / exposed\n"
+               "and parallel efficiency against the fewest ranks (weak: speed-up = the rate,\n"
+               "GFLOP/s or GB/s, over the fewest ranks' rate; efficiency = that rate per rank\n"
+               "kept, right also where each rank's work grows, as gemm-dist's with n^2 per rank\n"
+               "held), and the compute / exposed\n"
                "communication split where the rows have it (compute_s, exposed_comm_s). A\n"
                "curve's title names the parameters its rows differ in that the problem does\n"
                "not (spmv-dist's local=...); the same runs in two files are a curve each.\n\n"
@@ -134,6 +141,17 @@ static void split_repeats(struct pb_rp_scaling *pts, size_t n, bool by_file)
         qsort(pts, n, sizeof *pts, cmp_points);
 }
 
+/* Weak scaling's speed-up of r over base: the rate both rows carry (the
+ * problem differs, so time alone says nothing of the work). */
+static double weak_speedup(const struct pb_rp_row *base, const struct pb_rp_row *r)
+{
+    if (isfinite(base->gflops) && base->gflops > 0 && isfinite(r->gflops) && r->gflops > 0)
+        return r->gflops / base->gflops;
+    if (isfinite(base->gbps) && base->gbps > 0 && isfinite(r->gbps) && r->gbps > 0)
+        return r->gbps / base->gbps;
+    return base->median / r->median;
+}
+
 pb_status pb__rp_scaling(const struct pb_rp_set *set, bool weak, struct pb_rp_scaling **out, size_t *n_out,
                          size_t *n_curves)
 {
@@ -166,8 +184,8 @@ pb_status pb__rp_scaling(const struct pb_rp_set *set, bool weak, struct pb_rp_sc
         for (size_t i = a; i < b; i++) {
             struct pb_rp_scaling p = pts[i];
             p.curve = curves;
-            p.speedup = t_base / p.row->median;
-            p.efficiency = weak ? p.speedup : t_base * r_base / (p.row->median * p.ranks);
+            p.speedup = weak ? weak_speedup(pts[a].row, p.row) : t_base / p.row->median;
+            p.efficiency = p.speedup * r_base / p.ranks;
             pts[kept++] = p;
         }
         curves++;
