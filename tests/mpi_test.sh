@@ -250,6 +250,26 @@ expect 2 "$pb" project spmv-dist --matrix lap2d:40
 contains "$tmp/err" "project: no rate, latency or bandwidth: give --rate"
 expect 2 "$pb" project spmv-dist --matrix lap2d:40 --rate 1e9 --bandwidth 1e10
 contains "$tmp/err" "project: no latency: give --rate"
+# x moves as spmv-dist's --halo would move it: gathered whole for power-law rows under auto,
+# point to point on the stencil or when asked; the measured gathered rows sit beside it.
+lk="--rate 1e9 --latency 1e-6 --bandwidth 1e10 --ranks 1,2,4"
+expect 0 "$pb" project spmv-dist --matrix powerlaw:3000:8 $lk
+count "$tmp/out" " whole " 2
+contains "$tmp/out" "--halo auto --split auto"
+expect 0 "$pb" project spmv-dist --matrix powerlaw:3000:8 $lk --halo p2p --split off
+count "$tmp/out" " whole " 0
+expect 0 "$pb" project spmv-dist --matrix lap2d:40 $lk
+count "$tmp/out" " whole " 0
+pw="run spmv-dist --matrix powerlaw:3000:8 --backend ref --reps 2 --quiet --out $tmp/pw.csv"
+expect 0 "$mpiexec" -n 1 "$pb" $pw
+expect 0 "$mpiexec" -n 2 "$pb" $pw --append
+expect 0 "$pb" project spmv-dist --matrix powerlaw:3000:8 --ranks 1,2 --latency 1e-6 --bandwidth 1e10 --precision float \
+    --from "$tmp/pw.csv"
+if grep -qE '^ +2 .* whole .* [0-9.e-]+ +[0-9.e-]+$' "$tmp/out"; then ok; else bad "project: the gathered 2-rank row is not beside its projection"; fi
+expect 2 "$pb" project spmv-dist --matrix lap2d:40 $lk --halo ring
+contains "$tmp/err" "project: --halo 'ring' is none of p2p, allgather or auto"
+expect 2 "$pb" project spmv-dist --matrix lap2d:40 $lk --split on
+contains "$tmp/err" "project: --split 'on' is neither auto nor off"
 expect 2 "$pb" project spmv-dist --matrix lap2d:40 --rate 1e9
 contains "$tmp/err" "project: no latency or bandwidth: give --rate"
 

@@ -54,8 +54,6 @@ enum { P_MATRIX, P_BALANCE, P_LOCAL, P_READER, P_PATH, P_COMPLEX, P_HALO, P_SPLI
 
 enum halo_mode { HALO_P2P, HALO_ALLGATHER, HALO_AUTO };
 static const char *const halo_names[] = {[HALO_P2P] = "p2p", [HALO_ALLGATHER] = "allgather", [HALO_AUTO] = "auto"};
-/* auto: allgather where some rank's halo is at least this share of the x entries other ranks own. */
-#define ALLGATHER_FROM_SHARE 0.5
 
 static const struct pb_param_def sd_params[] = {
     [P_MATRIX] = {"matrix", "Matrix Market files, generated (" PB_SPARSE_GENERATORS ") or zoo[:ROWS]",
@@ -630,10 +628,6 @@ static pb_status halo_columns(const struct sd_host *h, int32_t **out, int32_t *n
     return PB_OK;
 }
 
-/* Where a rank's boundary rows hold at least this share of its non-zeros
- * (power-law rows: nearly all), their own columns run ahead of the halo. */
-#define SPLIT_FROM_SHARE 0.5
-
 /* Column j's slot in x_ext: global order (allgather), its own slot, or its
  * place in the sorted halo list behind the own entries. */
 static int32_t slot_of(const struct sd_state *s, const int32_t *own_slot, const int32_t *halo, int32_t n_halo,
@@ -694,9 +688,8 @@ static pb_status split_rows(struct sd_state *s, const int32_t *own_slot, const i
             n_int++, nnz_int += len;
     }
     s->n_ext = s->gather ? (size_t)h->n_cols : (size_t)s->n_own + (size_t)s->n_halo;
-    /* the extra entry per boundary row must buy at least as many early ones */
-    s->split = s->split_allowed && s->overlap && n_bnd && nnz_own_bnd >= (size_t)n_bnd && s->n_ext + (size_t)n_bnd <= INT32_MAX &&
-               (double)nnz_bnd >= SPLIT_FROM_SHARE * (double)(nnz_int + nnz_bnd);
+    s->split = s->split_allowed && s->overlap && s->n_ext + (size_t)n_bnd <= INT32_MAX &&
+               pb__dist_split_pays((int64_t)(nnz_int + nnz_bnd), (int64_t)nnz_bnd, n_bnd, (int64_t)nnz_own_bnd);
     bool ok = csr_alloc(&s->interior, n_int, nnz_int) &&
               csr_alloc(&s->boundary, n_bnd, s->split ? nnz_bnd - nnz_own_bnd + (size_t)n_bnd : nnz_bnd) &&
               csr_alloc(&s->early, s->split ? n_bnd : 0, s->split ? nnz_own_bnd : 0);
@@ -941,7 +934,7 @@ static pb_status choose_halo(struct sd_state *s, enum halo_mode mode)
     const struct sd_host *h = s->h;
     double others = (double)h->n_cols - (double)s->n_own, share = others > 0 ? s->n_halo / others : 0, most = 0;
     pb_status st = pb__comm_allreduce(pb__comm_world(), &share, &most, 1, PB_COMM_DOUBLE, PB_COMM_MAX);
-    s->gather = h->ranks > 1 && (mode == HALO_ALLGATHER || (mode == HALO_AUTO && most >= ALLGATHER_FROM_SHARE));
+    s->gather = h->ranks > 1 && (mode == HALO_ALLGATHER || (mode == HALO_AUTO && most >= PB_DIST_GATHER_FROM_SHARE));
     return st;
 }
 

@@ -4,9 +4,15 @@
  * The model (per rank r of the partition spmv-dist makes for P ranks, counted
  * exactly from the matrix without running it, sparse/partition.c):
  *   compute_r = nnz_r / rate                 rate: non-zeros per second of one device
- *   comm_r    = neighbours_r * latency + max(halo_r, sent_r) * elt / bandwidth
- *   overlap:  T_r = max(nnz_interior_r / rate, comm_r) + (nnz_r - nnz_interior_r) / rate + fixed
+ *   comm_r    = neighbours_r * latency + max(halo_r, sent_r) * elt / bandwidth   (p2p halos)
+ *             = (P - 1) * latency + (cols - own_cols_r) * elt / bandwidth      (x gathered whole)
+ *   overlap:  T_r = max(ahead_r / rate, comm_r) + (nnz_r - ahead_r) / rate + fixed,
+ *             ahead_r = nnz_interior_r, plus the boundary rows' own entries where
+ *             they run ahead of the halo (split: one more entry per boundary row after it)
  *   blocking: T_r = comm_r + compute_r + fixed
+ * --halo and --split choose as spmv-dist's do (auto: gathered where some
+ * rank's halo is half the others' x or more; split where the boundary rows
+ * hold half a rank's non-zeros or more: sparse.h).
  * fixed: what a product costs beside its kernels (launches, waits), the
  * one-rank row's median less its compute_s (0 where no such row is given).
  *   T(P) = max over r of T_r; speed-up T(1) / T(P); efficiency speed-up / P.
@@ -38,8 +44,10 @@ static void project_help(FILE *f)
                "Projects spmv-dist to rank counts beyond this machine: the partition spmv-dist\n"
                "would make for each count is counted exactly from the matrix (non-zeros, interior\n"
                "rows, halo entries and neighbours of every rank), then each rank's time is\n"
-               "  compute = nnz / rate, comm = neighbours * latency + halo bytes / bandwidth,\n"
-               "  overlap: max(interior compute, comm) + boundary compute; blocking: comm + compute,\n"
+               "  compute = nnz / rate, comm = neighbours * latency + halo bytes / bandwidth\n"
+               "  (x gathered whole: (ranks - 1) * latency + the others' x / bandwidth),\n"
+               "  overlap: max(interior compute, comm) + boundary compute (split: the boundary rows'\n"
+               "  own columns with the interior); blocking: comm + compute,\n"
                "each plus a fixed cost per product (a one-rank row's median less its compute_s),\n"
                "and the run's time is its slowest rank's. It says at which count communication\n"
                "takes over (the slowest rank's comm above its compute).\n\noptions:\n"
@@ -56,6 +64,10 @@ static void project_help(FILE *f)
                "  --path staged|mpi|nccl  take the rows of this halo path only: spmv-dist rows whose reason\n"
                "                          names it, pingpong's and allreduce's mpi-staged, mpi or nccl variant\n"
                "                          (default: any MPI row, spmv-dist rows of any path)\n"
+               "  --halo p2p|allgather|auto  spmv-dist's --halo (default auto: gathered where some rank\n"
+               "                          needs half the others' x or more, as spmv-dist decides)\n"
+               "  --split auto|off        spmv-dist's --split (default auto, as on GPUs; off for the\n"
+               "                          synchronous ref and OpenMP backends, which never split)\n"
                "  --seed N                of generated matrices (default 42, as parbench run)\n"
                "\nexit status: 0, 2 usage error (a missing rate, latency or bandwidth among them), 3 a file\n"
                "could not be read.\n");
@@ -88,16 +100,23 @@ static bool link_row_on_path(const struct pb_rp_row *r, const char *path)
     return strcmp(r->variant, strcmp(path, "staged") == 0 ? "mpi-staged" : path) == 0;
 }
 
+#define GATHERED "x gathered whole "
+
 /* Whether a spmv-dist row moved its halos on `path` (NULL: any): the path
- * that ran, as its reason says ("halo staged through ..."), which auto chose. */
+ * that ran, as its reason says ("halo staged through ...", "x gathered
+ * whole through NCCL ..."), which auto chose. */
 static bool dist_row_on_path(const struct pb_rp_row *r, const char *path)
 {
     enum pb_devcomm_path p;
     if (!path || !pb__devcomm_path_parse(path, &p))
         return true;
-    char ran[96];
-    snprintf(ran, sizeof ran, "halo %s", pb__devcomm_describe(p));
-    return r->reason && strncmp(r->reason, ran, strlen(ran)) == 0;
+    if (!r->reason)
+        return false;
+    const char *how = strncmp(r->reason, GATHERED, strlen(GATHERED)) == 0 ? r->reason + strlen(GATHERED)
+                      : strncmp(r->reason, "halo ", 5) == 0           ? r->reason + 5
+                                                                       : "";
+    const char *want = pb__devcomm_describe(p);
+    return strncmp(how, want, strlen(want)) == 0;
 }
 
 /* Latency and bandwidth from two-rank rows of `bench` on `path`: the fastest
@@ -131,19 +150,22 @@ static void from_two_ranks(const struct pb_rp_set *set, const char *bench, const
  * not given, rows of any precision), --path. */
 struct projected {
     const char *label, *balance, *precision, *path;
+    const char *halo; /* p2p, allgather or auto */
+    bool split;       /* --split auto */
 };
 
-/* Whether a spmv-dist row ran what is projected: the same matrix, balance
- * and precision, halos point to point (the model's: its reason "halo ...",
- * not "x gathered whole") on the path. */
-static bool dist_row_matches(const struct pb_rp_row *r, const struct projected *w)
+/* Whether a spmv-dist row ran what is projected: the same matrix, balance,
+ * precision and --split, its x moved as the model's at that count (gathered
+ * whole or not, as its reason says) on the path. */
+static bool dist_row_matches(const struct pb_rp_row *r, const struct projected *w, bool gathered)
 {
     char by[32];
     snprintf(by, sizeof by, " by %s", w->balance);
     size_t n = strlen(w->label);
     return pb__rp_ok(r) && strcmp(r->bench, "spmv-dist") == 0 && dist_row_on_path(r, w->path) &&
            strncmp(r->problem, w->label, n) == 0 && strncmp(r->problem + n, by, strlen(by)) == 0 &&
-           r->reason && strncmp(r->reason, "halo ", 5) == 0 &&
+           r->reason && (strncmp(r->reason, GATHERED, strlen(GATHERED)) == 0) == gathered &&
+           (strstr(r->problem, " split off") == NULL) == w->split &&
            (!w->precision || strcmp(r->precision, w->precision) == 0);
 }
 
@@ -152,7 +174,7 @@ static void calibrate(const struct pb_rp_set *set, const struct projected *w, st
     const char *path = w->path;
     for (size_t i = 0; i < set->n_rows; i++) {
         const struct pb_rp_row *r = &set->rows[i];
-        if (r->ranks == 1 && dist_row_matches(r, w)) {
+        if (r->ranks == 1 && dist_row_matches(r, w, false)) {
             double nnz = r->gflops * 1e9 * r->median / 2, compute = kv_num(r, "compute_s");
             if (isnan(c->rate) && compute > 0) {
                 c->rate = nnz / compute;
@@ -170,27 +192,47 @@ static void calibrate(const struct pb_rp_set *set, const struct projected *w, st
 }
 
 /* The measured median of spmv-dist `variant` at `ranks` for what is projected, or NAN. */
-static double measured(const struct pb_rp_set *set, const struct projected *w, const char *variant, int ranks)
+static double measured(const struct pb_rp_set *set, const struct projected *w, const char *variant, int ranks,
+                       bool gathered)
 {
     for (size_t i = 0; i < set->n_rows; i++) {
         const struct pb_rp_row *r = &set->rows[i];
         if (r->ranks == ranks && strcmp(r->rank, "all") == 0 && strcmp(r->variant, variant) == 0 &&
-            dist_row_matches(r, w))
+            dist_row_matches(r, w, gathered))
             return r->median;
     }
     return NAN;
 }
 
-static void model(const struct pb_part_stats *s, int ranks, const struct calibration *c, double elt, double *overlap,
-                  double *blocking, double *compute_max, double *comm_max, const struct pb_part_stats **slowest)
+/* Whether x travels whole at this count, as spmv-dist's --halo decides. */
+static bool gathers(const struct pb_part_stats *s, int ranks, int64_t cols, const char *halo)
+{
+    if (ranks < 2 || strcmp(halo, "p2p") == 0)
+        return false;
+    double most = 0;
+    for (int r = 0; r < ranks; r++) {
+        double others = (double)(cols - s[r].own_cols);
+        most = fmax(most, others > 0 ? (double)s[r].halo / others : 0);
+    }
+    return strcmp(halo, "allgather") == 0 || most >= PB_DIST_GATHER_FROM_SHARE;
+}
+
+static void model(const struct pb_part_stats *s, int ranks, int64_t cols, bool gathered, bool split,
+                  const struct calibration *c, double elt, double *overlap, double *blocking, double *compute_max,
+                  double *comm_max, const struct pb_part_stats **slowest)
 {
     *overlap = *blocking = *compute_max = *comm_max = 0;
     *slowest = &s[0];
     for (int r = 0; r < ranks; r++) {
-        double compute = (double)s[r].nnz / c->rate, interior = (double)s[r].nnz_interior / c->rate;
-        double words = (double)(s[r].halo > s[r].sent ? s[r].halo : s[r].sent);
-        double comm = s[r].neighbours * c->latency + words * elt / c->bandwidth;
-        double t_over = fmax(interior, comm) + (compute - interior) + c->fixed, t_block = comm + compute + c->fixed;
+        int64_t boundary_nnz = s[r].nnz - s[r].nnz_interior;
+        bool early = split && ranks > 1 &&
+                     pb__dist_split_pays(s[r].nnz, boundary_nnz, s[r].boundary_rows, s[r].nnz_boundary_own);
+        /* split: the boundary rows' own entries run with the interior, one entry per row more after */
+        double ahead = (double)(s[r].nnz_interior + (early ? s[r].nnz_boundary_own : 0)) / c->rate;
+        double compute = (double)(s[r].nnz + (early ? s[r].boundary_rows : 0)) / c->rate;
+        double words = gathered ? (double)(cols - s[r].own_cols) : (double)(s[r].halo > s[r].sent ? s[r].halo : s[r].sent);
+        double comm = (gathered ? ranks - 1 : s[r].neighbours) * c->latency + words * elt / c->bandwidth;
+        double t_over = fmax(ahead, comm) + (compute - ahead) + c->fixed, t_block = comm + compute + c->fixed;
         if (t_over > *overlap) {
             *overlap = t_over;
             *slowest = &s[r];
@@ -212,6 +254,7 @@ int pb__cmd_project(int argc, char **argv)
     const char *matrix = NULL, *ranks_text = "1:4096", *balance = "nnz", *precision = "double";
     bool precision_given = false;
     const char *rate_text = NULL, *latency_text = NULL, *bandwidth_text = NULL, *seed_text = "42", *path = NULL;
+    const char *halo = "auto", *split = "auto";
     char **from = malloc((size_t)argc * sizeof *from);
     int n_from = 0, rc = PB_EXIT_OK;
     if (!from)
@@ -241,6 +284,10 @@ int pb__cmd_project(int argc, char **argv)
             seed_text = v;
         else if (pb__cli_value(argc, argv, &i, "path", 0, &v, &rc))
             path = v;
+        else if (pb__cli_value(argc, argv, &i, "halo", 0, &v, &rc))
+            halo = v;
+        else if (pb__cli_value(argc, argv, &i, "split", 0, &v, &rc))
+            split = v;
         else if (rc == PB_EXIT_OK && strcmp(argv[i], "--from") == 0)
             while (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0)
                 from[n_from++] = argv[++i];
@@ -258,6 +305,10 @@ int pb__cmd_project(int argc, char **argv)
     enum pb_devcomm_path parsed;
     if (rc == PB_EXIT_OK && path && (!pb__devcomm_path_parse(path, &parsed) || parsed == PB_PATH_AUTO))
         rc = pb__cli_die(PB_EXIT_USAGE, "project: --path '%s' is none of staged, mpi or nccl", path);
+    if (rc == PB_EXIT_OK && strcmp(halo, "p2p") != 0 && strcmp(halo, "allgather") != 0 && strcmp(halo, "auto") != 0)
+        rc = pb__cli_die(PB_EXIT_USAGE, "project: --halo '%s' is none of p2p, allgather or auto", halo);
+    if (rc == PB_EXIT_OK && strcmp(split, "auto") != 0 && strcmp(split, "off") != 0)
+        rc = pb__cli_die(PB_EXIT_USAGE, "project: --split '%s' is neither auto nor off", split);
     if (rc == PB_EXIT_OK && strcmp(precision, "float") != 0 && strcmp(precision, "double") != 0)
         rc = pb__cli_die(PB_EXIT_USAGE, "project: --precision '%s' is neither float nor double", precision);
     pb_status st = PB_OK;
@@ -292,7 +343,8 @@ int pb__cmd_project(int argc, char **argv)
         snprintf(label, sizeof label, "%s", matrix);
     else if (matrix)
         pb__matinfo_name(matrix, label, sizeof label);
-    const struct projected want = {label, balance, precision_given ? precision : NULL, path};
+    const struct projected want = {label, balance, precision_given ? precision : NULL, path, halo,
+                                   strcmp(split, "auto") == 0};
     if (rc == PB_EXIT_OK) {
         calibrate(&set, &want, &c);
         /* The ones missing, in words: "no rate, latency or bandwidth", "no latency". */
@@ -320,14 +372,15 @@ int pb__cmd_project(int argc, char **argv)
             rc = pb__cli_fail(st);
     }
     if (rc == PB_EXIT_OK) {
-        printf("# spmv-dist projected for %s by %s (%d x %d, %zu non-zeros, %s)%s%s\n", label, balance,
-               (int)m.n_rows, (int)m.n_cols, m.nnz, precision, path ? ", halos via " : "", path ? path : "");
+        printf("# spmv-dist projected for %s by %s (%d x %d, %zu non-zeros, %s)%s%s, --halo %s --split %s\n", label,
+               balance, (int)m.n_rows, (int)m.n_cols, m.nnz, precision, path ? ", halos via " : "", path ? path : "",
+               halo, split);
         printf("# rate %.4g G non-zeros/s (%s), latency %.4g us (%s), bandwidth %.4g GB/s (%s)\n", c.rate * 1e-9,
                c.rate_from, c.latency * 1e6, c.latency_from, c.bandwidth * 1e-9, c.bandwidth_from);
         if (c.fixed > 0)
             printf("# fixed cost per product %.4g us (the one-rank row's median less its compute_s)\n", c.fixed * 1e6);
-        printf("%7s %12s %10s %8s %11s %11s %12s %12s %10s %10s %12s %12s\n", "ranks", "max nnz", "max halo",
-               "max nbrs", "compute s", "comm s", "overlap s", "blocking s", "speed-up", "efficiency",
+        printf("%7s %12s %10s %8s %7s %11s %11s %12s %12s %10s %10s %12s %12s\n", "ranks", "max nnz", "max halo",
+               "max nbrs", "x", "compute s", "comm s", "overlap s", "blocking s", "speed-up", "efficiency",
                "meas. ovl s", "meas. blk s");
     }
     double t1 = c.rate > 0 ? (double)m.nnz / c.rate + c.fixed : NAN; /* one rank: no exchange */
@@ -344,7 +397,8 @@ int pb__cmd_project(int argc, char **argv)
         }
         double over, block, compute, comm;
         const struct pb_part_stats *slow;
-        model(s, p, &c, elt, &over, &block, &compute, &comm, &slow);
+        bool gathered = gathers(s, p, m.n_cols, halo);
+        model(s, p, m.n_cols, gathered, want.split, &c, elt, &over, &block, &compute, &comm, &slow);
         int64_t max_nnz = 0, max_halo = 0;
         int max_nb = 0;
         for (int r = 0; r < p; r++) {
@@ -357,15 +411,16 @@ int pb__cmd_project(int argc, char **argv)
         double speedup = over > 0 ? t1 / over : NAN; /* no non-zeros: nothing to speed up */
         char meas[2][32], sp[32] = "-", eff[32] = "-";
         for (int v = 0; v < 2; v++) {
-            double t = measured(&set, &want, v ? "blocking" : "overlap", p);
+            double t = measured(&set, &want, v ? "blocking" : "overlap", p, gathered);
             snprintf(meas[v], sizeof meas[v], isnan(t) ? "-" : "%.4g", t);
         }
         if (isfinite(speedup)) {
             snprintf(sp, sizeof sp, "%.3gx", speedup);
             snprintf(eff, sizeof eff, "%.2f", speedup / p);
         }
-        printf("%7d %12lld %10lld %8d %11.4g %11.4g %12.4g %12.4g %10s %10s %12s %12s\n", p, (long long)max_nnz,
-               (long long)max_halo, max_nb, compute, comm, over, block, sp, eff, meas[0], meas[1]);
+        printf("%7d %12lld %10lld %8d %7s %11.4g %11.4g %12.4g %12.4g %10s %10s %12s %12s\n", p, (long long)max_nnz,
+               (long long)max_halo, max_nb, gathered ? "whole" : "halo", compute, comm, over, block, sp, eff, meas[0],
+               meas[1]);
         free(s);
     }
     if (rc == PB_EXIT_OK) {

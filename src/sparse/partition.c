@@ -72,12 +72,16 @@ pb_status pb__partition_stats(const int32_t *ptr, const int32_t *idx, int32_t ro
         struct pb_part_stats *s = &out[q];
         int32_t lo = col_first[q], hi = col_first[q + 1];
         s->rows = row_first[q + 1] - row_first[q];
+        s->own_cols = hi - lo;
         for (int32_t i = row_first[q]; i < row_first[q + 1]; i++) {
             bool boundary = false;
+            int64_t own = 0;
             for (int32_t k = ptr[i]; k < ptr[i + 1]; k++) {
                 int32_t j = idx[k];
-                if (j >= lo && j < hi)
+                if (j >= lo && j < hi) {
+                    own++;
                     continue;
+                }
                 boundary = true;
                 if (seen[j] == q)
                     continue;
@@ -92,6 +96,8 @@ pb_status pb__partition_stats(const int32_t *ptr, const int32_t *idx, int32_t ro
             s->nnz += len;
             if (!boundary)
                 s->nnz_interior += len;
+            else
+                s->boundary_rows++, s->nnz_boundary_own += own;
         }
     }
     for (int r = 0; r < ranks; r++)
@@ -104,4 +110,9 @@ pb_status pb__partition_stats(const int32_t *ptr, const int32_t *idx, int32_t ro
     free(seen);
     free(pairs);
     return PB_OK;
+}
+
+bool pb__dist_split_pays(int64_t nnz, int64_t nnz_boundary, int64_t boundary_rows, int64_t nnz_boundary_own)
+{
+    return boundary_rows > 0 && nnz_boundary_own >= boundary_rows && 2 * nnz_boundary >= nnz;
 }

@@ -160,10 +160,22 @@ int pb__partition_owner(const int32_t *first, int ranks, int32_t j);
 /* What one rank of a partition computes and exchanges in y = A x. */
 struct pb_part_stats {
     int64_t rows, nnz, nnz_interior; /* interior rows need no x from other ranks */
+    int64_t boundary_rows, nnz_boundary_own; /* the others, and their entries in its own columns */
+    int64_t own_cols;                /* x entries it owns */
     int64_t halo;                    /* x entries it receives */
     int64_t sent;                    /* x entries it sends, once per receiving rank */
     int neighbours;                  /* ranks it receives from or sends to */
 };
+/* spmv-dist's choices, shared with parbench project's model. --halo auto
+ * gathers x whole where some rank's halo is at least this share of the x
+ * entries the other ranks own. */
+#define PB_DIST_GATHER_FROM_SHARE 0.5
+/* --split auto: a rank's boundary rows run their own columns ahead of the
+ * halo where those rows hold at least half its non-zeros (power-law rows:
+ * nearly all) and at least one own entry per row (each row gains one entry,
+ * which adds the early part). */
+bool pb__dist_split_pays(int64_t nnz, int64_t nnz_boundary, int64_t boundary_rows, int64_t nnz_boundary_own);
+
 /* The statistics of every rank (out[ranks]) of the partition spmv-dist
  * makes, counted without running it: O(nnz + ranks^2). */
 pb_status pb__partition_stats(const int32_t *ptr, const int32_t *idx, int32_t rows, int32_t cols, int ranks,
