@@ -722,6 +722,12 @@ if [ "$have_stb" -eq 1 ]; then
     contains "$tmp/err" "a truncated file"
     printf 'P5\n3 2\n255\nabcdef' >"$tmp/whole.pgm"
     expect 0 "$pb" conv --image "$tmp/whole.pgm" --radius 1 --save "$tmp/whole-out.pgm" --backend ref --quiet
+    # maxval 0 (stb_image would read every pixel as white) and past 65535: refused, named
+    for maxval in 0 70000; do
+        printf 'P5\n# m\n3 2\n%s\nabcdef' $maxval >"$tmp/maxval.pgm"
+        expect 3 "$pb" conv --image "$tmp/maxval.pgm" --radius 1 --backend ref
+        contains "$tmp/err" "a PGM/PPM whose maxval is $maxval (1 to 65535)"
+    done
     printf 'P2\n3 2\n255\n1 2 3\n4 5 6\n' >"$tmp/plain.pgm"
     expect 3 "$pb" conv --image "$tmp/plain.pgm" --radius 1 --backend ref
     contains "$tmp/err" "only binary ones (P5, P6) are read"

@@ -1,4 +1,5 @@
 /* Image files for `parbench conv` (see image.h). */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,6 +177,37 @@ static bool png_declares(const unsigned char *hd, size_t got, uint64_t *w, uint6
     return true;
 }
 
+/* The maxval a binary PGM/PPM header declares (its third number, comments
+ * skipped), or -1 where hd holds no such header in full. */
+static long pnm_maxval(const unsigned char *hd, size_t got)
+{
+    if (got < 3 || hd[0] != 'P' || (hd[1] != '5' && hd[1] != '6'))
+        return -1;
+    long v = -1;
+    size_t i = 2;
+    for (int field = 0; field < 3; field++) {
+        while (i < got && (isspace(hd[i]) || hd[i] == '#'))
+            if (hd[i++] == '#')
+                while (i < got && hd[i] != '\n')
+                    i++;
+        if (i >= got || !isdigit(hd[i]))
+            return -1;
+        for (v = 0; i < got && isdigit(hd[i]) && v < 1000000; i++)
+            v = v * 10 + (hd[i] - '0');
+    }
+    return i < got ? v : -1; /* a number cut by the buffer's end is not read */
+}
+
+/* stb_image takes a maxval of 0 (every pixel then reads as white) and fails
+ * past 65535 naming no cause. */
+static pb_status pnm_check(const char *path, const unsigned char *hd, size_t got)
+{
+    long maxval = pnm_maxval(hd, got);
+    if (maxval == 0 || maxval > 65535)
+        return pb__fail(PB_ERR_IO, "cannot read image '%s': a PGM/PPM whose maxval is %ld (1 to 65535)", path, maxval);
+    return PB_OK;
+}
+
 /* A directory opens and reads as an empty file: say what it is. */
 static pb_status not_a_directory(const char *path, FILE *f)
 {
@@ -200,13 +232,15 @@ pb_status pb__image_read(const char *path, size_t width, size_t height, struct p
         fclose(probe);
         return st;
     }
-    unsigned char hd[16] = {0};
+    unsigned char hd[256] = {0};
     size_t got = fread(hd, 1, sizeof hd, probe);
     bool safe = fseek(probe, 0, SEEK_SET) == 0 && stb_safe(probe);
     fclose(probe);
     if (!safe)
         return pb__fail(PB_ERR_IO, "cannot read image '%s': a corrupt JPEG (a Huffman table of more than 256 codes)",
                         path);
+    if ((st = pnm_check(path, hd, got)) != PB_OK)
+        return st;
     int w, h, n;
     unsigned char *pixels = stbi_load(path, &w, &h, &n, 0);
     if (!pixels)
@@ -333,6 +367,8 @@ pb_status pb__image_probe(const char *path, size_t width, size_t height, uint64_
         if (size >= 0 && !safe)
             return pb__fail(PB_ERR_IO, "cannot read image '%s': a corrupt JPEG (a Huffman table of more than 256 "
                             "codes)", path);
+        if ((st = pnm_check(path, hd, got)) != PB_OK)
+            return st;
         if (!ok && size < 0)
             return pb__fail(PB_ERR_IO, "cannot read image '%s': %s", path, strerror(errno));
         /* stb_image declines a PNG of more than 2^30 bytes of samples (or a
