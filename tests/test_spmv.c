@@ -689,7 +689,7 @@ static void test_bcsr(void **state)
      * machine's clock never picks is still checked behind auto */
     static const struct {
         const char *backend, *picks[4];
-    } forced[] = {{"opencl", {"ellt", "csr-balanced", "csr-scalar", "csr-vector"}}, {"openmp", {"bcsr", "csr"}}};
+    } forced[] = {{"opencl", {"ellt", "csr-balanced", "csr-scalar", "csr-vector"}}, {"openmp", {"bcsr", "csr", "dia"}}};
     for (size_t f = 0; f < PB_ARRAY_LEN(forced); f++) {
         const pb_backend *be = pb_backend_find(forced[f].backend);
         if (!be || !pb_test_backend_usable(be))
@@ -745,6 +745,76 @@ static void test_bcsr(void **state)
     struct pb_bcsr bm;
     int32_t ptr1[2] = {0, 0};
     assert_int_equal(pb__bcsr_build(ptr1, NULL, NULL, 8, 1, 1, 9, &bm), PB_ERR_INVALID);
+}
+
+/* DIA: the diagonals counted (none past 64), and OpenMP's dia verified on
+ * every case of few diagonals whatever its byte ratio (PARBENCH_DIA_ANY),
+ * rectangles whose diagonals leave the matrix on either side among them. */
+static void test_dia(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *spec;
+        int diags;
+    } counts[] = {{"lap2d:30", 5}, {"lap3d:9", 7}, {"band:5000:3:0", 7}, {"band:5000:3:2", 11}, {"random:3000:8", 0},
+                  {"band:5000:40:0", 0}};
+    for (size_t i = 0; i < PB_ARRAY_LEN(counts); i++) {
+        struct pb_coo m;
+        int32_t *ptr = NULL;
+        assert_int_equal(pb__sparse_generate(counts[i].spec, 3, &m), PB_OK);
+        assert_int_equal(pb__csr_offsets(&m, &ptr), PB_OK);
+        int64_t off[PB_DIA_MAX_DIAGS];
+        double ratio = 0;
+        int d = pb__dia_pick(ptr, m.cols, m.n_rows, m.n_cols, 8, off, &ratio);
+        if (d != counts[i].diags)
+            print_message("%s: %d diagonals, expected %d\n", counts[i].spec, d, counts[i].diags);
+        assert_int_equal(d, counts[i].diags);
+        for (int q = 1; q < d; q++)
+            assert_true(off[q - 1] < off[q]);
+        if (d) /* doubles without an index: below CSR's bytes (band's wrapped far diagonals are half full) */
+            assert_true(ratio > 0.5 && ratio < 0.8);
+        free(ptr);
+        pb_coo_free(&m);
+    }
+    const pb_backend *omp = pb_backend_find("openmp");
+    if (!omp || !pb_test_backend_usable(omp))
+        return;
+    /* 40 x 25 and 25 x 40 with diagonals -7, -2, 0, 3, 30: some leave on one side, one is outside */
+    struct matrix_case rect[2];
+    for (int t = 0; t < 2; t++) {
+        struct pb_coo *m = &rect[t].m;
+        rect[t].name = t ? "25x40" : "40x25";
+        int32_t rows = t ? 25 : 40, cols = t ? 40 : 25;
+        static const int offs[] = {-7, -2, 0, 3, 30};
+        memset(m, 0, sizeof *m);
+        m->n_rows = rows, m->n_cols = cols;
+        m->rows = calloc((size_t)rows * 5, sizeof *m->rows);
+        m->cols = calloc((size_t)rows * 5, sizeof *m->cols);
+        m->values = calloc((size_t)rows * 5, sizeof *m->values);
+        assert_true(m->rows && m->cols && m->values);
+        for (int32_t i = 0; i < rows; i++)
+            for (int q = 0; q < 5; q++)
+                if (i + offs[q] >= 0 && i + offs[q] < cols)
+                    m->rows[m->nnz] = i, m->cols[m->nnz] = i + offs[q], m->values[m->nnz++] = 1.0 / (1 + i + q);
+    }
+    pb_device *dev = NULL;
+    assert_int_equal(pb_device_open(omp, 0, &dev), PB_OK);
+    setenv("PARBENCH_DIA_ANY", "1", 1);
+    cases_ran = cases_declined = 0;
+    int failed = 0;
+    for (int single = 0; single < 2; single++) {
+        for (size_t c = 0; c < N_CASES; c++)
+            failed += run_case(dev, "openmp", "dia", PB_SPARSE_CSR, &cases[c], single ? PB_FLOAT : PB_DOUBLE, 0, 0);
+        for (int t = 0; t < 2; t++)
+            failed += run_case(dev, "openmp", "dia", PB_SPARSE_CSR, &rect[t], single ? PB_FLOAT : PB_DOUBLE, 0, 0);
+    }
+    unsetenv("PARBENCH_DIA_ANY");
+    pb_device_close(dev);
+    assert_int_equal(failed, 0);
+    assert_true(cases_ran >= 2 * 6); /* 1x1, lap2d, the zoo's bands and stencils, both rectangles */
+    assert_true(cases_declined >= 2 * 3); /* random, power-law and no non-zeros at least */
+    for (int t = 0; t < 2; t++)
+        pb_coo_free(&rect[t].m);
 }
 
 /* A Laplacian's rows made alone (spmv-dist --reader each) are the whole
@@ -881,6 +951,7 @@ int main(void)
         cmocka_unit_test(test_matrices_in_turn),
         cmocka_unit_test(test_formats),
         cmocka_unit_test(test_bcsr),
+        cmocka_unit_test(test_dia),
         cmocka_unit_test(test_rows_alone),
         cmocka_unit_test(test_balance_plan),
     };

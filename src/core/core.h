@@ -22,6 +22,8 @@ extern "C" {
 /* Record a detail message for pb_last_error() and return s. */
 pb_status pb__fail(pb_status s, const char *fmt, ...) PB__PRINTF(2, 3);
 void pb__clear_error(void);
+/* Appends to buf (len bytes) at *at, moving *at on; what does not fit is cut. */
+void pb__appendf(char *buf, size_t len, size_t *at, const char *fmt, ...) PB__PRINTF(4, 5);
 
 /* 64-byte aligned host memory. Refuses (PB_ERR_NOMEM with a message naming
  * `what`) requests larger than the memory currently available, so an absurd

@@ -44,6 +44,18 @@ pb_status pb__fail(pb_status s, const char *fmt, ...)
 
 void pb__clear_error(void) { last_error[0] = '\0'; }
 
+void pb__appendf(char *buf, size_t len, size_t *at, const char *fmt, ...)
+{
+    if (*at >= len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *at, len - *at, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *at = *at + (size_t)n < len ? *at + (size_t)n : len;
+}
+
 #define PB__STR2(x) #x
 #define PB__STR(x) PB__STR2(x)
 

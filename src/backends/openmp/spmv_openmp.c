@@ -178,23 +178,33 @@ pb_status pb__omp_spmv_csr(pb_device *dev, const void *args, pb_stream *s)
 
 /* ---- bcsr ------------------------------------------------------------------ */
 
+/* The copies a matrix's kernels read besides its CSR. */
+enum omp_kernel { K_CSR, K_BCSR, K_DIA, K_COUNT };
+static const char *const kernel_names[K_COUNT] = {"csr", "bcsr", "dia"};
+
 /* What the device keeps for a matrix, one per matrix in use (core/plans.h):
  * the block copy bcsr ran on (stamps of the CSR arrays it came from;
- * refused_b: none made, the best size moved more than CSR, ratio) and auto's
- * pick. */
+ * refused_b: none made, the best size moved more than CSR, ratio), the
+ * diagonal copy dia ran on (likewise), and auto's pick. */
 struct omp_plan {
     struct pb_bcsr m;
     uint64_t ptr, idx, val;
     enum pb_precision prec;
     int refused_b;
     double ratio;
-    /* auto's pick for the arrays with stamps auto_stamp[3], in auto_prec:
-     * blocks or csr, and the two timed (0: not timed) */
+    struct pb_dia d;
+    uint64_t d_stamp[3];
+    enum pb_precision d_prec;
+    bool d_refused;
+    int d_diags;
+    double d_ratio;
+    /* auto's pick for the arrays with stamps auto_stamp[3], in auto_prec,
+     * and each kernel's time when timed (0: not a candidate) */
     uint64_t auto_stamp[3];
     enum pb_precision auto_prec;
-    bool auto_bcsr;
+    enum omp_kernel auto_pick;
     int auto_b;
-    double auto_ms[2], auto_ratio;
+    double auto_ms[K_COUNT], auto_ratio;
 };
 
 static void *plan_make(void) { return calloc(1, sizeof(struct omp_plan)); }
@@ -203,6 +213,7 @@ static void plan_drop(void *plan)
 {
     struct omp_plan *c = plan;
     pb__bcsr_free(&c->m);
+    pb__dia_free(&c->d);
     free(c);
 }
 
@@ -342,13 +353,97 @@ pb_status pb__omp_spmv_bcsr_prepare(pb_device *dev, const void *args, char *note
     return st;
 }
 
-/* auto: csr, or bcsr where a sample of rows says blocks move fewer bytes
- * than CSR and the two, timed on this machine, say blocks run faster. Picked
- * once per matrix. csr's split of rows + non-zeros over the threads holds on
- * every other class of the zoo (rows of any length stay on one thread, in
- * order). No byte ratio alone decided it: on the 2-core EPYC, bands whose 2x2
- * blocks move 0.85-0.88x CSR's bytes ran 1.3x faster as blocks on one matrix
- * and 7-14% slower on two others. */
+/* ---- dia ------------------------------------------------------------------- */
+
+static pb_status dia_ready(pb_device *dev, const struct pb_spmv_args *a, struct omp_plan **out)
+{
+    struct omp_plan *c = plan_of(dev, a);
+    if (!c)
+        return PB_ERR_NOMEM;
+    *out = c;
+    bool same = c->d_stamp[0] == a->ptr->stamp && c->d_stamp[1] == a->idx->stamp && c->d_stamp[2] == a->val->stamp &&
+                c->d_prec == a->prec;
+    if (same)
+        return c->d_refused ? pb__dia_refuse(c->d_diags, c->d_ratio) : PB_OK;
+    pb__dia_free(&c->d);
+    const int32_t *ptr = PB__HOST(a->ptr, const int32_t), *idx = PB__HOST(a->idx, const int32_t);
+    size_t elt = pb_precision_size(a->prec);
+    int64_t offsets[PB_DIA_MAX_DIAGS];
+    c->d_diags = pb__dia_pick(ptr, idx, a->rows, a->cols, elt, offsets, &c->d_ratio);
+    /* PARBENCH_DIA_ANY: any ratio (tests run the kernel on every matrix of few diagonals) */
+    c->d_refused = c->d_diags == 0 || (c->d_ratio >= 1 && !getenv("PARBENCH_DIA_ANY"));
+    pb_status st = c->d_refused ? pb__dia_refuse(c->d_diags, c->d_ratio)
+                                : pb__dia_build(ptr, idx, a->val->host, elt, a->rows, a->cols, offsets, c->d_diags,
+                                                &c->d);
+    if (st == PB_OK || c->d_refused) {
+        c->d_stamp[0] = a->ptr->stamp, c->d_stamp[1] = a->idx->stamp, c->d_stamp[2] = a->val->stamp;
+        c->d_prec = a->prec;
+    }
+    return st;
+}
+
+/* Rows in chunks that stay in cache while every diagonal adds to them; each
+ * diagonal only over the rows whose column falls in the matrix. Entries of a
+ * row are added in ascending column order, as CSR's sorted rows. */
+#define DIA_CHUNK 1024
+#define DEFINE_DIA(T, SUFFIX)                                                                  \
+    static void dia_##SUFFIX(const struct pb_dia *m, const struct pb_spmv_args *a, int threads) \
+    {                                                                                          \
+        const T *val = m->val, *x = PB__HOST(a->x, const T);                                   \
+        T *y = PB__HOST(a->y, T);                                                              \
+        int64_t rows = m->rows, cols = m->cols, chunks = (rows + DIA_CHUNK - 1) / DIA_CHUNK;   \
+        _Pragma("omp parallel for schedule(static) num_threads(threads)")                      \
+        for (int64_t c = 0; c < chunks; c++) {                                                 \
+            T acc[DIA_CHUNK] = {0};                                                            \
+            int64_t i0 = c * DIA_CHUNK, i1 = i0 + DIA_CHUNK < rows ? i0 + DIA_CHUNK : rows;     \
+            for (int q = 0; q < m->diags; q++) {                                               \
+                int64_t off = m->offset[q], lo = i0 > -off ? i0 : -off,                        \
+                        hi = i1 < cols - off ? i1 : cols - off;                                \
+                const T *v = val + (size_t)q * (size_t)rows;                                   \
+                for (int64_t i = lo; i < hi; i++)                                              \
+                    acc[i - i0] += v[i] * x[i + off];                                          \
+            }                                                                                  \
+            memcpy(y + i0, acc, (size_t)(i1 - i0) * sizeof(T));                                \
+        }                                                                                      \
+    }
+DEFINE_DIA(float, f32)
+DEFINE_DIA(double, f64)
+
+pb_status pb__omp_spmv_dia(pb_device *dev, const void *args, pb_stream *s)
+{
+    (void)s;
+    const struct pb_spmv_args *a = args;
+    if (a->rows == 0)
+        return PB_OK;
+    struct omp_plan *c = NULL;
+    pb_status st = dia_ready(dev, a, &c);
+    if (st != PB_OK)
+        return st;
+    if (a->prec == PB_DOUBLE)
+        dia_f64(&c->d, a, threads_of(dev));
+    else
+        dia_f32(&c->d, a, threads_of(dev));
+    return PB_OK;
+}
+
+pb_status pb__omp_spmv_dia_prepare(pb_device *dev, const void *args, char *note, size_t len)
+{
+    const struct pb_spmv_args *a = args;
+    struct omp_plan *c = NULL;
+    pb_status st = a->rows ? dia_ready(dev, a, &c) : PB_OK;
+    if (st == PB_OK && c && note)
+        snprintf(note, len, "%d diagonals, %.2fx CSR's bytes", c->d.diags, c->d_ratio);
+    return st;
+}
+
+/* auto: csr, or a copy that moves fewer bytes than CSR -- blocks where a
+ * sample of rows says so (bcsr), whole diagonals where the matrix has at most
+ * 64 (dia) -- where the candidates, timed on this machine, say it runs
+ * faster. Picked once per matrix. csr's split of rows + non-zeros over the
+ * threads holds on every other class of the zoo (rows of any length stay on
+ * one thread, in order). No byte ratio alone decided it: on the 2-core EPYC,
+ * bands whose 2x2 blocks move 0.85-0.88x CSR's bytes ran 1.3x faster as
+ * blocks on one matrix and 7-14% slower on two others. */
 static double seconds_of(pb_status (*run)(pb_device *, const void *, pb_stream *), pb_device *dev,
                          const struct pb_spmv_args *a)
 {
@@ -357,32 +452,49 @@ static double seconds_of(pb_status (*run)(pb_device *, const void *, pb_stream *
     return pb__now() - t0;
 }
 
+static pb_status (*const kernel_runs[K_COUNT])(pb_device *, const void *, pb_stream *) = {
+    pb__omp_spmv_csr, pb__omp_spmv_bcsr, pb__omp_spmv_dia};
+
 static void auto_decide(pb_device *dev, const struct pb_spmv_args *a, struct omp_plan *k)
 {
-    k->auto_bcsr = false;
-    k->auto_ms[0] = k->auto_ms[1] = 0;
+    k->auto_pick = K_CSR;
+    memset(k->auto_ms, 0, sizeof k->auto_ms);
+    bool candidate[K_COUNT] = {true, false, false};
+    int n = 1;
     double ratio = 0;
     int b = pb__bcsr_pick(PB__HOST(a->ptr, const int32_t), PB__HOST(a->idx, const int32_t), a->rows, a->cols,
                           pb_precision_size(a->prec), &ratio);
     struct omp_plan *c = NULL;
-    if (b && ratio < 1 && bcsr_ready(dev, a, &c) == PB_OK) {
-        /* in turns, one untimed product each, then the fastest of 5 */
-        pb__omp_spmv_csr(dev, a, NULL);
-        pb__omp_spmv_bcsr(dev, a, NULL);
-        double best[2] = {INFINITY, INFINITY};
-        for (int r = 0; r < 5; r++) {
-            best[0] = fmin(best[0], seconds_of(pb__omp_spmv_csr, dev, a));
-            best[1] = fmin(best[1], seconds_of(pb__omp_spmv_bcsr, dev, a));
-        }
-        k->auto_ms[0] = best[0] * 1e3, k->auto_ms[1] = best[1] * 1e3;
-        k->auto_b = c->m.b, k->auto_ratio = c->ratio;
-        const char *forced = getenv("PARBENCH_AUTO_PICK"); /* tests run both picks (as OpenCL's auto) */
-        k->auto_bcsr = forced && strcmp(forced, "bcsr") == 0 ? true
-                       : forced && strcmp(forced, "csr") == 0 ? false
-                                                              : best[1] < best[0];
-        if (!k->auto_bcsr) { /* the copy is not kept for nothing */
+    if (b && ratio < 1 && bcsr_ready(dev, a, &c) == PB_OK)
+        candidate[K_BCSR] = true, n++, k->auto_b = c->m.b, k->auto_ratio = c->ratio;
+    if (dia_ready(dev, a, &c) == PB_OK)
+        candidate[K_DIA] = true, n++;
+    if (n > 1) { /* in turns, one untimed product each, then the fastest of 5 */
+        double best[K_COUNT] = {INFINITY, INFINITY, INFINITY};
+        for (int r = -1; r < 5; r++)
+            for (int q = 0; q < K_COUNT; q++)
+                if (candidate[q]) {
+                    double t = seconds_of(kernel_runs[q], dev, a);
+                    if (r >= 0)
+                        best[q] = fmin(best[q], t);
+                }
+        for (int q = 0; q < K_COUNT; q++)
+            if (candidate[q]) {
+                k->auto_ms[q] = best[q] * 1e3;
+                if (best[q] < best[k->auto_pick])
+                    k->auto_pick = (enum omp_kernel)q;
+            }
+        const char *forced = getenv("PARBENCH_AUTO_PICK"); /* tests run every pick (as OpenCL's auto) */
+        for (int q = 0; forced && q < K_COUNT; q++)
+            if (strcmp(forced, kernel_names[q]) == 0 && candidate[q])
+                k->auto_pick = (enum omp_kernel)q;
+        if (k->auto_pick != K_BCSR) { /* the copies are not kept for nothing */
             pb__bcsr_free(&k->m);
             k->ptr = k->idx = k->val = 0;
+        }
+        if (k->auto_pick != K_DIA) {
+            pb__dia_free(&k->d);
+            memset(k->d_stamp, 0, sizeof k->d_stamp);
         }
     }
     pb__clear_error(); /* out of memory, or no gain on the whole matrix: csr */
@@ -409,21 +521,29 @@ pb_status pb__omp_spmv_auto(pb_device *dev, const void *args, pb_stream *s)
 {
     const struct pb_spmv_args *a = args;
     struct omp_plan *k = auto_ready(dev, a);
-    return k && k->auto_bcsr ? pb__omp_spmv_bcsr(dev, args, s) : pb__omp_spmv_csr(dev, args, s);
+    return kernel_runs[k ? k->auto_pick : K_CSR](dev, args, s);
 }
 
 pb_status pb__omp_spmv_auto_prepare(pb_device *dev, const void *args, char *note, size_t len)
 {
     const struct pb_spmv_args *a = args;
     struct omp_plan *k = auto_ready(dev, a);
-    int at = snprintf(note, len, "%s", k && k->auto_bcsr ? "bcsr" : "csr");
-    if (k && k->auto_bcsr && at > 0 && (size_t)at < len)
-        at += snprintf(note + at, len - (size_t)at, " %dx%d", k->m.b, k->m.b);
-    if (k && k->auto_ms[0] > 0 && at > 0 && (size_t)at < len)
-        snprintf(note + at, len - (size_t)at, ", fastest of csr %.3f ms bcsr %dx%d %.3f ms (%.2fx CSR's bytes)",
-                 k->auto_ms[0], k->auto_b, k->auto_b, k->auto_ms[1], k->auto_ratio);
-    else if (at > 0 && (size_t)at < len)
-        snprintf(note + at, len - (size_t)at, ": rows split by rows + non-zeros over %d threads",
-                 pb_device_threads(dev));
+    enum omp_kernel pick = k ? k->auto_pick : K_CSR;
+    size_t at = 0;
+    pb__appendf(note, len, &at, "%s", kernel_names[pick]);
+    if (pick == K_BCSR)
+        pb__appendf(note, len, &at, " %dx%d", k->m.b, k->m.b);
+    if (pick == K_DIA)
+        pb__appendf(note, len, &at, " (%d diagonals)", k->d.diags);
+    if (k && k->auto_ms[K_BCSR] + k->auto_ms[K_DIA] > 0) {
+        pb__appendf(note, len, &at, ", fastest of csr %.3f ms", k->auto_ms[K_CSR]);
+        if (k->auto_ms[K_BCSR] > 0)
+            pb__appendf(note, len, &at, " bcsr %dx%d %.3f ms (%.2fx CSR's bytes)", k->auto_b, k->auto_b,
+                        k->auto_ms[K_BCSR], k->auto_ratio);
+        if (k->auto_ms[K_DIA] > 0)
+            pb__appendf(note, len, &at, " dia %.3f ms (%.2fx CSR's bytes)", k->auto_ms[K_DIA], k->d_ratio);
+    } else {
+        pb__appendf(note, len, &at, ": rows split by rows + non-zeros over %d threads", pb_device_threads(dev));
+    }
     return PB_OK;
 }
