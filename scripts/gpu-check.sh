@@ -137,9 +137,9 @@ zoo_section() {
 
 zoo_cpu_section() {
     step "zoo: OpenMP on every core against librsb and tuned librsb, zoo:1M"
-    local variants=csr,csr-v2,csr-h2,ell,auto
+    local variants=csr,csr-v2,csr-h2,ell,bcsr,dia,auto
     $pb list | grep 'openmp/librsb' >/dev/null && variants+=,librsb,librsb-tuned
-    run $pb run spmv --backend openmp --variant "$variants" --matrix zoo:1M --precision double --reps 10 --quiet --out "$out/spmv-zoo-openmp.csv"
+    run $pb run spmv --backend openmp --variant "$variants" --matrix zoo:1M --precision float,double --reps 10 --quiet --out "$out/spmv-zoo-openmp.csv"
 }
 
 memlab_section() {
