@@ -392,6 +392,15 @@ lacks_bom=$(grep -c "$(printf '\357\273\277')" "$tmp/r.html")
 mkdir -p "$tmp/cut" && cp "$data/results/gemm.json" "$tmp/cut/" && head -c 300 "$data/results/gemm.json" >"$tmp/cut/cut.json"
 expect 0 "$pb" report "$tmp/cut" -o "$tmp/r.html" # a folder's results file cut short: skipped, and said
 contains "$tmp/err" "skipping $tmp/cut/cut.json"
+# a CSV cut short (a run killed while writing its last row): the complete rows are read, the
+# last is left out and said; a short row before the end is still malformed
+{ head -n 3 "$data/results/overlap.csv"; sed -n 4p "$data/results/overlap.csv" | head -c 60; } >"$tmp/cut/cut.csv"
+expect 0 "$pb" report "$tmp/cut/cut.csv" -o "$tmp/r.html"
+contains "$tmp/err" "cut.csv:4: cut short"
+contains "$tmp/r.html" "2 rows"
+{ head -n 2 "$data/results/overlap.csv"; sed -n 4p "$data/results/overlap.csv" | head -c 60; echo; sed -n 3p "$data/results/overlap.csv"; } >"$tmp/mid.csv"
+expect 3 "$pb" report "$tmp/mid.csv" -o "$tmp/r.html"
+contains "$tmp/err" "mid.csv:3:"
 expect 3 "$pb" report /dev/zero -o "$tmp/r.html"
 contains "$tmp/err" "is not a text file"
 expect 2 "$pb" matinfo "$data/general.mtx" "$tmp/in.csv" --out "$tmp/in.csv"
