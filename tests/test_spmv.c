@@ -688,8 +688,8 @@ static void test_bcsr(void **state)
     /* auto's every pick imposed (PARBENCH_AUTO_PICK), so a kernel this
      * machine's clock never picks is still checked behind auto */
     static const struct {
-        const char *backend, *picks[4];
-    } forced[] = {{"opencl", {"ellt", "csr-balanced", "csr-scalar", "csr-vector"}}, {"openmp", {"bcsr", "csr", "dia"}}};
+        const char *backend, *picks[5];
+    } forced[] = {{"opencl", {"ellt", "csr-balanced", "csr-scalar", "csr-vector", "dia"}}, {"openmp", {"bcsr", "csr", "dia"}}};
     for (size_t f = 0; f < PB_ARRAY_LEN(forced); f++) {
         const pb_backend *be = pb_backend_find(forced[f].backend);
         if (!be || !pb_test_backend_usable(be))
@@ -697,7 +697,7 @@ static void test_bcsr(void **state)
         pb_device *dev = NULL;
         assert_int_equal(pb_device_open(be, 0, &dev), PB_OK);
         int failed = 0;
-        for (int k = 0; k < 4 && forced[f].picks[k]; k++) {
+        for (int k = 0; k < 5 && forced[f].picks[k]; k++) {
             setenv("PARBENCH_AUTO_PICK", forced[f].picks[k], 1);
             for (size_t c = 0; c < N_CASES; c++)
                 for (int single = 0; single < 2; single++)
@@ -747,7 +747,7 @@ static void test_bcsr(void **state)
     assert_int_equal(pb__bcsr_build(ptr1, NULL, NULL, 8, 1, 1, 9, &bm), PB_ERR_INVALID);
 }
 
-/* DIA: the diagonals counted (none past 64), and OpenMP's dia verified on
+/* DIA: the diagonals counted (none past 64), and OpenMP's and OpenCL's dia verified on
  * every case of few diagonals whatever its byte ratio (PARBENCH_DIA_ANY),
  * rectangles whose diagonals leave the matrix on either side among them. */
 static void test_dia(void **state)
@@ -776,9 +776,6 @@ static void test_dia(void **state)
         free(ptr);
         pb_coo_free(&m);
     }
-    const pb_backend *omp = pb_backend_find("openmp");
-    if (!omp || !pb_test_backend_usable(omp))
-        return;
     /* 40 x 25 and 25 x 40 with diagonals -7, -2, 0, 3, 30: some leave on one side, one is outside */
     struct matrix_case rect[2];
     for (int t = 0; t < 2; t++) {
@@ -797,22 +794,29 @@ static void test_dia(void **state)
                 if (i + offs[q] >= 0 && i + offs[q] < cols)
                     m->rows[m->nnz] = i, m->cols[m->nnz] = i + offs[q], m->values[m->nnz++] = 1.0 / (1 + i + q);
     }
-    pb_device *dev = NULL;
-    assert_int_equal(pb_device_open(omp, 0, &dev), PB_OK);
-    setenv("PARBENCH_DIA_ANY", "1", 1);
-    cases_ran = cases_declined = 0;
-    int failed = 0;
-    for (int single = 0; single < 2; single++) {
-        for (size_t c = 0; c < N_CASES; c++)
-            failed += run_case(dev, "openmp", "dia", PB_SPARSE_CSR, &cases[c], single ? PB_FLOAT : PB_DOUBLE, 0, 0);
-        for (int t = 0; t < 2; t++)
-            failed += run_case(dev, "openmp", "dia", PB_SPARSE_CSR, &rect[t], single ? PB_FLOAT : PB_DOUBLE, 0, 0);
+    static const char *const backends[] = {"openmp", "opencl"};
+    for (size_t b = 0; b < PB_ARRAY_LEN(backends); b++) {
+        const pb_backend *be = pb_backend_find(backends[b]);
+        if (!be || !pb_test_backend_usable(be))
+            continue;
+        pb_device *dev = NULL;
+        assert_int_equal(pb_device_open(be, 0, &dev), PB_OK);
+        setenv("PARBENCH_DIA_ANY", "1", 1);
+        cases_ran = cases_declined = 0;
+        int failed = 0;
+        for (int single = 0; single < 2; single++) {
+            enum pb_precision prec = single ? PB_FLOAT : PB_DOUBLE;
+            for (size_t c = 0; c < N_CASES; c++)
+                failed += run_case(dev, backends[b], "dia", PB_SPARSE_CSR, &cases[c], prec, 0, 0);
+            for (int t = 0; t < 2; t++)
+                failed += run_case(dev, backends[b], "dia", PB_SPARSE_CSR, &rect[t], prec, 0, 0);
+        }
+        unsetenv("PARBENCH_DIA_ANY");
+        pb_device_close(dev);
+        assert_int_equal(failed, 0);
+        assert_true(cases_ran >= 2 * 6);      /* 1x1, lap2d, the zoo's bands and stencils, both rectangles */
+        assert_true(cases_declined >= 2 * 3); /* random, power-law and no non-zeros at least */
     }
-    unsetenv("PARBENCH_DIA_ANY");
-    pb_device_close(dev);
-    assert_int_equal(failed, 0);
-    assert_true(cases_ran >= 2 * 6); /* 1x1, lap2d, the zoo's bands and stencils, both rectangles */
-    assert_true(cases_declined >= 2 * 3); /* random, power-law and no non-zeros at least */
     for (int t = 0; t < 2; t++)
         pb_coo_free(&rect[t].m);
 }

@@ -141,6 +141,8 @@ pb_status pb__cl_spmv_auto(pb_device *dev, const void *args, pb_stream *s);
 void pb__cl_spmv_release(pb_device *dev);
 void pb__cl_spmv_buf_gone(pb_device *dev, const pb_buf *buf); /* drops its matrix's plan */
 pb_status pb__cl_spmv_auto_prepare(pb_device *dev, const void *args, char *note, size_t len);
+pb_status pb__cl_spmv_dia(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cl_spmv_dia_prepare(pb_device *dev, const void *args, char *note, size_t len);
 
 /* GEMM variants (gemm.c). */
 #define PB__CL_GEMM_DECL(name)                                                        \

@@ -104,10 +104,14 @@ pb_status pb__cl_spmv_vector(pb_device *dev, const void *args, pb_stream *s)
 
 /* ---- csr-balanced and auto ---------------------------------------------- */
 
-/* What csr-balanced and auto derive from a matrix, kept as a user
+/* auto's candidates (see auto_ready). */
+enum { PICK_ELLT, PICK_BALANCED, PICK_SCALAR, PICK_VECTOR, PICK_DIA, N_PICKS };
+
+/* What csr-balanced, dia and auto derive from a matrix, kept as a user
  * multiplying many times would keep it, one per matrix in use (core/plans.h):
- * the plan and statistics of the row offsets with stamp ptr_stamp, and auto's
- * ELLT copy of the arrays with stamps ell_stamp[3]. */
+ * the plan and statistics of the row offsets with stamp ptr_stamp, auto's
+ * ELLT copy of the arrays with stamps ell_stamp[3], and the diagonal copy
+ * (or why there is none) of those with dia_stamp[3]. */
 struct pb_cl_spmv_cache {
     uint64_t ptr_stamp;
     int32_t rows;
@@ -120,10 +124,16 @@ struct pb_cl_spmv_cache {
     int pick;
     uint64_t pick_stamp[3];
     enum pb_precision pick_prec;
-    double pick_ms[4]; /* one per candidate of auto (PICK_*) */
+    double pick_ms[N_PICKS];
     pb_buf *ell_idx, *ell_val;
     uint64_t ell_stamp[3];
     enum pb_precision ell_prec;
+    pb_buf *dia_off, *dia_val;
+    uint64_t dia_stamp[3];
+    enum pb_precision dia_prec;
+    int dia_diags;
+    double dia_ratio;
+    bool dia_refused;
 };
 
 static void drop_plan(struct pb_cl_spmv_cache *c)
@@ -140,12 +150,20 @@ static void drop_ell(struct pb_cl_spmv_cache *c)
     memset(c->ell_stamp, 0, sizeof c->ell_stamp);
 }
 
+static void drop_dia(struct pb_cl_spmv_cache *c)
+{
+    pb_buf_free(c->dia_off), pb_buf_free(c->dia_val);
+    c->dia_off = c->dia_val = NULL;
+    memset(c->dia_stamp, 0, sizeof c->dia_stamp);
+}
+
 static void *cache_make(void) { return calloc(1, sizeof(struct pb_cl_spmv_cache)); }
 
 static void cache_drop(void *plan)
 {
     drop_plan(plan);
     drop_ell(plan);
+    drop_dia(plan);
     free(plan);
 }
 
@@ -171,11 +189,16 @@ static pb_status upload_new(pb_device *dev, const void *src, size_t bytes, pb_bu
 
 /* The plan and statistics of a's matrix, made from its row offsets (read
  * back once per matrix). */
-static pb_status plan_ready(pb_device *dev, const struct pb_spmv_args *a, struct pb_cl_spmv_cache **out)
+static struct pb_cl_spmv_cache *cache_of(pb_device *dev, const struct pb_spmv_args *a)
 {
     struct pb_plans *plans = &pb__cl(dev)->spmv;
     plans->make = cache_make, plans->drop = cache_drop;
-    struct pb_cl_spmv_cache *c = *out = pb__plans_for(plans, a->ptr);
+    return pb__plans_for(plans, a->ptr);
+}
+
+static pb_status plan_ready(pb_device *dev, const struct pb_spmv_args *a, struct pb_cl_spmv_cache **out)
+{
+    struct pb_cl_spmv_cache *c = *out = cache_of(dev, a);
     if (!c)
         return PB_ERR_NOMEM;
     if (c->ptr_stamp && c->ptr_stamp == a->ptr->stamp && c->rows == a->rows && c->nnz == a->nnz)
@@ -317,14 +340,101 @@ static pb_status ell_ready(pb_device *dev, const struct pb_spmv_args *a, struct 
     return PB_OK;
 }
 
+/* ---- dia ------------------------------------------------------------------- */
+
+/* The diagonal copy of a's matrix, made on the host from its CSR (read back
+ * once per matrix) where it has at most PB_DIA_MAX_DIAGS diagonals and they
+ * move fewer bytes than CSR (PARBENCH_DIA_ANY: whatever they move). */
+static pb_status dia_ready(pb_device *dev, const struct pb_spmv_args *a, struct pb_cl_spmv_cache *c)
+{
+    if (c->dia_stamp[0] == a->ptr->stamp && c->dia_stamp[1] == a->idx->stamp && c->dia_stamp[2] == a->val->stamp &&
+        c->dia_prec == a->prec)
+        return c->dia_refused ? pb__dia_refuse(c->dia_diags, c->dia_ratio) : PB_OK;
+    drop_dia(c);
+    if (a->ptr_bits == 64)
+        return pb__fail(PB_ERR_UNSUPPORTED, "opencl/dia reads 32-bit row offsets");
+    size_t elt = pb_precision_size(a->prec), nnz = (size_t)a->nnz;
+    int32_t *ptr = NULL, *idx = NULL;
+    void *val = NULL;
+    pb_status st = pb__host_alloc(((size_t)a->rows + 1) * sizeof *ptr, "dia: row offsets", (void **)&ptr);
+    if (st == PB_OK)
+        st = pb__host_alloc((nnz ? nnz : 1) * sizeof *idx, "dia: columns", (void **)&idx);
+    if (st == PB_OK)
+        st = pb__host_alloc((nnz ? nnz : 1) * elt, "dia: values", &val);
+    if (st == PB_OK)
+        st = pb_buf_read(a->ptr, 0, ptr, ((size_t)a->rows + 1) * sizeof *ptr);
+    if (st == PB_OK && nnz)
+        st = pb_buf_read(a->idx, 0, idx, nnz * sizeof *idx);
+    if (st == PB_OK && nnz)
+        st = pb_buf_read(a->val, 0, val, nnz * elt);
+    struct pb_dia d = {0};
+    if (st == PB_OK) {
+        int64_t off[PB_DIA_MAX_DIAGS];
+        c->dia_diags = pb__dia_pick(ptr, idx, a->rows, a->cols, elt, off, &c->dia_ratio);
+        c->dia_refused = c->dia_diags == 0 || (c->dia_ratio >= 1 && !getenv("PARBENCH_DIA_ANY"));
+        st = c->dia_refused ? pb__dia_refuse(c->dia_diags, c->dia_ratio)
+                            : pb__dia_build(ptr, idx, val, elt, a->rows, a->cols, off, c->dia_diags, &d);
+    }
+    pb__host_free(ptr), pb__host_free(idx), pb__host_free(val);
+    if (st == PB_OK)
+        st = upload_new(dev, d.offset, (size_t)d.diags * sizeof *d.offset, &c->dia_off);
+    if (st == PB_OK)
+        st = upload_new(dev, d.val, (size_t)d.diags * (size_t)d.rows * elt, &c->dia_val);
+    pb__dia_free(&d);
+    if (st != PB_OK && !c->dia_refused) {
+        drop_dia(c);
+        return st;
+    }
+    c->dia_stamp[0] = a->ptr->stamp, c->dia_stamp[1] = a->idx->stamp, c->dia_stamp[2] = a->val->stamp;
+    c->dia_prec = a->prec;
+    return st;
+}
+
+static pb_status launch_dia(pb_device *dev, pb_stream *s, const struct pb_spmv_args *a,
+                            const struct pb_cl_spmv_cache *c)
+{
+    const struct pb_cl_kernel *k;
+    pb_status st = pb__cl_kernel(dev, SPMV_CL, a->prec, "spmv_dia", &k);
+    cl_int rows = a->rows, cols = a->cols, diags = c->dia_diags;
+    cl_mem off = pb__cl_mem(c->dia_off), val = pb__cl_mem(c->dia_val), x = pb__cl_mem(a->x), y = pb__cl_mem(a->y);
+    const void *arg[] = {&rows, &cols, &diags, &off, &val, &x, &y};
+    const size_t size[] = {sizeof rows, sizeof cols, sizeof diags, sizeof off, sizeof val, sizeof x, sizeof y};
+    for (cl_uint i = 0; st == PB_OK && i < sizeof arg / sizeof arg[0]; i++)
+        st = pb__cl_set_arg(k->kernel, i, size[i], arg[i]);
+    if (st != PB_OK)
+        return st;
+    size_t local = group_size(dev, k, ROWS_GROUP), global = round_up((size_t)a->rows, local);
+    return pb__cl_launch(dev, s, k->kernel, 1, &global, &local);
+}
+
+pb_status pb__cl_spmv_dia(pb_device *dev, const void *args, pb_stream *s)
+{
+    const struct pb_spmv_args *a = args;
+    if (!a->rows)
+        return PB_OK;
+    struct pb_cl_spmv_cache *c = cache_of(dev, a);
+    pb_status st = c ? dia_ready(dev, a, c) : PB_ERR_NOMEM;
+    return st == PB_OK ? launch_dia(dev, s, a, c) : st;
+}
+
+pb_status pb__cl_spmv_dia_prepare(pb_device *dev, const void *args, char *note, size_t len)
+{
+    const struct pb_spmv_args *a = args;
+    struct pb_cl_spmv_cache *c = a->rows ? cache_of(dev, a) : NULL;
+    pb_status st = !a->rows ? PB_OK : c ? dia_ready(dev, a, c) : PB_ERR_NOMEM;
+    if (st == PB_OK && c)
+        snprintf(note, len, "%d diagonals, %.2fx CSR's bytes", c->dia_diags, c->dia_ratio);
+    return st;
+}
+
 /* auto: the fastest of its candidates on this device, timed once per
  * matrix: ELLT (a copy, where the rows are even enough: sparse/balance.h),
- * csr-balanced, csr-scalar and csr-vector. No rule from the row lengths
+ * csr-balanced, csr-scalar, csr-vector and DIA (a copy, where the matrix
+ * has few diagonals and they move fewer bytes than CSR). No rule from the row lengths
  * holds across OpenCL devices: on PoCL's CPU device csr-scalar ran 2-6x
  * ELLT on blocks, bands and stencils (2-core EPYC, zoo:256k float), the
  * matrices a GPU runs best as ELLT. */
-enum { PICK_ELLT, PICK_BALANCED, PICK_SCALAR, PICK_VECTOR, N_PICKS };
-static const char *const pick_names[N_PICKS] = {"ellt", "csr-balanced", "csr-scalar", "csr-vector"};
+static const char *const pick_names[N_PICKS] = {"ellt", "csr-balanced", "csr-scalar", "csr-vector", "dia"};
 
 static pb_status auto_launch(pb_device *dev, pb_stream *s, const struct pb_spmv_args *a,
                              const struct pb_cl_spmv_cache *c, int pick)
@@ -335,6 +445,8 @@ static pb_status auto_launch(pb_device *dev, pb_stream *s, const struct pb_spmv_
         return launch_rows(dev, s, a, "spmv_csr_scalar", false);
     if (pick == PICK_VECTOR)
         return pb__cl_spmv_vector(dev, a, s);
+    if (pick == PICK_DIA)
+        return launch_dia(dev, s, a, c);
     struct pb_spmv_args ell = *a;
     ell.idx = c->ell_idx, ell.val = c->ell_val, ell.width = c->stats.max_len;
     return launch_rows(dev, s, &ell, "spmv_ellt", true);
@@ -380,13 +492,21 @@ static pb_status auto_ready(pb_device *dev, const struct pb_spmv_args *a, struct
     struct pb_cl_spmv_cache *c = *out;
     if (c->pick_stamp[0] == a->ptr->stamp && c->pick_stamp[1] == a->idx->stamp &&
         c->pick_stamp[2] == a->val->stamp && c->pick_prec == a->prec)
-        return c->pick != PICK_ELLT ? PB_OK : ell_ready(dev, a, c);
+        return c->pick == PICK_ELLT ? ell_ready(dev, a, c) : c->pick == PICK_DIA ? dia_ready(dev, a, c) : PB_OK;
     bool can[N_PICKS] = {[PICK_BALANCED] = true, [PICK_SCALAR] = true, [PICK_VECTOR] = true};
     if (pb__spmv_auto_pick(&c->stats) == PB_PICK_ELLT) {
         st = ell_ready(dev, a, c);
         can[PICK_ELLT] = st == PB_OK;
         if (st == PB_ERR_NOMEM) /* no room for the copy: the CSR kernels */
             pb__clear_error(), st = PB_OK;
+    }
+    if (st == PB_OK && a->ptr_bits != 64) {
+        pb_status d = dia_ready(dev, a, c); /* refused, or no room: the others */
+        can[PICK_DIA] = d == PB_OK;
+        if (d == PB_ERR_UNSUPPORTED || d == PB_ERR_NOMEM)
+            pb__clear_error();
+        else if (d != PB_OK)
+            st = d;
     }
     if (st == PB_OK)
         st = auto_time(dev, a, c, can, c->pick_ms);
@@ -404,6 +524,8 @@ static pb_status auto_ready(pb_device *dev, const struct pb_spmv_args *a, struct
             c->pick = k;
     if (c->pick != PICK_ELLT)
         drop_ell(c); /* not kept for nothing */
+    if (c->pick != PICK_DIA)
+        drop_dia(c);
     c->pick_stamp[0] = a->ptr->stamp, c->pick_stamp[1] = a->idx->stamp, c->pick_stamp[2] = a->val->stamp;
     c->pick_prec = a->prec;
     return PB_OK;

@@ -142,6 +142,24 @@ __kernel void spmv_csr_balanced(int n_pieces, __global const int *restrict ptr, 
     }
 }
 
+// DIA (sparse/sparse.h): diagonal q (column - row = offset[q]) holds
+// val[q * rows + row], 0 where it has no entry; no column index is read, and
+// neighbouring work-items read neighbouring values and x.
+__kernel void spmv_dia(int rows, int cols, int diags, __global const long *restrict offset,
+                       __global const T *restrict val, __global const T *restrict x, __global T *restrict y)
+{
+    const int row = (int)get_global_id(0);
+    if (row >= rows)
+        return;
+    T sum = 0;
+    for (int q = 0; q < diags; q++) {
+        const long c = (long)row + offset[q];
+        if (c >= 0 && c < cols)
+            sum += val[(size_t)q * (size_t)rows + (size_t)row] * x[c];
+    }
+    y[row] = sum;
+}
+
 // auto's ELLPACK transposed copy of a CSR matrix (what spmv_ellt reads).
 __kernel void spmv_csr_to_ellt(int rows, int width, __global const int *restrict ptr, __global const int *restrict idx,
                                __global const T *restrict val, __global int *restrict ell_idx,
