@@ -351,6 +351,7 @@ static pb_status dia_ready(pb_device *dev, const struct pb_spmv_args *a, struct 
         c->dia_prec == a->prec)
         return c->dia_refused ? pb__dia_refuse(c->dia_diags, c->dia_ratio) : PB_OK;
     drop_dia(c);
+    c->dia_refused = false;
     if (a->ptr_bits == 64)
         return pb__fail(PB_ERR_UNSUPPORTED, "opencl/dia reads 32-bit row offsets");
     size_t elt = pb_precision_size(a->prec), nnz = (size_t)a->nnz;
