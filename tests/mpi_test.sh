@@ -266,6 +266,10 @@ expect 0 "$mpiexec" -n 2 "$pb" $pw --append
 expect 0 "$pb" project spmv-dist --matrix powerlaw:3000:8 --ranks 1,2 --latency 1e-6 --bandwidth 1e10 --precision float \
     --from "$tmp/pw.csv"
 if grep -qE '^ +2 .* whole .* [0-9.e-]+ +[0-9.e-]+$' "$tmp/out"; then ok; else bad "project: the gathered 2-rank row is not beside its projection"; fi
+# --split off takes the rows that did not split: ref's, whatever they were asked
+expect 0 "$pb" project spmv-dist --matrix powerlaw:3000:8 --ranks 1,2 --latency 1e-6 --bandwidth 1e10 --precision float \
+    --split off --from "$tmp/pw.csv"
+if grep -qE '^ +2 .* whole .* [0-9.e-]+ +[0-9.e-]+$' "$tmp/out"; then ok; else bad "project --split off: ref's 2-rank row is not beside it"; fi
 expect 2 "$pb" project spmv-dist --matrix lap2d:40 $lk --halo ring
 contains "$tmp/err" "project: --halo 'ring' is none of p2p, allgather or auto"
 expect 2 "$pb" project spmv-dist --matrix lap2d:40 $lk --split on
