@@ -1142,17 +1142,6 @@ static pb_status launch_boundary(struct sd_state *s)
     return st == PB_OK ? launch(s, &s->args_bnd, s->copy) : st;
 }
 
-/* Upload the arrived halo and run the boundary rows behind it. */
-static pb_status finish_halo(struct sd_state *s)
-{
-    pb_status st = PB_OK;
-    if (s->n_halo)
-        st = pb_buf_copy(s->x, (size_t)s->n_own * s->esize, s->stage_halo, 0, (size_t)s->n_halo * s->esize, s->copy);
-    if (st == PB_OK)
-        st = launch_boundary(s);
-    return st;
-}
-
 /* After the interior rows (st) and the exchange (xst): the boundary rows
  * behind the exchange on the copy stream, then both streams drained. */
 static pb_status boundary_then_sync(struct sd_state *s, pb_status st, pb_status xst)
@@ -1245,12 +1234,10 @@ static pb_status sd_run(pb_device *dev, const void *args, pb_stream *stream)
         if (st == PB_OK)
             st = launch(s, &s->args_int, s->copy);
     }
-    if (st == PB_OK)
-        st = wst;
-    if (st == PB_OK)
-        st = finish_halo(s);
-    pb_status s1 = pb_stream_sync(s->compute), s2 = pb_stream_sync(s->copy);
-    return st != PB_OK ? st : s1 != PB_OK ? s1 : s2;
+    /* the arrived halo uploaded behind x's own entries, the boundary rows behind it */
+    if (st == PB_OK && wst == PB_OK && s->n_halo)
+        st = pb_buf_copy(s->x, (size_t)s->n_own * s->esize, s->stage_halo, 0, (size_t)s->n_halo * s->esize, s->copy);
+    return boundary_then_sync(s, st, wst);
 }
 
 static pb_status sd_poison(void *state)
