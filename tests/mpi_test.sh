@@ -149,6 +149,16 @@ count "$tmp/out" " FAILED" 3
 expect 1 "$mpiexec" -n 2 "$pb" run spmv-dist --matrix powerlaw:3000:8 --halo allgather --backend ref --reps 2 \
     --quiet --inject-fault
 count "$tmp/out" " FAILED" 2
+# Gathered x with every rank's part padded to the largest (NCCL's layout, forced here on the
+# staged path): the same verified rows, blocking and split, and a planted fault FAILED.
+expect 0 env PARBENCH_GATHER_PAD=1 "$mpiexec" -n 3 "$pb" run spmv-dist --matrix lap2d:31,powerlaw:3001:8,rect:301:5000:7 \
+    --halo allgather --backend ref,opencl --reps 2 --quiet --format csv --out "$tmp/pad.csv"
+count "$tmp/pad.csv" ",OK," 12
+count "$tmp/pad.csv" "x gathered whole (parts padded to " 12
+count "$tmp/pad.csv" "own columns ahead of it" 2
+expect 1 env PARBENCH_GATHER_PAD=1 "$mpiexec" -n 2 "$pb" run spmv-dist --matrix powerlaw:3001:8 --halo allgather \
+    --backend opencl --reps 2 --quiet --inject-fault
+count "$tmp/out" " FAILED" 2
 expect 2 "$pb" run spmv-dist --matrix lap2d:4 --halo broadcast --backend ref
 contains "$tmp/err" "--halo 'broadcast' is none of p2p, allgather or auto"
 # A value past float's range held by one rank: every rank refuses float (UNSUPPORTED, the value

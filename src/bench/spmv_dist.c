@@ -34,6 +34,7 @@
  * Verified per row against the double-precision oracle of the rows it owns,
  * each row against its own rounding scale (core/verify.h). */
 #include <float.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +118,10 @@ struct sd_state {
     /* x on the device: [own, not sent | own, sent | halo]; allgather: all of x */
     int32_t n_own, n_sent, n_halo;
     bool gather;
+    /* allgather through NCCL: every rank's part padded to this many entries
+     * (rank r's at r * stride), so that NCCL's allgather moves x instead of
+     * one broadcast per rank; 0: global order */
+    int32_t gather_stride;
     pb_buf *stage_x; /* allgather staged through host memory: all of x, pinned */
     size_t *part_off, *part_bytes; /* allgather: each rank's part of x, in bytes */
     struct csr interior, boundary; /* columns index x_ext; rows in order */
@@ -628,15 +633,32 @@ static pb_status halo_columns(const struct sd_host *h, int32_t **out, int32_t *n
     return PB_OK;
 }
 
-/* Column j's slot in x_ext: global order (allgather), its own slot, or its
- * place in the sorted halo list behind the own entries. */
+/* Column j's place in gathered x: its owner's part, at owner * stride where padded. */
+static int32_t gathered_slot(const struct sd_state *s, int32_t j)
+{
+    const struct sd_host *h = s->h;
+    if (!s->gather_stride)
+        return j;
+    int lo = 0, hi = h->ranks - 1; /* the last r with col_first[r] <= j */
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (h->col_first[mid] <= j)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo * s->gather_stride + (j - h->col_first[lo]);
+}
+
+/* Column j's slot in x_ext: its place in gathered x (allgather), its own
+ * slot, or its place in the sorted halo list behind the own entries. */
 static int32_t slot_of(const struct sd_state *s, const int32_t *own_slot, const int32_t *halo, int32_t n_halo,
                        int32_t j)
 {
     const struct sd_host *h = s->h;
     int32_t lo = h->col_first[h->rank], hi = h->col_first[h->rank + 1];
     if (s->gather)
-        return j;
+        return gathered_slot(s, j);
     if (j >= lo && j < hi)
         return own_slot[j - lo];
     const int32_t *f = bsearch(&j, halo, (size_t)n_halo, sizeof *halo, cmp_i32);
@@ -687,7 +709,8 @@ static pb_status split_rows(struct sd_state *s, const int32_t *own_slot, const i
         else
             n_int++, nnz_int += len;
     }
-    s->n_ext = s->gather ? (size_t)h->n_cols : (size_t)s->n_own + (size_t)s->n_halo;
+    s->n_ext = !s->gather ? (size_t)s->n_own + (size_t)s->n_halo
+               : s->gather_stride ? (size_t)h->ranks * (size_t)s->gather_stride : (size_t)h->n_cols;
     s->split = s->split_allowed && s->overlap && s->n_ext + (size_t)n_bnd <= INT32_MAX &&
                pb__dist_split_pays((int64_t)(nnz_int + nnz_bnd), (int64_t)nnz_bnd, n_bnd, (int64_t)nnz_own_bnd);
     bool ok = csr_alloc(&s->interior, n_int, nnz_int) &&
@@ -938,6 +961,25 @@ static pb_status choose_halo(struct sd_state *s, enum halo_mode mode)
     return st;
 }
 
+/* Pads the parts of gathered x to the largest where NCCL moves it and the
+ * padding costs at most a quarter more bytes: its allgather (one pass round
+ * the ranks) moves x where one broadcast per rank would otherwise. The
+ * measurement knob PARBENCH_GATHER_PAD=0 never pads, =1 pads on every path
+ * (the tests' way to run the padded layout without NCCL). */
+static void plan_gather(struct sd_state *s)
+{
+    const struct sd_host *h = s->h;
+    int32_t most = 0;
+    for (int r = 0; r < h->ranks; r++)
+        if (h->col_first[r + 1] - h->col_first[r] > most)
+            most = h->col_first[r + 1] - h->col_first[r];
+    size_t n = (size_t)h->n_cols, padded = (size_t)h->ranks * (size_t)most;
+    const char *knob = getenv("PARBENCH_GATHER_PAD");
+    bool pays = knob && knob[0] ? strcmp(knob, "0") != 0
+                                : pb__devcomm_path(s->dc) == PB_PATH_NCCL && padded <= n + n / 4;
+    s->gather_stride = pays && padded > n && padded <= INT32_MAX ? most : 0;
+}
+
 static const char *local_variant(const pb_device *dev, const char *asked)
 {
     if (strcmp(asked, "default") != 0)
@@ -985,6 +1027,8 @@ static pb_status sd_bind(pb_device *dev, const struct pb_problem *p, const struc
                               sizeof s->staged_why);
     if (st == PB_OK && s->dc && !s->gather)
         st = plan_device_halo(s);
+    if (st == PB_OK && s->gather)
+        plan_gather(s);
     if (st == PB_OK) {
         int32_t rows = h->mine.rows;
         s->ref = malloc(((size_t)rows + 1) * sizeof *s->ref);
@@ -1020,8 +1064,9 @@ static pb_status sd_bind(pb_device *dev, const struct pb_problem *p, const struc
         s->part_bytes = calloc((size_t)h->ranks, sizeof *s->part_bytes);
         st = s->part_off && s->part_bytes ? PB_OK : pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory");
         for (int r = 0; st == PB_OK && r < h->ranks; r++) {
-            s->part_off[r] = (size_t)h->col_first[r] * s->esize;
-            s->part_bytes[r] = (size_t)(h->col_first[r + 1] - h->col_first[r]) * s->esize;
+            s->part_off[r] = (size_t)gathered_slot(s, h->col_first[r]) * s->esize;
+            s->part_bytes[r] = (size_t)(s->gather_stride ? s->gather_stride : h->col_first[r + 1] - h->col_first[r]) *
+                               s->esize;
         }
     }
     if (st == PB_OK)
@@ -1038,7 +1083,7 @@ static pb_status sd_bind(pb_device *dev, const struct pb_problem *p, const struc
         int32_t lo = h->col_first[h->rank];
         memset(xh, 0, (n_x ? n_x : 1) * s->esize);
         for (int32_t j = 0; j < s->n_own; j++)
-            store(s->prec, xh, s->gather ? (size_t)(lo + j) : (size_t)own_slot[j], h->x[lo + j]);
+            store(s->prec, xh, s->gather ? (size_t)gathered_slot(s, lo + j) : (size_t)own_slot[j], h->x[lo + j]);
         st = pb_buf_write(s->x, 0, xh, (n_x ? n_x : 1) * s->esize);
     }
     pb__host_free(xh);
@@ -1047,7 +1092,8 @@ static pb_status sd_bind(pb_device *dev, const struct pb_problem *p, const struc
     for (int i = 0; st == PB_OK && i < s->n_peers; i++) /* halos land in place */
         s->recv_at[i] = (char *)pb_buf_host_ptr(s->stage_halo) + s->recv_offset[i] * s->esize;
     s->recv_ptr = s->recv_at;
-    double halo_bytes = (s->gather ? (double)h->n_cols - s->n_own : (double)s->n_halo) * (double)s->esize;
+    double halo_bytes = s->gather ? (double)(s->n_ext * s->esize - s->part_bytes[h->rank])
+                                  : (double)s->n_halo * (double)s->esize;
     s->halo_bytes = halo_bytes;
     s->args_int = (struct pb_spmv_args){.prec = s->prec, .format = PB_SPARSE_CSR, .rows = s->interior.rows,
                                         .cols = n_ext ? (int32_t)n_ext : 1, .nnz = s->interior.ptr ? s->interior.ptr[s->interior.rows] : 0,
@@ -1177,9 +1223,9 @@ static pb_status share_x(struct sd_state *s)
 {
     const struct sd_host *h = s->h;
     pb_status st = PB_OK, all = PB_OK;
-    size_t es = s->esize, lo = (size_t)h->col_first[h->rank], own = (size_t)s->n_own * es;
-    if (!s->dc && own)
-        st = pb_buf_copy(s->stage_x, lo * es, s->x, lo * es, own, s->copy);
+    size_t lo = s->part_off[h->rank], hi = lo + s->part_bytes[h->rank], end = s->n_ext * s->esize;
+    if (!s->dc && hi > lo)
+        st = pb_buf_copy(s->stage_x, lo, s->x, lo, hi - lo, s->copy);
     if (!s->dc && st == PB_OK)
         st = pb_stream_sync(s->copy);
     /* Every rank takes part in every broadcast, even after a local failure, so none waits. */
@@ -1194,11 +1240,10 @@ static pb_status share_x(struct sd_state *s)
     }
     if (st == PB_OK)
         st = all;
-    size_t hi = lo + (size_t)s->n_own, n = (size_t)h->n_cols;
     if (!s->dc && st == PB_OK && lo)
-        st = pb_buf_copy(s->x, 0, s->stage_x, 0, lo * es, s->copy);
-    if (!s->dc && st == PB_OK && n > hi)
-        st = pb_buf_copy(s->x, hi * es, s->stage_x, hi * es, (n - hi) * es, s->copy);
+        st = pb_buf_copy(s->x, 0, s->stage_x, 0, lo, s->copy);
+    if (!s->dc && st == PB_OK && end > hi)
+        st = pb_buf_copy(s->x, hi, s->stage_x, hi, end - hi, s->copy);
     return st;
 }
 
@@ -1326,7 +1371,10 @@ static const struct pb_variant sd_variants[] = {
 static void sd_note(void *state, char *buf, size_t len)
 {
     const struct sd_state *s = state;
-    snprintf(buf, len, "%s %s%s%s%s%s", s->gather ? "x gathered whole" : "halo",
+    char padded[64] = "";
+    if (s->gather_stride)
+        snprintf(padded, sizeof padded, " (parts padded to %" PRId32 ")", s->gather_stride);
+    snprintf(buf, len, "%s%s %s%s%s%s%s", s->gather ? "x gathered whole" : "halo", padded,
              pb__devcomm_describe(pb__devcomm_path(s->dc)), s->staged_why[0] ? " (" : "", s->staged_why,
              s->staged_why[0] ? ")" : "", s->split ? "; boundary rows' own columns ahead of it" : "");
 }
