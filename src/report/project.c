@@ -100,7 +100,7 @@ static bool link_row_on_path(const struct pb_rp_row *r, const char *path)
     return strcmp(r->variant, strcmp(path, "staged") == 0 ? "mpi-staged" : path) == 0;
 }
 
-#define GATHERED "x gathered whole "
+#define GATHERED "x gathered whole"
 
 /* Whether a spmv-dist row moved its halos on `path` (NULL: any): the path
  * that ran, as its reason says ("halo staged through ...", "x gathered
@@ -113,8 +113,11 @@ static bool dist_row_on_path(const struct pb_rp_row *r, const char *path)
     if (!r->reason)
         return false;
     const char *how = strncmp(r->reason, GATHERED, strlen(GATHERED)) == 0 ? r->reason + strlen(GATHERED)
-                      : strncmp(r->reason, "halo ", 5) == 0           ? r->reason + 5
+                      : strncmp(r->reason, "halo", 4) == 0            ? r->reason + 4
                                                                        : "";
+    if (strncmp(how, " (parts padded", 14) == 0) /* NCCL's layout of gathered x */
+        how = strchr(how, ')') ? strchr(how, ')') + 1 : "";
+    how += *how == ' ';
     const char *want = pb__devcomm_describe(p);
     return strncmp(how, want, strlen(want)) == 0;
 }
