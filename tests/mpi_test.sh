@@ -276,6 +276,14 @@ expect 0 "$mpiexec" -n 2 "$pb" $pw --append
 expect 0 "$pb" project spmv-dist --matrix powerlaw:3000:8 --ranks 1,2 --latency 1e-6 --bandwidth 1e10 --precision float \
     --from "$tmp/pw.csv"
 if grep -qE '^ +2 .* whole .* [0-9.e-]+ +[0-9.e-]+$' "$tmp/out"; then ok; else bad "project: the gathered 2-rank row is not beside its projection"; fi
+# a padded gather's row (NCCL's layout, forced here) counts as gathered too
+pw="run spmv-dist --matrix powerlaw:3001:8 --backend ref --reps 2 --quiet --out $tmp/pad2.csv"
+expect 0 "$mpiexec" -n 1 "$pb" $pw
+expect 0 env PARBENCH_GATHER_PAD=1 "$mpiexec" -n 2 "$pb" $pw --append
+contains "$tmp/pad2.csv" "x gathered whole (parts padded to "
+expect 0 "$pb" project spmv-dist --matrix powerlaw:3001:8 --ranks 1,2 --latency 1e-6 --bandwidth 1e10 --precision float \
+    --path staged --from "$tmp/pad2.csv"
+if grep -qE '^ +2 .* whole .* [0-9.e-]+ +[0-9.e-]+$' "$tmp/out"; then ok; else bad "project: the padded 2-rank row is not beside its projection"; fi
 # --split off takes the rows that did not split: ref's, whatever they were asked
 expect 0 "$pb" project spmv-dist --matrix powerlaw:3000:8 --ranks 1,2 --latency 1e-6 --bandwidth 1e10 --precision float \
     --split off --from "$tmp/pw.csv"
