@@ -115,6 +115,12 @@ zoo_check_section() {
         run compute-sanitizer --tool "$tool" --error-exitcode 9 \
             $pb run spmv --backend cuda --variant csr-balanced,csr-split,auto --matrix zoo:3000,dense:20000:3:3:9000,pareto:5000:8:1.1:0.3,gaps:3000:2 --precision float,double --reps 2 --warmup 1 --quiet
     done
+    step "zoo: compute-sanitizer on dia and auto's dia (stencils, bands, rectangles whose diagonals leave them; refused on the rest)"
+    local diags=lap2d:30,lap3d:9,band:5000:3:2,band:4001:5:0,powerlaw:3000:8,rect:1000:1003:1
+    run compute-sanitizer --tool memcheck --error-exitcode 9 \
+        $pb run spmv --backend cuda --variant dia,auto --matrix $diags --precision float,double --reps 2 --warmup 1 --quiet
+    run env PARBENCH_DIA_ANY=1 PARBENCH_AUTO_PICK=dia compute-sanitizer --tool memcheck --error-exitcode 9 \
+        $pb run spmv --backend cuda --variant dia,auto --matrix zoo:3000 --precision float,double --reps 2 --warmup 1 --quiet
     step "zoo: compute-sanitizer on bcsr and auto in both layouts (blocks of 2..8, rows and columns no multiple of them; b = 3 imposed on matrices without blocks)"
     local ell blocks=zoo:3000,blocks:5000:2:3,blocks:7001:5:3,blocks:4000:8:2,blocks:3001:7:4,blocks:999:4:40
     for ell in 1 0; do

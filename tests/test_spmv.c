@@ -689,7 +689,9 @@ static void test_bcsr(void **state)
      * machine's clock never picks is still checked behind auto */
     static const struct {
         const char *backend, *picks[5];
-    } forced[] = {{"opencl", {"ellt", "csr-balanced", "csr-scalar", "csr-vector", "dia"}}, {"openmp", {"bcsr", "csr", "dia"}}};
+    } forced[] = {{"opencl", {"ellt", "csr-balanced", "csr-scalar", "csr-vector", "dia"}},
+                  {"openmp", {"bcsr", "csr", "dia"}},
+                  {"cuda", {"ellt", "csr-balanced", "csr-split", "bcsr", "dia"}}};
     for (size_t f = 0; f < PB_ARRAY_LEN(forced); f++) {
         const pb_backend *be = pb_backend_find(forced[f].backend);
         if (!be || !pb_test_backend_usable(be))
@@ -794,7 +796,7 @@ static void test_dia(void **state)
                 if (i + offs[q] >= 0 && i + offs[q] < cols)
                     m->rows[m->nnz] = i, m->cols[m->nnz] = i + offs[q], m->values[m->nnz++] = 1.0 / (1 + i + q);
     }
-    static const char *const backends[] = {"openmp", "opencl"};
+    static const char *const backends[] = {"openmp", "opencl", "cuda"};
     for (size_t b = 0; b < PB_ARRAY_LEN(backends); b++) {
         const pb_backend *be = pb_backend_find(backends[b]);
         if (!be || !pb_test_backend_usable(be))

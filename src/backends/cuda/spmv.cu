@@ -13,6 +13,8 @@
 // per tile, products staged in shared memory, rows split between threads
 // added atomically).
 #include <limits.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <new>
 
@@ -844,6 +846,9 @@ static pb_status cusparse_status(cusparseStatus_t e, const char *expr, const cha
 // anchor: descriptors, workspace and cusparseSpMV_preprocess once per matrix
 // and per x/y, then cusparseSpMV alone. csr-adaptive: its long-row lists.
 // A device keeps one per matrix in use (core/plans.h).
+constexpr int n_picks = PB_PICK_DIA + 1; // auto's candidates, by pb_spmv_pick
+const char *const pick_names[n_picks] = {"ellt", "csr-balanced", "csr-split", "bcsr", "dia"};
+
 struct pb_cuda_sparse {
     // csr-balanced and auto: the plan and the row statistics, made from the
     // row offsets with stamp `bal_ptr`.
@@ -862,7 +867,7 @@ struct pb_cuda_sparse {
     pb_spmv_pick pick;
     uint64_t pick_ptr, pick_idx, pick_val;
     enum pb_precision pick_prec;
-    float pick_ms[4];
+    float pick_ms[n_picks];
     int32_t *ell_idx;
     void *ell_val;
     int32_t ell_width;
@@ -886,6 +891,16 @@ struct pb_cuda_sparse {
     double bcsr_ratio;
     uint64_t bcsr_ptr_stamp, bcsr_idx_stamp, bcsr_val_stamp;
     enum pb_precision bcsr_prec;
+    // dia, and auto where diagonals pay: the diagonal copy (dia_diags
+    // offsets, then diags x rows values) of the arrays with stamps
+    // dia_ptr/idx/val_stamp in precision dia_prec, or why there is none.
+    int32_t *dia_off;
+    void *dia_val;
+    int dia_diags;
+    double dia_ratio;
+    bool dia_refused;
+    uint64_t dia_ptr_stamp, dia_idx_stamp, dia_val_stamp;
+    enum pb_precision dia_prec;
     int32_t *lists; // csr-adaptive: counts[2], then the list
     size_t lists_bytes;
     uint64_t lists_ptr; // stamp of the row offsets the lists were made from
@@ -941,6 +956,8 @@ static void sparse_free(void *plan)
     cudaFree(sp->bcsr_ptr);
     cudaFree(sp->bcsr_idx);
     cudaFree(sp->bcsr_val);
+    cudaFree(sp->dia_off);
+    cudaFree(sp->dia_val);
     delete sp;
 }
 
@@ -1383,6 +1400,244 @@ pb_status pb__cuda_spmv_bcsr_prepare(pb_device *dev, const void *args, char *not
     return st;
 }
 
+// ---- dia --------------------------------------------------------------------
+
+// The distinct diagonals (column - row) of CSR into an open-addressed set of
+// dia_slots keys (offset + 2^32, so that no key is the empty slot's all ones);
+// found[0] counts them, found[1] says there were more than PB_DIA_MAX_DIAGS
+// (then every thread stops early: random rows have millions).
+constexpr int dia_slots = 256;
+constexpr unsigned long long dia_empty = ~0ull;
+
+__global__ void dia_find(int32_t rows, const int32_t *__restrict__ ptr, const int32_t *__restrict__ idx,
+                         unsigned long long *set, int32_t *found)
+{
+    for (int64_t row = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; row < rows;
+         row += (int64_t)gridDim.x * blockDim.x) {
+        if (*(volatile int32_t *)&found[1])
+            return;
+        for (int32_t k = ptr[row]; k < ptr[row + 1] && !*(volatile int32_t *)&found[1]; k++) {
+            unsigned long long key = (unsigned long long)((int64_t)idx[k] - row + (1ll << 32));
+            unsigned h = (unsigned)((key * 0x9e3779b97f4a7c15ull) >> 56), probes = 0;
+            for (;;) {
+                unsigned long long seen = *(volatile unsigned long long *)&set[h];
+                if (seen == dia_empty) {
+                    seen = atomicCAS(&set[h], dia_empty, key);
+                    if (seen == dia_empty && atomicAdd(&found[0], 1) >= PB_DIA_MAX_DIAGS)
+                        found[1] = 1;
+                }
+                if (seen == dia_empty || seen == key)
+                    break;
+                h = (h + 1) % dia_slots;
+                if (++probes == dia_slots) { // cannot happen below dia_slots / 4 keys; stop rather than spin
+                    found[1] = 1;
+                    return;
+                }
+            }
+        }
+    }
+}
+
+// Row `row`'s entries into their diagonals (offsets ascending, at most
+// PB_DIA_MAX_DIAGS, staged in shared memory); a thread per row, so duplicates
+// add without atomics.
+template <typename T>
+__global__ void csr_to_dia(int32_t rows, int diags, const int32_t *__restrict__ off, const int32_t *__restrict__ ptr,
+                           const int32_t *__restrict__ idx, const T *__restrict__ val, T *__restrict__ dia)
+{
+    __shared__ int32_t o[PB_DIA_MAX_DIAGS];
+    for (int d = threadIdx.x; d < diags; d += blockDim.x)
+        o[d] = off[d];
+    __syncthreads();
+    int64_t row = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (row >= rows)
+        return;
+    for (int32_t k = ptr[row]; k < ptr[row + 1]; k++) {
+        int64_t want = (int64_t)idx[k] - row;
+        int lo = 0, hi = diags - 1;
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (o[mid] < want)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        dia[(size_t)lo * rows + row] += val[k];
+    }
+}
+
+// y = A x from the diagonals: a thread per row; each diagonal's values and
+// its stretch of x are read by the warp in one coalesced stream, with no
+// column index.
+template <typename T>
+__global__ void dia_rows(int32_t rows, int32_t cols, int diags, const int32_t *__restrict__ off,
+                         const T *__restrict__ dia, const T *__restrict__ x, T *__restrict__ y)
+{
+    __shared__ int32_t o[PB_DIA_MAX_DIAGS];
+    for (int d = threadIdx.x; d < diags; d += blockDim.x)
+        o[d] = off[d];
+    __syncthreads();
+    int64_t row = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (row >= rows)
+        return;
+    T sum = 0;
+#pragma unroll 4
+    for (int d = 0; d < diags; d++) {
+        int64_t col = row + o[d];
+        if (col >= 0 && col < cols)
+            sum += dia[(size_t)d * rows + row] * x[col];
+    }
+    y[row] = sum;
+}
+
+static void dia_drop(pb_cuda_sparse *sp)
+{
+    cudaFree(sp->dia_off);
+    cudaFree(sp->dia_val);
+    sp->dia_off = nullptr, sp->dia_val = nullptr, sp->dia_diags = 0, sp->dia_refused = false;
+    sp->dia_ptr_stamp = 0;
+}
+
+// The diagonals of a's matrix, found on the device: their offsets ascending
+// into off (room for PB_DIA_MAX_DIAGS), how many (0: more than that, or none).
+static pb_status dia_offsets(const pb_spmv_args *a, int64_t *off, int *diags)
+{
+    *diags = 0;
+    unsigned long long *set = nullptr;
+    int32_t *found = nullptr;
+    cudaError_t e = cudaMalloc(&set, dia_slots * sizeof *set);
+    if (e == cudaSuccess)
+        e = cudaMalloc(&found, 2 * sizeof *found);
+    if (e == cudaSuccess)
+        e = cudaMemset(set, 0xff, dia_slots * sizeof *set);
+    if (e == cudaSuccess)
+        e = cudaMemset(found, 0, 2 * sizeof *found);
+    if (e == cudaSuccess) {
+        int64_t grid = blocks_for(a->rows, 256);
+        dia_find<<<(unsigned)(grid < 65536 ? grid : 65536), 256>>>(a->rows, pb__cuda_ptr<const int32_t>(a->ptr),
+                                                                  pb__cuda_ptr<const int32_t>(a->idx), set, found);
+        e = cudaGetLastError();
+    }
+    unsigned long long keys[dia_slots];
+    int32_t n[2] = {0, 0};
+    if (e == cudaSuccess)
+        e = cudaMemcpy(n, found, sizeof n, cudaMemcpyDeviceToHost);
+    if (e == cudaSuccess)
+        e = cudaMemcpy(keys, set, sizeof keys, cudaMemcpyDeviceToHost);
+    cudaFree(set);
+    cudaFree(found);
+    if (e != cudaSuccess)
+        return pb__fail(PB_ERR_DEVICE, "spmv dia: finding the diagonals: %s", cudaGetErrorString(e));
+    if (n[1] || n[0] > PB_DIA_MAX_DIAGS)
+        return PB_OK;
+    for (int h = 0; h < dia_slots; h++)
+        if (keys[h] != dia_empty)
+            off[(*diags)++] = (int64_t)keys[h] - (1ll << 32);
+    qsort(off, (size_t)*diags, sizeof *off, [](const void *p, const void *q) {
+        int64_t x = *static_cast<const int64_t *>(p), y = *static_cast<const int64_t *>(q);
+        return (x > y) - (x < y);
+    });
+    return PB_OK;
+}
+
+// The diagonal copy of a's matrix, made on the device once per matrix and
+// precision where it has at most PB_DIA_MAX_DIAGS diagonals that move fewer
+// bytes than CSR (PARBENCH_DIA_ANY: whatever they move); else UNSUPPORTED
+// with the reason, remembered.
+static pb_status dia_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_sparse **out)
+{
+    pb_status st = sparse_state(dev, a, out);
+    if (st != PB_OK)
+        return st;
+    pb_cuda_sparse *sp = *out;
+    if (sp->dia_ptr_stamp && sp->dia_ptr_stamp == a->ptr->stamp && sp->dia_idx_stamp == a->idx->stamp &&
+        sp->dia_val_stamp == a->val->stamp && sp->dia_prec == a->prec)
+        return sp->dia_refused ? pb__dia_refuse(sp->dia_diags, sp->dia_ratio) : PB_OK;
+    dia_drop(sp);
+    if (a->ptr_bits == 64)
+        return pb__fail(PB_ERR_UNSUPPORTED, "cuda/dia reads 32-bit row offsets");
+    int64_t off[PB_DIA_MAX_DIAGS];
+    int diags = 0;
+    if ((st = dia_offsets(a, off, &diags)) != PB_OK)
+        return st;
+    size_t elt = pb_precision_size(a->prec), rows = (size_t)a->rows;
+    double csr = (double)a->nnz * (double)(elt + 4) + 4.0 * ((double)rows + 1);
+    sp->dia_diags = diags;
+    sp->dia_ratio = diags ? (double)diags * (double)rows * (double)elt / csr : 0;
+    sp->dia_refused = diags == 0 || (sp->dia_ratio >= 1 && !getenv("PARBENCH_DIA_ANY"));
+    if (!sp->dia_refused) {
+        int32_t off32[PB_DIA_MAX_DIAGS];
+        for (int d = 0; d < diags; d++)
+            off32[d] = (int32_t)off[d]; // column - row of int32 indices fits
+        size_t bytes = (size_t)diags * rows * elt;
+        cudaError_t e = cudaMalloc(&sp->dia_off, (size_t)diags * sizeof *off32);
+        if (e == cudaSuccess)
+            e = cudaMalloc(&sp->dia_val, bytes);
+        if (e == cudaSuccess)
+            e = cudaMemcpy(sp->dia_off, off32, (size_t)diags * sizeof *off32, cudaMemcpyHostToDevice);
+        if (e == cudaSuccess)
+            e = cudaMemset(sp->dia_val, 0, bytes);
+        if (e == cudaSuccess) {
+            if (a->prec == PB_DOUBLE)
+                csr_to_dia<double><<<blocks_for(a->rows, 256), 256>>>(
+                    a->rows, diags, sp->dia_off, pb__cuda_ptr<const int32_t>(a->ptr),
+                    pb__cuda_ptr<const int32_t>(a->idx), pb__cuda_ptr<const double>(a->val),
+                    static_cast<double *>(sp->dia_val));
+            else
+                csr_to_dia<float><<<blocks_for(a->rows, 256), 256>>>(
+                    a->rows, diags, sp->dia_off, pb__cuda_ptr<const int32_t>(a->ptr),
+                    pb__cuda_ptr<const int32_t>(a->idx), pb__cuda_ptr<const float>(a->val),
+                    static_cast<float *>(sp->dia_val));
+            e = cudaGetLastError();
+        }
+        if (e == cudaSuccess)
+            e = cudaDeviceSynchronize();
+        if (e != cudaSuccess) {
+            bool memory = e == cudaErrorMemoryAllocation;
+            cudaGetLastError();
+            dia_drop(sp);
+            return memory ? pb__fail(PB_ERR_NOMEM, "spmv dia: the diagonal copy (%zu bytes): out of device memory", bytes)
+                          : pb__fail(PB_ERR_DEVICE, "spmv dia: making the diagonal copy: %s", cudaGetErrorString(e));
+        }
+    }
+    sp->dia_ptr_stamp = a->ptr->stamp, sp->dia_idx_stamp = a->idx->stamp, sp->dia_val_stamp = a->val->stamp;
+    sp->dia_prec = a->prec;
+    return sp->dia_refused ? pb__dia_refuse(sp->dia_diags, sp->dia_ratio) : PB_OK;
+}
+
+template <typename T> static pb_status launch_dia(pb_cuda_sparse *sp, const pb_spmv_args *a, cudaStream_t s)
+{
+    int block = block_of(a);
+    dia_rows<T><<<blocks_for(a->rows, block), block, 0, s>>>(a->rows, a->cols, sp->dia_diags, sp->dia_off,
+                                                             static_cast<const T *>(sp->dia_val),
+                                                             pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y));
+    PB_CUDA_CHECK_LAUNCH();
+    return PB_OK;
+}
+
+pb_status pb__cuda_spmv_dia(pb_device *dev, const void *args, pb_stream *s)
+{
+    const pb_spmv_args *a = spmv_args(args);
+    if (a->rows == 0)
+        return PB_OK;
+    pb_cuda_sparse *sp = nullptr;
+    pb_status st = dia_ready(dev, a, &sp);
+    if (st != PB_OK)
+        return st;
+    cudaStream_t stream = pb__cuda_stream(s);
+    return a->prec == PB_DOUBLE ? launch_dia<double>(sp, a, stream) : launch_dia<float>(sp, a, stream);
+}
+
+pb_status pb__cuda_spmv_dia_prepare(pb_device *dev, const void *args, char *note, size_t len)
+{
+    const pb_spmv_args *a = spmv_args(args);
+    pb_cuda_sparse *sp = nullptr;
+    pb_status st = a->rows ? dia_ready(dev, a, &sp) : PB_OK;
+    if (st == PB_OK && sp && note)
+        snprintf(note, len, "%d diagonals, %.2fx CSR's bytes", sp->dia_diags, sp->dia_ratio);
+    return st;
+}
+
 // ---- auto -------------------------------------------------------------------
 
 // auto's ELLT copy of a's matrix, made on the device when stale.
@@ -1423,6 +1678,8 @@ static pb_status auto_launch(pb_cuda_sparse *sp, const pb_spmv_args *a, pb_spmv_
         return dbl ? launch_split<double>(sp, a, stream) : launch_split<float>(sp, a, stream);
     if (pick == PB_PICK_BCSR)
         return dbl ? launch_bcsr<double>(sp, a, stream) : launch_bcsr<float>(sp, a, stream);
+    if (pick == PB_PICK_DIA)
+        return dbl ? launch_dia<double>(sp, a, stream) : launch_dia<float>(sp, a, stream);
     int block = block_of(a);
     if (dbl)
         ell_rows<double, true><<<blocks_for(a->rows, block), block, 0, stream>>>(
@@ -1439,7 +1696,6 @@ static pb_status auto_launch(pb_cuda_sparse *sp, const pb_spmv_args *a, pb_spmv_
 // The candidates (can[k] for pick k) timed in turns, so that clocks and caches
 // treat them alike: one untimed product each, then 5 rounds of one product
 // each; ms[k] = the fastest of k's.
-constexpr int n_picks = 4;
 static pb_status auto_time(pb_cuda_sparse *sp, const pb_spmv_args *a, const bool can[n_picks], float ms[n_picks])
 {
     cudaEvent_t ev[2] = {nullptr, nullptr};
@@ -1491,8 +1747,9 @@ static bool auto_bcsr_worth(const pb_spmv_args *a)
 // The pick for a's matrix in a's precision, made once. The row statistics
 // rule out ELLT where padding would more than double the entries
 // (pb__spmv_auto_pick), a sample of rows rules out block CSR where blocks
-// would not move fewer bytes; among what remains of ELLT, csr-balanced,
-// csr-split and block CSR, products of each in turns decide (the zoo has
+// would not move fewer bytes, a pass over the columns rules out diagonals
+// (more than 64, or more bytes than CSR); among what remains of ELLT,
+// csr-balanced, csr-split, block CSR and DIA, products of each in turns decide (the zoo has
 // classes where each leads, and others where the lead turns with size:
 // gaps:1M vs gaps:4M). A candidate whose extra memory does not fit is left
 // out.
@@ -1506,15 +1763,16 @@ static pb_status auto_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_spars
         sp->pick_val == a->val->stamp && sp->pick_prec == a->prec)
         return PB_OK;
     sp->pick_ptr = 0; // stale until picked below
-    bool can[n_picks] = {pb__spmv_auto_pick(&sp->stats) == PB_PICK_ELLT, true, true, auto_bcsr_worth(a)};
+    bool can[n_picks] = {pb__spmv_auto_pick(&sp->stats) == PB_PICK_ELLT, true, true, auto_bcsr_worth(a), true};
     pb_cuda_sparse *other = nullptr;
     for (int k = 0; k < n_picks; k++) {
         if (!can[k] || k == PB_PICK_BALANCED)
             continue;
         st = k == PB_PICK_ELLT    ? auto_ellt(sp, a)
              : k == PB_PICK_SPLIT ? split_plan_ready(dev, a, nullptr, &other)
-                                  : bcsr_ready(dev, a, &other);
-        if (st == PB_ERR_NOMEM || (st == PB_ERR_UNSUPPORTED && k == PB_PICK_BCSR)) {
+             : k == PB_PICK_BCSR  ? bcsr_ready(dev, a, &other)
+                                  : dia_ready(dev, a, &other);
+        if (st == PB_ERR_NOMEM || (st == PB_ERR_UNSUPPORTED && (k == PB_PICK_BCSR || k == PB_PICK_DIA))) {
             pb__clear_error();
             cudaGetLastError(); // the failed allocation is not the next call's error
             can[k] = false, st = PB_OK;
@@ -1528,6 +1786,12 @@ static pb_status auto_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_spars
     for (int k = 0; k < n_picks; k++)
         if (can[k] && sp->pick_ms[k] < sp->pick_ms[sp->pick])
             sp->pick = (pb_spmv_pick)k;
+    // PARBENCH_AUTO_PICK=NAME: that candidate where it is one (tests run every
+    // pick, not only the one this device's clock favours)
+    const char *forced = getenv("PARBENCH_AUTO_PICK");
+    for (int k = 0; forced && k < n_picks; k++)
+        if (can[k] && strcmp(forced, pick_names[k]) == 0)
+            sp->pick = (pb_spmv_pick)k;
     if (sp->pick != PB_PICK_ELLT && sp->ell_idx) { // copies are not kept for nothing
         cudaFree(sp->ell_idx);
         cudaFree(sp->ell_val);
@@ -1535,6 +1799,8 @@ static pb_status auto_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_spars
     }
     if (sp->pick != PB_PICK_BCSR)
         bcsr_drop(sp);
+    if (sp->pick != PB_PICK_DIA && sp->dia_val)
+        dia_drop(sp);
     sp->pick_ptr = a->ptr->stamp, sp->pick_idx = a->idx->stamp, sp->pick_val = a->val->stamp;
     sp->pick_prec = a->prec;
     return PB_OK;
@@ -1558,14 +1824,13 @@ pb_status pb__cuda_spmv_auto_prepare(pb_device *dev, const void *args, char *not
     pb_cuda_sparse *sp = nullptr;
     pb_status st = a->rows ? auto_ready(dev, a, &sp) : PB_OK;
     if (st == PB_OK && sp && note) {
-        static const char *const names[n_picks] = {"ellt", "csr-balanced", "csr-split", "bcsr"};
         char picked[200];
         int at = sp->pick == PB_PICK_BCSR
                      ? snprintf(picked, sizeof picked, "bcsr %dx%d, fastest of", sp->bcsr_b, sp->bcsr_b)
-                     : snprintf(picked, sizeof picked, "%s, fastest of", names[sp->pick]);
+                     : snprintf(picked, sizeof picked, "%s, fastest of", pick_names[sp->pick]);
         for (int k = 0; k < n_picks; k++)
             if (sp->pick_ms[k] > 0 && at > 0 && (size_t)at < sizeof picked)
-                at += snprintf(picked + at, sizeof picked - (size_t)at, " %s %.3f ms", names[k], sp->pick_ms[k]);
+                at += snprintf(picked + at, sizeof picked - (size_t)at, " %s %.3f ms", pick_names[k], sp->pick_ms[k]);
         pb__spmv_pick_note(picked, &sp->stats, note, len);
     }
     return st;
