@@ -891,10 +891,10 @@ struct pb_cuda_sparse {
     double bcsr_ratio;
     uint64_t bcsr_ptr_stamp, bcsr_idx_stamp, bcsr_val_stamp;
     enum pb_precision bcsr_prec;
-    // dia, and auto where diagonals pay: the diagonal copy (dia_diags
-    // offsets, then diags x rows values) of the arrays with stamps
+    // dia, and auto where diagonals pay: the diagonal copy (each diagonal
+    // over the rows it spans) of the arrays with stamps
     // dia_ptr/idx/val_stamp in precision dia_prec, or why there is none.
-    int32_t *dia_off;
+    void *dia_off; // dia_diags of dia_diag: offset, rows spanned, where its values start
     void *dia_val;
     int dia_diags;
     double dia_ratio;
@@ -1438,54 +1438,96 @@ __global__ void dia_find(int32_t rows, const int32_t *__restrict__ ptr, const in
     }
 }
 
-// Row `row`'s entries into their diagonals (offsets ascending, at most
-// PB_DIA_MAX_DIAGS, staged in shared memory); a thread per row, so duplicates
+// A diagonal stored over the rows that have an entry on it, first to
+// first + count - 1 (a stencil's split block or a band's far couplings fill
+// only part of theirs), its values from start on.
+struct dia_diag {
+    int32_t off, first, count;
+    int64_t start;
+};
+
+// Staged in shared memory by every kernel of the copy (at most PB_DIA_MAX_DIAGS).
+__device__ __forceinline__ void dia_stage(int diags, const dia_diag *__restrict__ from, dia_diag *to)
+{
+    for (int d = threadIdx.x; d < diags; d += blockDim.x)
+        to[d] = from[d];
+    __syncthreads();
+}
+
+// Which of the diagonals (offsets ascending) column - row is.
+__device__ __forceinline__ int dia_index(int diags, const dia_diag *o, int64_t want)
+{
+    int lo = 0, hi = diags - 1;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (o[mid].off < want)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+// The first and last row with an entry on each diagonal: per block in shared
+// memory, then one atomic per diagonal and block.
+__global__ void dia_span(int32_t rows, int diags, const dia_diag *__restrict__ in, const int32_t *__restrict__ ptr,
+                         const int32_t *__restrict__ idx, int32_t *first, int32_t *last)
+{
+    __shared__ dia_diag o[PB_DIA_MAX_DIAGS];
+    __shared__ int32_t lo[PB_DIA_MAX_DIAGS], hi[PB_DIA_MAX_DIAGS];
+    for (int d = threadIdx.x; d < diags; d += blockDim.x)
+        lo[d] = INT_MAX, hi[d] = -1;
+    dia_stage(diags, in, o);
+    int64_t row = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (row < rows)
+        for (int32_t k = ptr[row]; k < ptr[row + 1]; k++) {
+            int d = dia_index(diags, o, (int64_t)idx[k] - row);
+            atomicMin(&lo[d], (int32_t)row);
+            atomicMax(&hi[d], (int32_t)row);
+        }
+    __syncthreads();
+    for (int d = threadIdx.x; d < diags; d += blockDim.x)
+        if (hi[d] >= 0) {
+            atomicMin(&first[d], lo[d]);
+            atomicMax(&last[d], hi[d]);
+        }
+}
+
+// Row `row`'s entries into their diagonals; a thread per row, so duplicates
 // add without atomics.
 template <typename T>
-__global__ void csr_to_dia(int32_t rows, int diags, const int32_t *__restrict__ off, const int32_t *__restrict__ ptr,
+__global__ void csr_to_dia(int32_t rows, int diags, const dia_diag *__restrict__ in, const int32_t *__restrict__ ptr,
                            const int32_t *__restrict__ idx, const T *__restrict__ val, T *__restrict__ dia)
 {
-    __shared__ int32_t o[PB_DIA_MAX_DIAGS];
-    for (int d = threadIdx.x; d < diags; d += blockDim.x)
-        o[d] = off[d];
-    __syncthreads();
+    __shared__ dia_diag o[PB_DIA_MAX_DIAGS];
+    dia_stage(diags, in, o);
     int64_t row = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (row >= rows)
         return;
     for (int32_t k = ptr[row]; k < ptr[row + 1]; k++) {
-        int64_t want = (int64_t)idx[k] - row;
-        int lo = 0, hi = diags - 1;
-        while (lo < hi) {
-            int mid = (lo + hi) / 2;
-            if (o[mid] < want)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        dia[(size_t)lo * rows + row] += val[k];
+        const dia_diag &g = o[dia_index(diags, o, (int64_t)idx[k] - row)];
+        dia[g.start + (row - g.first)] += val[k];
     }
 }
 
 // y = A x from the diagonals: a thread per row; each diagonal's values and
 // its stretch of x are read by the warp in one coalesced stream, with no
-// column index.
+// column index (within a diagonal's rows, its columns are in the matrix).
 template <typename T>
-__global__ void dia_rows(int32_t rows, int32_t cols, int diags, const int32_t *__restrict__ off,
-                         const T *__restrict__ dia, const T *__restrict__ x, T *__restrict__ y)
+__global__ void dia_rows(int32_t rows, int diags, const dia_diag *__restrict__ in, const T *__restrict__ dia,
+                         const T *__restrict__ x, T *__restrict__ y)
 {
-    __shared__ int32_t o[PB_DIA_MAX_DIAGS];
-    for (int d = threadIdx.x; d < diags; d += blockDim.x)
-        o[d] = off[d];
-    __syncthreads();
+    __shared__ dia_diag o[PB_DIA_MAX_DIAGS];
+    dia_stage(diags, in, o);
     int64_t row = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (row >= rows)
         return;
     T sum = 0;
 #pragma unroll 4
     for (int d = 0; d < diags; d++) {
-        int64_t col = row + o[d];
-        if (col >= 0 && col < cols)
-            sum += dia[(size_t)d * rows + row] * x[col];
+        uint32_t at = (uint32_t)(row - o[d].first);
+        if (at < (uint32_t)o[d].count)
+            sum += dia[o[d].start + at] * x[row + o[d].off];
     }
     y[row] = sum;
 }
@@ -1540,10 +1582,42 @@ static pb_status dia_offsets(const pb_spmv_args *a, int64_t *off, int *diags)
     return PB_OK;
 }
 
+// Where each diagonal's entries start and end (in[d].off set; first, count
+// and start filled here, on the host and the device): the values it stores.
+static pb_status dia_spans(const pb_spmv_args *a, dia_diag *host, int diags, dia_diag *dev, size_t *values)
+{
+    int32_t *ends = nullptr, init[2 * PB_DIA_MAX_DIAGS], got[2 * PB_DIA_MAX_DIAGS];
+    for (int d = 0; d < diags; d++)
+        init[d] = INT_MAX, init[diags + d] = -1;
+    cudaError_t e = cudaMalloc(&ends, 2 * (size_t)diags * sizeof *ends);
+    if (e == cudaSuccess)
+        e = cudaMemcpy(ends, init, 2 * (size_t)diags * sizeof *ends, cudaMemcpyHostToDevice);
+    if (e == cudaSuccess)
+        e = cudaMemcpy(dev, host, (size_t)diags * sizeof *host, cudaMemcpyHostToDevice);
+    if (e == cudaSuccess) {
+        dia_span<<<blocks_for(a->rows, 256), 256>>>(a->rows, diags, dev, pb__cuda_ptr<const int32_t>(a->ptr),
+                                                    pb__cuda_ptr<const int32_t>(a->idx), ends, ends + diags);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess)
+        e = cudaMemcpy(got, ends, 2 * (size_t)diags * sizeof *ends, cudaMemcpyDeviceToHost);
+    cudaFree(ends);
+    if (e != cudaSuccess)
+        return pb__fail(PB_ERR_DEVICE, "spmv dia: the diagonals' rows: %s", cudaGetErrorString(e));
+    *values = 0;
+    for (int d = 0; d < diags; d++) {
+        host[d].first = got[d];
+        host[d].count = got[diags + d] - got[d] + 1; // every diagonal found has an entry
+        host[d].start = (int64_t)*values;
+        *values += (size_t)host[d].count;
+    }
+    return PB_OK;
+}
+
 // The diagonal copy of a's matrix, made on the device once per matrix and
-// precision where it has at most PB_DIA_MAX_DIAGS diagonals that move fewer
-// bytes than CSR (PARBENCH_DIA_ANY: whatever they move); else UNSUPPORTED
-// with the reason, remembered.
+// precision where it has at most PB_DIA_MAX_DIAGS diagonals that, stored
+// over the rows they span, move fewer bytes than CSR (PARBENCH_DIA_ANY:
+// whatever they move); else UNSUPPORTED with the reason, remembered.
 static pb_status dia_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_sparse **out)
 {
     pb_status st = sparse_state(dev, a, out);
@@ -1560,34 +1634,40 @@ static pb_status dia_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_sparse
     int diags = 0;
     if ((st = dia_offsets(a, off, &diags)) != PB_OK)
         return st;
-    size_t elt = pb_precision_size(a->prec), rows = (size_t)a->rows;
-    double csr = (double)a->nnz * (double)(elt + 4) + 4.0 * ((double)rows + 1);
+    size_t elt = pb_precision_size(a->prec), values = 0;
+    dia_diag host[PB_DIA_MAX_DIAGS];
+    for (int d = 0; d < diags; d++)
+        host[d] = {(int32_t)off[d], 0, 0, 0}; // column - row of int32 indices fits
+    cudaError_t e = diags ? cudaMalloc(&sp->dia_off, (size_t)diags * sizeof *host) : cudaSuccess;
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return pb__fail(PB_ERR_NOMEM, "spmv dia: out of device memory");
+    }
+    if (diags && (st = dia_spans(a, host, diags, static_cast<dia_diag *>(sp->dia_off), &values)) != PB_OK) {
+        dia_drop(sp);
+        return st;
+    }
+    double csr = (double)a->nnz * (double)(elt + 4) + 4.0 * ((double)a->rows + 1);
     sp->dia_diags = diags;
-    sp->dia_ratio = diags ? (double)diags * (double)rows * (double)elt / csr : 0;
+    sp->dia_ratio = diags ? ((double)values * (double)elt + (double)diags * sizeof *host) / csr : 0;
     sp->dia_refused = diags == 0 || (sp->dia_ratio >= 1 && !getenv("PARBENCH_DIA_ANY"));
+    size_t bytes = values * elt;
     if (!sp->dia_refused) {
-        int32_t off32[PB_DIA_MAX_DIAGS];
-        for (int d = 0; d < diags; d++)
-            off32[d] = (int32_t)off[d]; // column - row of int32 indices fits
-        size_t bytes = (size_t)diags * rows * elt;
-        cudaError_t e = cudaMalloc(&sp->dia_off, (size_t)diags * sizeof *off32);
+        e = cudaMemcpy(sp->dia_off, host, (size_t)diags * sizeof *host, cudaMemcpyHostToDevice);
         if (e == cudaSuccess)
-            e = cudaMalloc(&sp->dia_val, bytes);
-        if (e == cudaSuccess)
-            e = cudaMemcpy(sp->dia_off, off32, (size_t)diags * sizeof *off32, cudaMemcpyHostToDevice);
+            e = cudaMalloc(&sp->dia_val, bytes ? bytes : 1);
         if (e == cudaSuccess)
             e = cudaMemset(sp->dia_val, 0, bytes);
+        const dia_diag *g = static_cast<const dia_diag *>(sp->dia_off);
         if (e == cudaSuccess) {
             if (a->prec == PB_DOUBLE)
                 csr_to_dia<double><<<blocks_for(a->rows, 256), 256>>>(
-                    a->rows, diags, sp->dia_off, pb__cuda_ptr<const int32_t>(a->ptr),
-                    pb__cuda_ptr<const int32_t>(a->idx), pb__cuda_ptr<const double>(a->val),
-                    static_cast<double *>(sp->dia_val));
+                    a->rows, diags, g, pb__cuda_ptr<const int32_t>(a->ptr), pb__cuda_ptr<const int32_t>(a->idx),
+                    pb__cuda_ptr<const double>(a->val), static_cast<double *>(sp->dia_val));
             else
                 csr_to_dia<float><<<blocks_for(a->rows, 256), 256>>>(
-                    a->rows, diags, sp->dia_off, pb__cuda_ptr<const int32_t>(a->ptr),
-                    pb__cuda_ptr<const int32_t>(a->idx), pb__cuda_ptr<const float>(a->val),
-                    static_cast<float *>(sp->dia_val));
+                    a->rows, diags, g, pb__cuda_ptr<const int32_t>(a->ptr), pb__cuda_ptr<const int32_t>(a->idx),
+                    pb__cuda_ptr<const float>(a->val), static_cast<float *>(sp->dia_val));
             e = cudaGetLastError();
         }
         if (e == cudaSuccess)
@@ -1599,6 +1679,9 @@ static pb_status dia_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_sparse
             return memory ? pb__fail(PB_ERR_NOMEM, "spmv dia: the diagonal copy (%zu bytes): out of device memory", bytes)
                           : pb__fail(PB_ERR_DEVICE, "spmv dia: making the diagonal copy: %s", cudaGetErrorString(e));
         }
+    } else {
+        cudaFree(sp->dia_off);
+        sp->dia_off = nullptr;
     }
     sp->dia_ptr_stamp = a->ptr->stamp, sp->dia_idx_stamp = a->idx->stamp, sp->dia_val_stamp = a->val->stamp;
     sp->dia_prec = a->prec;
@@ -1608,7 +1691,8 @@ static pb_status dia_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_sparse
 template <typename T> static pb_status launch_dia(pb_cuda_sparse *sp, const pb_spmv_args *a, cudaStream_t s)
 {
     int block = block_of(a);
-    dia_rows<T><<<blocks_for(a->rows, block), block, 0, s>>>(a->rows, a->cols, sp->dia_diags, sp->dia_off,
+    dia_rows<T><<<blocks_for(a->rows, block), block, 0, s>>>(a->rows, sp->dia_diags,
+                                                             static_cast<const dia_diag *>(sp->dia_off),
                                                              static_cast<const T *>(sp->dia_val),
                                                              pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y));
     PB_CUDA_CHECK_LAUNCH();
