@@ -765,18 +765,42 @@ static void test_dia(void **state)
         int32_t *ptr = NULL;
         assert_int_equal(pb__sparse_generate(counts[i].spec, 3, &m), PB_OK);
         assert_int_equal(pb__csr_offsets(&m, &ptr), PB_OK);
-        int64_t off[PB_DIA_MAX_DIAGS];
         double ratio = 0;
-        int d = pb__dia_pick(ptr, m.cols, m.n_rows, m.n_cols, 8, off, &ratio);
+        struct pb_dia_shape shape;
+        int d = pb__dia_pick(ptr, m.cols, m.n_rows, m.n_cols, 8, &shape, &ratio);
         if (d != counts[i].diags)
             print_message("%s: %d diagonals, expected %d\n", counts[i].spec, d, counts[i].diags);
         assert_int_equal(d, counts[i].diags);
         for (int q = 1; q < d; q++)
-            assert_true(off[q - 1] < off[q]);
+            assert_true(shape.offset[q - 1] < shape.offset[q]);
+        for (int q = 0; q < d; q++) /* spans within the matrix, every column of them inside it */
+            assert_true(shape.count[q] >= 1 && shape.first[q] >= 0 && shape.first[q] + shape.count[q] <= m.n_rows &&
+                        shape.first[q] + shape.offset[q] >= 0 &&
+                        shape.first[q] + shape.count[q] - 1 + shape.offset[q] < m.n_cols);
         if (d) /* doubles without an index: below CSR's bytes (band's wrapped far diagonals are half full) */
             assert_true(ratio > 0.5 && ratio < 0.8);
         free(ptr);
         pb_coo_free(&m);
+    }
+    /* a diagonal with one entry costs one value, not a diagonal's worth: the
+     * main diagonal of 1000 rows and (0, 999) move half CSR's bytes */
+    {
+        int32_t ptr[1001], idx[1001];
+        for (int32_t i = 0, k = 0; i < 1000; i++) {
+            ptr[i] = k;
+            idx[k++] = i;
+            if (i == 0)
+                idx[k++] = 999;
+        }
+        ptr[1000] = 1001;
+        struct pb_dia_shape shape;
+        double ratio = 0;
+        assert_int_equal(pb__dia_pick(ptr, idx, 1000, 1000, 8, &shape, &ratio), 2);
+        assert_int_equal(shape.offset[1], 999);
+        assert_int_equal(shape.first[1], 0);
+        assert_int_equal(shape.count[1], 1);
+        assert_int_equal(shape.count[0], 1000);
+        assert_true(ratio > 0.45 && ratio < 0.55);
     }
     /* 40 x 25 and 25 x 40 with diagonals -7, -2, 0, 3, 30: some leave on one side, one is outside */
     struct matrix_case rect[2];

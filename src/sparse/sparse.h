@@ -93,25 +93,34 @@ pb_status pb__bcsr_refuse(int b, double ratio);
 pb_status pb__bcsr_ellt(const struct pb_bcsr *m, size_t elt, double max_fill, int32_t *width, int32_t **idx,
                         void **val);
 
-/* DIA: the matrix as whole diagonals, for stencils and bands: diagonal q
- * (column - row = offset[q], ascending) holds val[q * rows + i] for row i,
- * 0 where the matrix has no entry or the diagonal leaves the matrix. No
- * column indices; x is read in one stream per diagonal. */
+/* DIA: the matrix as diagonals, for stencils and bands: diagonal q (column -
+ * row = offset[q], ascending) stored over the rows it spans, first[q] to
+ * first[q] + count[q] - 1, its values from val[start[q]] on, 0 where the
+ * matrix has no entry. No column indices; x is read in one stream per
+ * diagonal, and a diagonal filled only in part (a band's far couplings, a
+ * renumbered block's) costs only that part. */
 #define PB_DIA_MAX_DIAGS 64
+struct pb_dia_shape {
+    int diags;
+    int64_t offset[PB_DIA_MAX_DIAGS];
+    int32_t first[PB_DIA_MAX_DIAGS], count[PB_DIA_MAX_DIAGS];
+};
 struct pb_dia {
     int32_t rows, cols, diags;
-    int64_t *offset;
-    void *val; /* diags * rows values of the CSR's type */
+    int64_t *offset, *start;
+    int32_t *first, *count;
+    void *val; /* the diagonals' values, one after the other, of the CSR's type */
 };
-/* The distinct diagonals of CSR (ptr, idx) into offsets (room for
- * PB_DIA_MAX_DIAGS), ascending, and their count: 0 where there are more (the
- * pass stops there) or no non-zeros. *ratio = DIA's stored values over
- * CSR's values, indices and offsets, in bytes (below 1: DIA moves less). */
-int pb__dia_pick(const int32_t *ptr, const int32_t *idx, int32_t rows, int32_t cols, size_t elt, int64_t *offsets,
-                 double *ratio);
+/* The distinct diagonals of CSR (ptr, idx) and the rows each spans into
+ * *shape, ascending; returns their count: 0 where there are more than
+ * PB_DIA_MAX_DIAGS (the pass stops there) or no non-zeros. *ratio = DIA's
+ * stored values over CSR's values, indices and offsets, in bytes (below 1:
+ * DIA moves less). */
+int pb__dia_pick(const int32_t *ptr, const int32_t *idx, int32_t rows, int32_t cols, size_t elt,
+                 struct pb_dia_shape *shape, double *ratio);
 /* DIA of CSR on the diagonals pb__dia_pick found; duplicate entries are summed. */
 pb_status pb__dia_build(const int32_t *ptr, const int32_t *idx, const void *val, size_t elt, int32_t rows,
-                        int32_t cols, const int64_t *offsets, int diags, struct pb_dia *out);
+                        int32_t cols, const struct pb_dia_shape *shape, struct pb_dia *out);
 void pb__dia_free(struct pb_dia *m);
 /* PB_ERR_UNSUPPORTED saying why DIA does not pay (diags 0: too many). */
 pb_status pb__dia_refuse(int diags, double ratio);

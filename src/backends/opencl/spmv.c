@@ -128,7 +128,7 @@ struct pb_cl_spmv_cache {
     pb_buf *ell_idx, *ell_val;
     uint64_t ell_stamp[3];
     enum pb_precision ell_prec;
-    pb_buf *dia_off, *dia_val;
+    pb_buf *dia_off, *dia_val; /* dia_off: 4 longs per diagonal (spmv_dia's spans) */
     uint64_t dia_stamp[3];
     enum pb_precision dia_prec;
     int dia_diags;
@@ -370,17 +370,25 @@ static pb_status dia_ready(pb_device *dev, const struct pb_spmv_args *a, struct 
         st = pb_buf_read(a->val, 0, val, nnz * elt);
     struct pb_dia d = {0};
     if (st == PB_OK) {
-        int64_t off[PB_DIA_MAX_DIAGS];
-        c->dia_diags = pb__dia_pick(ptr, idx, a->rows, a->cols, elt, off, &c->dia_ratio);
+        struct pb_dia_shape shape;
+        c->dia_diags = pb__dia_pick(ptr, idx, a->rows, a->cols, elt, &shape, &c->dia_ratio);
         c->dia_refused = c->dia_diags == 0 || (c->dia_ratio >= 1 && !getenv("PARBENCH_DIA_ANY"));
         st = c->dia_refused ? pb__dia_refuse(c->dia_diags, c->dia_ratio)
-                            : pb__dia_build(ptr, idx, val, elt, a->rows, a->cols, off, c->dia_diags, &d);
+                            : pb__dia_build(ptr, idx, val, elt, a->rows, a->cols, &shape, &d);
     }
     pb__host_free(ptr), pb__host_free(idx), pb__host_free(val);
+    /* per diagonal, as spmv_dia reads it: offset, first row, rows, start of its values */
+    cl_long spans[4 * PB_DIA_MAX_DIAGS];
+    size_t values = 0;
+    for (int q = 0; st == PB_OK && q < d.diags; q++) {
+        spans[4 * q] = d.offset[q], spans[4 * q + 1] = d.first[q], spans[4 * q + 2] = d.count[q];
+        spans[4 * q + 3] = d.start[q];
+        values += (size_t)d.count[q];
+    }
     if (st == PB_OK)
-        st = upload_new(dev, d.offset, (size_t)d.diags * sizeof *d.offset, &c->dia_off);
+        st = upload_new(dev, spans, 4 * (size_t)d.diags * sizeof *spans, &c->dia_off);
     if (st == PB_OK)
-        st = upload_new(dev, d.val, (size_t)d.diags * (size_t)d.rows * elt, &c->dia_val);
+        st = upload_new(dev, d.val, values * elt, &c->dia_val);
     pb__dia_free(&d);
     if (st != PB_OK && !c->dia_refused) {
         drop_dia(c);
@@ -396,10 +404,10 @@ static pb_status launch_dia(pb_device *dev, pb_stream *s, const struct pb_spmv_a
 {
     const struct pb_cl_kernel *k;
     pb_status st = pb__cl_kernel(dev, SPMV_CL, a->prec, "spmv_dia", &k);
-    cl_int rows = a->rows, cols = a->cols, diags = c->dia_diags;
-    cl_mem off = pb__cl_mem(c->dia_off), val = pb__cl_mem(c->dia_val), x = pb__cl_mem(a->x), y = pb__cl_mem(a->y);
-    const void *arg[] = {&rows, &cols, &diags, &off, &val, &x, &y};
-    const size_t size[] = {sizeof rows, sizeof cols, sizeof diags, sizeof off, sizeof val, sizeof x, sizeof y};
+    cl_int rows = a->rows, diags = c->dia_diags;
+    cl_mem spans = pb__cl_mem(c->dia_off), val = pb__cl_mem(c->dia_val), x = pb__cl_mem(a->x), y = pb__cl_mem(a->y);
+    const void *arg[] = {&rows, &diags, &spans, &val, &x, &y};
+    const size_t size[] = {sizeof rows, sizeof diags, sizeof spans, sizeof val, sizeof x, sizeof y};
     for (cl_uint i = 0; st == PB_OK && i < sizeof arg / sizeof arg[0]; i++)
         st = pb__cl_set_arg(k->kernel, i, size[i], arg[i]);
     if (st != PB_OK)

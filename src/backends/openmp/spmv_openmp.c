@@ -368,13 +368,12 @@ static pb_status dia_ready(pb_device *dev, const struct pb_spmv_args *a, struct 
     pb__dia_free(&c->d);
     const int32_t *ptr = PB__HOST(a->ptr, const int32_t), *idx = PB__HOST(a->idx, const int32_t);
     size_t elt = pb_precision_size(a->prec);
-    int64_t offsets[PB_DIA_MAX_DIAGS];
-    c->d_diags = pb__dia_pick(ptr, idx, a->rows, a->cols, elt, offsets, &c->d_ratio);
+    struct pb_dia_shape shape;
+    c->d_diags = pb__dia_pick(ptr, idx, a->rows, a->cols, elt, &shape, &c->d_ratio);
     /* PARBENCH_DIA_ANY: any ratio (tests run the kernel on every matrix of few diagonals) */
     c->d_refused = c->d_diags == 0 || (c->d_ratio >= 1 && !getenv("PARBENCH_DIA_ANY"));
     pb_status st = c->d_refused ? pb__dia_refuse(c->d_diags, c->d_ratio)
-                                : pb__dia_build(ptr, idx, a->val->host, elt, a->rows, a->cols, offsets, c->d_diags,
-                                                &c->d);
+                                : pb__dia_build(ptr, idx, a->val->host, elt, a->rows, a->cols, &shape, &c->d);
     if (st == PB_OK || c->d_refused) {
         c->d_stamp[0] = a->ptr->stamp, c->d_stamp[1] = a->idx->stamp, c->d_stamp[2] = a->val->stamp;
         c->d_prec = a->prec;
@@ -383,25 +382,25 @@ static pb_status dia_ready(pb_device *dev, const struct pb_spmv_args *a, struct 
 }
 
 /* Rows in chunks that stay in cache while every diagonal adds to them; each
- * diagonal only over the rows whose column falls in the matrix. Entries of a
- * row are added in ascending column order, as CSR's sorted rows. */
+ * diagonal only over the rows it spans. Entries of a row are added in
+ * ascending column order, as CSR's sorted rows. */
 #define DIA_CHUNK 1024
 #define DEFINE_DIA(T, SUFFIX)                                                                  \
     static void dia_##SUFFIX(const struct pb_dia *m, const struct pb_spmv_args *a, int threads) \
     {                                                                                          \
         const T *val = m->val, *x = PB__HOST(a->x, const T);                                   \
         T *y = PB__HOST(a->y, T);                                                              \
-        int64_t rows = m->rows, cols = m->cols, chunks = (rows + DIA_CHUNK - 1) / DIA_CHUNK;   \
+        int64_t rows = m->rows, chunks = (rows + DIA_CHUNK - 1) / DIA_CHUNK;                   \
         _Pragma("omp parallel for schedule(static) num_threads(threads)")                      \
         for (int64_t c = 0; c < chunks; c++) {                                                 \
             T acc[DIA_CHUNK] = {0};                                                            \
             int64_t i0 = c * DIA_CHUNK, i1 = i0 + DIA_CHUNK < rows ? i0 + DIA_CHUNK : rows;     \
             for (int q = 0; q < m->diags; q++) {                                               \
-                int64_t off = m->offset[q], lo = i0 > -off ? i0 : -off,                        \
-                        hi = i1 < cols - off ? i1 : cols - off;                                \
-                const T *v = val + (size_t)q * (size_t)rows;                                   \
+                int64_t off = m->offset[q], first = m->first[q], end = first + m->count[q];    \
+                int64_t lo = i0 > first ? i0 : first, hi = i1 < end ? i1 : end;                \
+                const T *v = val + m->start[q];                                                \
                 for (int64_t i = lo; i < hi; i++)                                              \
-                    acc[i - i0] += v[i] * x[i + off];                                          \
+                    acc[i - i0] += v[i - first] * x[i + off];                                  \
             }                                                                                  \
             memcpy(y + i0, acc, (size_t)(i1 - i0) * sizeof(T));                                \
         }                                                                                      \

@@ -142,20 +142,20 @@ __kernel void spmv_csr_balanced(int n_pieces, __global const int *restrict ptr, 
     }
 }
 
-// DIA (sparse/sparse.h): diagonal q (column - row = offset[q]) holds
-// val[q * rows + row], 0 where it has no entry; no column index is read, and
-// neighbouring work-items read neighbouring values and x.
-__kernel void spmv_dia(int rows, int cols, int diags, __global const long *restrict offset,
-                       __global const T *restrict val, __global const T *restrict x, __global T *restrict y)
+// DIA (sparse/sparse.h): diagonal q stored over the rows it spans, 0 where it
+// has no entry; no column index is read, and neighbouring work-items read
+// neighbouring values and x.
+__kernel void spmv_dia(int rows, int diags, __global const long *restrict spans, __global const T *restrict val,
+                       __global const T *restrict x, __global T *restrict y)
 {
     const int row = (int)get_global_id(0);
     if (row >= rows)
         return;
     T sum = 0;
-    for (int q = 0; q < diags; q++) {
-        const long c = (long)row + offset[q];
-        if (c >= 0 && c < cols)
-            sum += val[(size_t)q * (size_t)rows + (size_t)row] * x[c];
+    for (int q = 0; q < diags; q++) { // spans: offset, first row, rows, start of the values
+        const long at = (long)row - spans[4 * q + 1];
+        if (at >= 0 && at < spans[4 * q + 2])
+            sum += val[spans[4 * q + 3] + at] * x[(long)row + spans[4 * q]];
     }
     y[row] = sum;
 }
