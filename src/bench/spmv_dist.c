@@ -1189,13 +1189,19 @@ static pb_status launch_boundary(struct sd_state *s)
 }
 
 /* After the interior rows (st) and the exchange (xst): the boundary rows
- * behind the exchange on the copy stream, then both streams drained. */
+ * behind the exchange on the copy stream, then both streams drained. Through
+ * NCCL every step is queued in order on the streams, so the product is left
+ * queued: the caller's device events and sync wait for CUDA's streams as for
+ * any kernel, and the host's wake-up from a sync is not part of the product
+ * (a solver calling it in a loop would not sync either). */
 static pb_status boundary_then_sync(struct sd_state *s, pb_status st, pb_status xst)
 {
     if (st == PB_OK)
         st = xst;
     if (st == PB_OK)
         st = launch_boundary(s);
+    if (st == PB_OK && pb__devcomm_path(s->dc) == PB_PATH_NCCL)
+        return PB_OK;
     pb_status s1 = pb_stream_sync(s->compute), s2 = pb_stream_sync(s->copy);
     return st != PB_OK ? st : s1 != PB_OK ? s1 : s2;
 }
