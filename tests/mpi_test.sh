@@ -219,6 +219,14 @@ expect 0 "$pb" scaling --weak --format csv "$tmp/wk.csv"
 contains "$tmp/out" ",2,"
 got=$(awk -F, '$(NF - 6) == 2 { print $(NF - 4) }' "$tmp/out")
 if [ -n "$want" ] && [ "$got" = "$want" ]; then ok; else bad "weak speed-up $got, want the GFLOP/s ratio $want"; fi
+# A strong series given with the weak one: its rank counts repeat, so each problem is its own
+# curve, said on stderr, and a fixed problem of a distributed benchmark is strong scaling.
+expect 0 "$mpiexec" -n 1 "$pb" $wk --n 64 --append
+expect 0 "$pb" scaling --weak "$tmp/wk.csv"
+contains "$tmp/err" "several problems ran at one rank count"
+count "$tmp/out" "(strong scaling)" 1
+contains "$tmp/out" "gemm-dist ref/summa float, 64x64x64 on 1x1 panel"
+lacks "$tmp/out" "(weak scaling)"
 # Curves that differ only in a parameter the problem does not name: it is in the title.
 lo="run spmv-dist --matrix lap2d:40 --backend ref --local default,csr --reps 2 --quiet --out $tmp/lo.csv"
 expect 0 "$mpiexec" -n 1 "$pb" $lo

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/bench.h"
 #include "report/cli_util.h"
 #include "report/report.h"
 
@@ -139,6 +140,14 @@ static void split_repeats(struct pb_rp_scaling *pts, size_t n, bool by_file)
     }
     if (split)
         qsort(pts, n, sizeof *pts, cmp_points);
+}
+
+/* Whether a benchmark's problem is the whole job's (spread over the ranks)
+ * rather than each rank's. */
+static bool distributed(const char *bench)
+{
+    const struct pb_bench *b = pb__bench_find(bench);
+    return b && b->distributed;
 }
 
 /* Weak scaling's speed-up of r over base: the rate both rows carry (the
@@ -283,12 +292,21 @@ int pb__cmd_scaling(int argc, char **argv)
         pb__rp_free(&set);
         return pb__cli_fail(st);
     }
+    bool per_problem = false;
+    for (size_t i = 0; i < n; i++)
+        per_problem |= weak_mode && pts[i].by_problem && distributed(pts[i].row->bench);
+    if (per_problem) /* a strong series given with a weak one: their rank counts repeat */
+        fprintf(stderr, "parbench scaling: --weak: several problems ran at one rank count, so each problem is its "
+                        "own curve (a fixed problem: strong scaling); give the files of one weak series alone\n");
     if (csv)
         printf("bench,backend,variant,precision,problem,ranks,median_s,speedup,efficiency,compute_s,"
                "exposed_comm_s,hidden_comm_s\n");
     for (size_t i = 0; i < n; i++) {
         const struct pb_rp_row *r = pts[i].row;
         bool by_rows = weak_mode && !pts[i].by_problem; /* the problem changes along the curve */
+        /* a distributed benchmark's problem is the whole job's: fixed along a curve, that is strong
+         * scaling; every rank at once, each rank's (weak) */
+        bool weak_curve = by_rows || (weak_mode && !distributed(r->bench));
         if (!csv && (i == 0 || pts[i].curve != pts[i - 1].curve)) {
             char more[256];
             pb__rp_varying_params(&set, r, more, sizeof more);
@@ -296,7 +314,7 @@ int pb__cmd_scaling(int argc, char **argv)
                 snprintf(more + strlen(more), sizeof more - strlen(more), " (%s)", set.files[r->file].name);
             printf("%s%s %s/%s%s%s%s%s%s (%s scaling)\n%6s %12s %9s %10s %12s %14s %13s\n", i ? "\n" : "",
                    r->bench, r->backend, r->variant, r->precision[0] ? " " : "", r->precision,
-                   by_rows ? "" : ", ", by_rows ? "" : r->problem, more, weak_mode ? "weak" : "strong", "ranks",
+                   by_rows ? "" : ", ", by_rows ? "" : r->problem, more, weak_curve ? "weak" : "strong", "ranks",
                    "median s", "speed-up",
                    "efficiency", "compute s", "exposed comm s", "hidden comm s");
         }
