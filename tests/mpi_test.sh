@@ -151,10 +151,11 @@ expect 1 "$mpiexec" -n 2 "$pb" run spmv-dist --matrix powerlaw:3000:8 --halo all
 count "$tmp/out" " FAILED" 2
 # Gathered x with every rank's part padded to the largest (NCCL's layout, forced here on the
 # staged path): the same verified rows, blocking and split, and a planted fault FAILED.
-expect 0 env PARBENCH_GATHER_PAD=1 "$mpiexec" -n 3 "$pb" run spmv-dist --matrix lap2d:31,powerlaw:3001:8,rect:301:5000:7 \
+# rect:5:2:1 leaves a rank no column (its empty part still has its place).
+expect 0 env PARBENCH_GATHER_PAD=1 "$mpiexec" -n 3 "$pb" run spmv-dist --matrix lap2d:31,powerlaw:3001:8,rect:301:5000:7,rect:5:2:1 \
     --halo allgather --backend ref,opencl --reps 2 --quiet --format csv --out "$tmp/pad.csv"
-count "$tmp/pad.csv" ",OK," 12
-count "$tmp/pad.csv" "x gathered whole (parts padded to " 12
+count "$tmp/pad.csv" ",OK," 16
+count "$tmp/pad.csv" "x gathered whole (parts padded to " 16
 count "$tmp/pad.csv" "own columns ahead of it" 2
 expect 1 env PARBENCH_GATHER_PAD=1 "$mpiexec" -n 2 "$pb" run spmv-dist --matrix powerlaw:3001:8 --halo allgather \
     --backend opencl --reps 2 --quiet --inject-fault

@@ -1064,7 +1064,9 @@ static pb_status sd_bind(pb_device *dev, const struct pb_problem *p, const struc
         s->part_bytes = calloc((size_t)h->ranks, sizeof *s->part_bytes);
         st = s->part_off && s->part_bytes ? PB_OK : pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory");
         for (int r = 0; st == PB_OK && r < h->ranks; r++) {
-            s->part_off[r] = (size_t)gathered_slot(s, h->col_first[r]) * s->esize;
+            /* padded: r's place even where r owns no column (its own slot would be the next rank's) */
+            s->part_off[r] = (s->gather_stride ? (size_t)r * (size_t)s->gather_stride : (size_t)h->col_first[r]) *
+                             s->esize;
             s->part_bytes[r] = (size_t)(s->gather_stride ? s->gather_stride : h->col_first[r + 1] - h->col_first[r]) *
                                s->esize;
         }
