@@ -285,6 +285,15 @@ expect 0 "$mpiexec" -n 2 "$pb" $pw --append
 expect 0 "$pb" project spmv-dist --matrix powerlaw:3000:8 --ranks 1,2 --latency 1e-6 --bandwidth 1e10 --precision float \
     --from "$tmp/pw.csv"
 if grep -qE '^ +2 .* whole .* [0-9.e-]+ +[0-9.e-]+$' "$tmp/out"; then ok; else bad "project: the gathered 2-rank row is not beside its projection"; fi
+# Products alone that cost more per entry on two ranks than on one (compute_s set to 1 and
+# 0.6 ms here): the rate and a cost per product are fitted through both, and the two-rank
+# projection's compute is the measured 0.6 ms.
+awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "compute_s") c = i; if ($i == "ranks") n = i; if ($i == "rank") k = i } }
+    NR > 1 && $n == 1 { $c = "0.001" } NR > 1 && $n == 2 && $k == "all" { $c = "0.0006" } { print }' "$tmp/pw.csv" >"$tmp/pw-step.csv"
+expect 0 "$pb" project spmv-dist --matrix powerlaw:3000:8 --ranks 1,2 --latency 1e-6 --bandwidth 1e10 --precision float \
+    --from "$tmp/pw-step.csv"
+contains "$tmp/out" "# products: "
+if grep -qE '^ +2 +[0-9]+ +[0-9]+ +[0-9]+ +[a-z]+ +0.0006 ' "$tmp/out"; then ok; else bad "project: the fitted 2-rank compute is not the measured 0.0006 s"; sed 's/^/  /' "$tmp/out"; fi
 # a padded gather's row (NCCL's layout, forced here) counts as gathered too
 pw="run spmv-dist --matrix powerlaw:3001:8 --backend ref --reps 2 --quiet --out $tmp/pad2.csv"
 expect 0 "$mpiexec" -n 1 "$pb" $pw

@@ -3,7 +3,7 @@
  *
  * The model (per rank r of the partition spmv-dist makes for P ranks, counted
  * exactly from the matrix without running it, sparse/partition.c):
- *   compute_r = nnz_r / rate                 rate: non-zeros per second of one device
+ *   compute_r = step + nnz_r / rate          rate: non-zeros per second of one device
  *   comm_r    = neighbours_r * latency + max(halo_r, sent_r) * elt / bandwidth   (p2p halos)
  *             = (P - 1) * latency + (cols - own_cols_r) * elt / bandwidth      (x gathered whole)
  *   overlap:  T_r = max(ahead_r / rate, comm_r) + (nnz_r - ahead_r) / rate + fixed,
@@ -19,7 +19,10 @@
  * Communication "takes over" at the first P where the slowest rank's comm_r
  * exceeds its compute_r. rate, latency and bandwidth are given, or read from
  * result files (--from): rate from a one-rank spmv-dist row of the same matrix
- * (nnz / compute_s), latency from the fastest two-rank pingpong row (its
+ * (nnz / compute_s; where a multi-rank row of it was measured too, rate and
+ * step, a cost per product, fitted through the compute_s of both: a rank's
+ * products ran slower per entry than its share of one device's, 11% at 4
+ * GPUs on lap3d:320), latency from the fastest two-rank pingpong row (its
  * one-way median: the fixed cost of a message), bandwidth from the largest
  * (bytes / median), or where no pingpong ran from allreduce rows (median; bus
  * bandwidth). --path picks the rows of one way of moving halos (NCCL's rows
@@ -44,7 +47,7 @@ static void project_help(FILE *f)
                "Projects spmv-dist to rank counts beyond this machine: the partition spmv-dist\n"
                "would make for each count is counted exactly from the matrix (non-zeros, interior\n"
                "rows, halo entries and neighbours of every rank), then each rank's time is\n"
-               "  compute = nnz / rate, comm = neighbours * latency + halo bytes / bandwidth\n"
+               "  compute = step + nnz / rate, comm = neighbours * latency + halo bytes / bandwidth\n"
                "  (x gathered whole: (ranks - 1) * latency + the others' x / bandwidth),\n"
                "  overlap: max(interior compute, comm) + boundary compute (split: the boundary rows'\n"
                "  own columns with the interior); blocking: comm + compute,\n"
@@ -60,7 +63,9 @@ static void project_help(FILE *f)
                "  --bandwidth B_PER_S     per rank, for the halo\n"
                "  --from FILE...          result files to take rate, latency and bandwidth from (a one-rank\n"
                "                          spmv-dist row of this matrix; pingpong, else allreduce rows of two\n"
-               "                          ranks), whose spmv-dist rows are also printed beside the projection\n"
+               "                          ranks), whose spmv-dist rows are also printed beside the projection;\n"
+               "                          with a multi-rank row of the matrix too, rate and step (a cost per\n"
+               "                          product, else 0) fitted through both rows' compute_s\n"
                "  --path staged|mpi|nccl  take the rows of this halo path only: spmv-dist rows whose reason\n"
                "                          names it, pingpong's and allreduce's mpi-staged, mpi or nccl variant\n"
                "                          (default: any MPI row, spmv-dist rows of any path)\n"
@@ -76,6 +81,11 @@ static void project_help(FILE *f)
 struct calibration {
     double rate, latency, bandwidth, fixed;
     const char *rate_from, *latency_from, *bandwidth_from;
+    /* from the one-rank row (its nnz and compute_s) and the most ranks'
+     * measured row (its ranks and compute_s, the slowest rank's), to fit a
+     * cost per product beside the non-zeros: compute = step + nnz / rate */
+    double nnz_one, compute_one, compute_most, step;
+    int ranks_most;
 };
 
 static double kv_num(const struct pb_rp_row *r, const char *key)
@@ -185,8 +195,14 @@ static void calibrate(const struct pb_rp_set *set, const struct projected *w, st
                 c->rate = nnz / compute;
                 c->rate_from = "a one-rank spmv-dist row (nnz / compute_s)";
                 c->fixed = fmax(r->median - compute, 0);
+                c->nnz_one = nnz, c->compute_one = compute;
             }
         }
+        /* the products alone do not depend on how x moved: any multi-rank row of the matrix on the path */
+        double compute = kv_num(r, "compute_s");
+        if (r->ranks > c->ranks_most && strcmp(r->rank, "all") == 0 &&
+            (dist_row_matches(r, w, false) || dist_row_matches(r, w, true)) && compute > 0)
+            c->ranks_most = r->ranks, c->compute_most = compute;
     }
     /* A halo exchange is point to point: pingpong where it was measured. */
     bool have_pingpong = false;
@@ -222,6 +238,13 @@ static bool gathers(const struct pb_part_stats *s, int ranks, int64_t cols, cons
     return strcmp(halo, "allgather") == 0 || most >= PB_DIST_GATHER_FROM_SHARE;
 }
 
+/* Whether rank s's boundary rows run their own columns ahead of the halo (--split auto), as spmv-dist decides. */
+static bool splits(const struct pb_part_stats *s, int ranks, bool split)
+{
+    return split && ranks > 1 &&
+           pb__dist_split_pays(s->nnz, s->nnz - s->nnz_interior, s->boundary_rows, s->nnz_boundary_own);
+}
+
 static void model(const struct pb_part_stats *s, int ranks, int64_t cols, bool gathered, bool split,
                   const struct calibration *c, double elt, double *overlap, double *blocking, double *compute_max,
                   double *comm_max, const struct pb_part_stats **slowest)
@@ -229,12 +252,10 @@ static void model(const struct pb_part_stats *s, int ranks, int64_t cols, bool g
     *overlap = *blocking = *compute_max = *comm_max = 0;
     *slowest = &s[0];
     for (int r = 0; r < ranks; r++) {
-        int64_t boundary_nnz = s[r].nnz - s[r].nnz_interior;
-        bool early = split && ranks > 1 &&
-                     pb__dist_split_pays(s[r].nnz, boundary_nnz, s[r].boundary_rows, s[r].nnz_boundary_own);
+        bool early = splits(&s[r], ranks, split);
         /* split: the boundary rows' own entries run with the interior, one entry per row more after */
         double ahead = (double)(s[r].nnz_interior + (early ? s[r].nnz_boundary_own : 0)) / c->rate;
-        double compute = (double)(s[r].nnz + (early ? s[r].boundary_rows : 0)) / c->rate;
+        double compute = (double)(s[r].nnz + (early ? s[r].boundary_rows : 0)) / c->rate + c->step;
         double words = gathered ? (double)(cols - s[r].own_cols) : (double)(s[r].halo > s[r].sent ? s[r].halo : s[r].sent);
         double comm = (gathered ? ranks - 1 : s[r].neighbours) * c->latency + words * elt / c->bandwidth;
         double t_over = fmax(ahead, comm) + (compute - ahead) + c->fixed, t_block = comm + compute + c->fixed;
@@ -246,6 +267,37 @@ static void model(const struct pb_part_stats *s, int ranks, int64_t cols, bool g
         *compute_max = fmax(*compute_max, compute);
         *comm_max = fmax(*comm_max, comm);
     }
+}
+
+/* Where a multi-rank row was measured, the rate and a cost per product
+ * (launches, a kernel's tail) that make compute = step + nnz / rate pass
+ * through both rows: the one-rank row's nnz and compute_s, and the slowest
+ * rank's of the most ranks (its entries counted from the partition as the
+ * model counts them). Kept as
+ * measured on one rank where the two do not give a positive rate and step. */
+static int fit_step(const struct pb_coo *m, const int32_t *ptr, bool by_nnz, bool split, struct calibration *c)
+{
+    int p = c->ranks_most;
+    struct pb_part_stats *s = calloc((size_t)p, sizeof *s);
+    pb_status st = s ? pb__partition_stats(ptr, m->cols, m->n_rows, m->n_cols, p, by_nnz, s)
+                     : pb__fail(PB_ERR_NOMEM, "out of memory");
+    if (st != PB_OK) {
+        free(s);
+        return pb__cli_fail(st);
+    }
+    int64_t most = 0;
+    for (int r = 0; r < p; r++) { /* the entries the model gives a rank's products */
+        int64_t n = s[r].nnz + (splits(&s[r], p, split) ? s[r].boundary_rows : 0);
+        most = n > most ? n : most;
+    }
+    free(s);
+    double rate = (c->nnz_one - (double)most) / (c->compute_one - c->compute_most);
+    double step = c->compute_one - c->nnz_one / rate;
+    if (isfinite(rate) && rate > 0 && step > 0) {
+        c->rate = rate, c->step = step;
+        c->rate_from = "fitted to the one-rank and the most ranks' compute_s";
+    }
+    return PB_EXIT_OK;
 }
 
 int pb__cmd_project(int argc, char **argv)
@@ -301,7 +353,7 @@ int pb__cmd_project(int argc, char **argv)
     }
     int64_t *ranks = NULL, seed = 42;
     size_t n_ranks = 0;
-    struct calibration c = {NAN, NAN, NAN, 0, NULL, NULL, NULL};
+    struct calibration c = {.rate = NAN, .latency = NAN, .bandwidth = NAN};
     double elt = strcmp(precision, "float") == 0 ? 4 : 8;
     if (rc == PB_EXIT_OK && !matrix)
         rc = pb__cli_die(PB_EXIT_USAGE, "%s", "project: --matrix is needed");
@@ -376,6 +428,8 @@ int pb__cmd_project(int argc, char **argv)
         if (st != PB_OK)
             rc = pb__cli_fail(st);
     }
+    if (rc == PB_EXIT_OK && c.ranks_most > 1 && c.compute_one > 0)
+        rc = fit_step(&m, ptr, strcmp(balance, "nnz") == 0, want.split, &c);
     if (rc == PB_EXIT_OK) {
         printf("# spmv-dist projected for %s by %s (%d x %d, %zu non-zeros, %s)%s%s, --halo %s --split %s\n", label,
                balance, (int)m.n_rows, (int)m.n_cols, m.nnz, precision, path ? ", halos via " : "", path ? path : "",
@@ -384,11 +438,15 @@ int pb__cmd_project(int argc, char **argv)
                c.rate_from, c.latency * 1e6, c.latency_from, c.bandwidth * 1e-9, c.bandwidth_from);
         if (c.fixed > 0)
             printf("# fixed cost per product %.4g us (the one-rank row's median less its compute_s)\n", c.fixed * 1e6);
+        if (c.step > 0)
+            printf("# products: %.4g us + nnz / rate (the one-rank row's and the %d-rank row's compute_s: a rank's "
+                   "products cost more than its share of one device's)\n",
+                   c.step * 1e6, c.ranks_most);
         printf("%7s %12s %10s %8s %7s %11s %11s %12s %12s %10s %10s %12s %12s\n", "ranks", "max nnz", "max halo",
                "max nbrs", "x", "compute s", "comm s", "overlap s", "blocking s", "speed-up", "efficiency",
                "meas. ovl s", "meas. blk s");
     }
-    double t1 = c.rate > 0 ? (double)m.nnz / c.rate + c.fixed : NAN; /* one rank: no exchange */
+    double t1 = c.rate > 0 ? (double)m.nnz / c.rate + c.step + c.fixed : NAN; /* one rank: no exchange */
     int takes_over = 0;
     for (size_t i = 0; rc == PB_EXIT_OK && i < n_ranks; i++) {
         int p = (int)ranks[i];
