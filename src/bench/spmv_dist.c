@@ -1094,8 +1094,9 @@ static pb_status sd_bind(pb_device *dev, const struct pb_problem *p, const struc
     for (int i = 0; st == PB_OK && i < s->n_peers; i++) /* halos land in place */
         s->recv_at[i] = (char *)pb_buf_host_ptr(s->stage_halo) + s->recv_offset[i] * s->esize;
     s->recv_ptr = s->recv_at;
-    double halo_bytes = s->gather ? (double)(s->n_ext * s->esize - s->part_bytes[h->rank])
-                                  : (double)s->n_halo * (double)s->esize;
+    double halo_bytes = !s->gather     ? (double)s->n_halo * (double)s->esize
+                        : s->part_bytes ? (double)(s->n_ext * s->esize - s->part_bytes[h->rank])
+                                        : 0; /* a step above failed: the row is an ERROR */
     s->halo_bytes = halo_bytes;
     s->args_int = (struct pb_spmv_args){.prec = s->prec, .format = PB_SPARSE_CSR, .rows = s->interior.rows,
                                         .cols = n_ext ? (int32_t)n_ext : 1, .nnz = s->interior.ptr ? s->interior.ptr[s->interior.rows] : 0,
