@@ -1429,7 +1429,7 @@ __global__ void dia_find(int32_t rows, const int32_t *__restrict__ ptr, const in
                 if (seen == dia_empty || seen == key)
                     break;
                 h = (h + 1) % dia_slots;
-                if (++probes == dia_slots) { // cannot happen below dia_slots / 4 keys; stop rather than spin
+                if (++probes == dia_slots) { // a full set: far more diagonals than kept; stop rather than spin
                     found[1] = 1;
                     return;
                 }
