@@ -295,7 +295,7 @@ static int fit_step(const struct pb_coo *m, const int32_t *ptr, bool by_nnz, boo
     double step = c->compute_one - c->nnz_one / rate;
     if (isfinite(rate) && rate > 0 && step > 0) {
         c->rate = rate, c->step = step;
-        c->rate_from = "fitted to the one-rank and the most ranks' compute_s";
+        c->rate_from = "a one-rank spmv-dist row and the most ranks' one, a line through their compute_s";
     }
     return PB_EXIT_OK;
 }
