@@ -1540,6 +1540,15 @@ static void dia_drop(pb_cuda_sparse *sp)
     sp->dia_ptr_stamp = 0;
 }
 
+// A failed step of the copy: out of memory is PB_ERR_NOMEM (auto then goes
+// on without the candidate), anything else a device error.
+static pb_status dia_failed(cudaError_t e, const char *step)
+{
+    cudaGetLastError(); // not the next launch's error
+    return pb__fail(e == cudaErrorMemoryAllocation ? PB_ERR_NOMEM : PB_ERR_DEVICE, "spmv dia: %s: %s", step,
+                    cudaGetErrorString(e));
+}
+
 // The diagonals of a's matrix, found on the device: their offsets ascending
 // into off (room for PB_DIA_MAX_DIAGS), how many (0: more than that, or none).
 static pb_status dia_offsets(const pb_spmv_args *a, int64_t *off, int *diags)
@@ -1569,7 +1578,7 @@ static pb_status dia_offsets(const pb_spmv_args *a, int64_t *off, int *diags)
     cudaFree(set);
     cudaFree(found);
     if (e != cudaSuccess)
-        return pb__fail(PB_ERR_DEVICE, "spmv dia: finding the diagonals: %s", cudaGetErrorString(e));
+        return dia_failed(e, "finding the diagonals");
     if (n[1] || n[0] > PB_DIA_MAX_DIAGS)
         return PB_OK;
     for (int h = 0; h < dia_slots; h++)
@@ -1603,7 +1612,7 @@ static pb_status dia_spans(const pb_spmv_args *a, dia_diag *host, int diags, dia
         e = cudaMemcpy(got, ends, 2 * (size_t)diags * sizeof *ends, cudaMemcpyDeviceToHost);
     cudaFree(ends);
     if (e != cudaSuccess)
-        return pb__fail(PB_ERR_DEVICE, "spmv dia: the diagonals' rows: %s", cudaGetErrorString(e));
+        return dia_failed(e, "the diagonals' rows");
     *values = 0;
     for (int d = 0; d < diags; d++) {
         host[d].first = got[d];
@@ -1639,10 +1648,8 @@ static pb_status dia_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_sparse
     for (int d = 0; d < diags; d++)
         host[d] = {(int32_t)off[d], 0, 0, 0}; // column - row of int32 indices fits
     cudaError_t e = diags ? cudaMalloc(&sp->dia_off, (size_t)diags * sizeof *host) : cudaSuccess;
-    if (e != cudaSuccess) {
-        cudaGetLastError();
-        return pb__fail(PB_ERR_NOMEM, "spmv dia: out of device memory");
-    }
+    if (e != cudaSuccess)
+        return dia_failed(e, "the diagonals' spans");
     if (diags && (st = dia_spans(a, host, diags, static_cast<dia_diag *>(sp->dia_off), &values)) != PB_OK) {
         dia_drop(sp);
         return st;
@@ -1673,11 +1680,8 @@ static pb_status dia_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_sparse
         if (e == cudaSuccess)
             e = cudaDeviceSynchronize();
         if (e != cudaSuccess) {
-            bool memory = e == cudaErrorMemoryAllocation;
-            cudaGetLastError();
             dia_drop(sp);
-            return memory ? pb__fail(PB_ERR_NOMEM, "spmv dia: the diagonal copy (%zu bytes): out of device memory", bytes)
-                          : pb__fail(PB_ERR_DEVICE, "spmv dia: making the diagonal copy: %s", cudaGetErrorString(e));
+            return dia_failed(e, "making the diagonal copy");
         }
     } else {
         cudaFree(sp->dia_off);
