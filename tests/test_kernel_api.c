@@ -241,6 +241,52 @@ static void test_free_null(void **state)
     pb__image_free(&img);
 }
 
+/* pb_stream_wait orders two streams: on every usable backend, a copy queued
+ * on an urgent stream after waiting reads what the other stream wrote. 8 MiB
+ * a copy, so that without the wait the second would start while the first
+ * is still under way on a GPU. */
+static void test_stream_wait(void **state)
+{
+    (void)state;
+    enum { WORDS = 1 << 21 };
+    uint32_t *in = malloc(WORDS * sizeof *in), *out = malloc(WORDS * sizeof *out);
+    assert_non_null(in);
+    assert_non_null(out);
+    for (uint32_t i = 0; i < WORDS; i++)
+        in[i] = i * 2654435761u;
+    for (size_t i = 0; i < pb_backend_count(); i++) {
+        const pb_backend *b = pb_backend_at(i);
+        pb_device *dev = NULL;
+        if (!pb_test_backend_usable(b))
+            continue;
+        assert_int_equal(pb_device_open(b, 0, &dev), PB_OK);
+        pb_stream *first = NULL, *second = NULL;
+        assert_int_equal(pb_stream_create(dev, &first), PB_OK);
+        assert_int_equal(pb_stream_create_urgent(dev, &second), PB_OK);
+        pb_buf *src = alloc_buf(dev, WORDS * sizeof *in), *mid = alloc_buf(dev, WORDS * sizeof *in),
+               *dst = alloc_buf(dev, WORDS * sizeof *in);
+        assert_int_equal(pb_buf_write(src, 0, in, WORDS * sizeof *in), PB_OK);
+        assert_int_equal(pb_buf_fill_bytes(mid, 0), PB_OK);
+        assert_int_equal(pb_buf_copy(mid, 0, src, 0, WORDS * sizeof *in, first), PB_OK);
+        assert_int_equal(pb_stream_wait(second, first), PB_OK);
+        assert_int_equal(pb_stream_wait(second, second), PB_OK); /* on itself: nothing to do */
+        assert_int_equal(pb_buf_copy(dst, 0, mid, 0, WORDS * sizeof *in, second), PB_OK);
+        assert_int_equal(pb_stream_sync(second), PB_OK);
+        assert_int_equal(pb_buf_read(dst, 0, out, WORDS * sizeof *out), PB_OK);
+        if (memcmp(in, out, WORDS * sizeof *in) != 0)
+            fail_msg("%s: the copy behind pb_stream_wait read the buffer before it was written", pb_backend_name(b));
+        assert_int_equal(pb_stream_sync(first), PB_OK);
+        pb_buf_free(src);
+        pb_buf_free(mid);
+        pb_buf_free(dst);
+        pb_stream_destroy(first);
+        pb_stream_destroy(second);
+        pb_device_close(dev);
+    }
+    free(in);
+    free(out);
+}
+
 static void test_write_read_fill(void **state)
 {
     struct fixture *f = *state;
@@ -445,6 +491,7 @@ int main(void)
         cmocka_unit_test(test_exact_span_accepted),
         cmocka_unit_test(test_buffer_ranges),
         cmocka_unit_test(test_free_null),
+        cmocka_unit_test(test_stream_wait),
         cmocka_unit_test(test_write_read_fill),
         cmocka_unit_test(test_wrap_host),
         cmocka_unit_test(test_status_names),

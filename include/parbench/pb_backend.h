@@ -89,8 +89,16 @@ pb_status pb_buf_copy(pb_buf *dst, size_t dst_off, const pb_buf *src, size_t src
 /* ---- streams: ordered queues of work ------------------------------------ */
 /* Backends without streams give a stream whose work runs synchronously. */
 pb_status pb_stream_create(pb_device *dev, pb_stream **out);
+/* A stream whose waiting kernels the device starts ahead of other streams'
+ * (CUDA's highest priority): for short work that others wait on, such as a
+ * halo exchange next to a long product. An ordinary stream elsewhere. */
+pb_status pb_stream_create_urgent(pb_device *dev, pb_stream **out);
 void pb_stream_destroy(pb_stream *s); /* accepts NULL */
 pb_status pb_stream_sync(pb_stream *s);
+/* Work queued on `waiter` after this call starts after all that `on` holds
+ * now. The host does not wait where the backend orders streams on the device
+ * (CUDA); elsewhere it waits for `on`. */
+pb_status pb_stream_wait(pb_stream *waiter, pb_stream *on);
 
 /* ---- timers: elapsed time between two points of a stream ---------------- */
 /* Device events where the backend has them, else the host clock (then start

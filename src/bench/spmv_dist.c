@@ -980,6 +980,23 @@ static void plan_gather(struct sd_state *s)
     s->gather_stride = pays && padded > n && padded <= INT32_MAX ? most : 0;
 }
 
+/* Measurement knobs, read once: PARBENCH_SD_URGENT=0 gives the halo an
+ * ordinary stream; PARBENCH_SD_INTERIOR_FIRST=1 queues the interior rows
+ * before the halo through NCCL as well. */
+static bool env_flag(const char *name, bool unset)
+{
+    const char *v = getenv(name);
+    return v && v[0] ? strcmp(v, "0") != 0 : unset;
+}
+
+static bool interior_first(void)
+{
+    static int once = -1;
+    if (once < 0)
+        once = env_flag("PARBENCH_SD_INTERIOR_FIRST", false);
+    return once;
+}
+
 static const char *local_variant(const pb_device *dev, const char *asked)
 {
     if (strcmp(asked, "default") != 0)
@@ -1073,8 +1090,9 @@ static pb_status sd_bind(pb_device *dev, const struct pb_problem *p, const struc
     }
     if (st == PB_OK)
         st = pb_stream_create(dev, &s->compute);
-    if (st == PB_OK)
-        st = pb_stream_create(dev, &s->copy);
+    if (st == PB_OK) /* the halo's kernels (NCCL's) start ahead of the interior rows' waiting blocks */
+        st = env_flag("PARBENCH_SD_URGENT", true) ? pb_stream_create_urgent(dev, &s->copy)
+                                                   : pb_stream_create(dev, &s->copy);
     int32_t most = s->interior.rows > s->boundary.rows ? s->interior.rows : s->boundary.rows;
     if (st == PB_OK)
         st = pb__host_alloc(((size_t)most + 1) * s->esize, "spmv-dist y", &s->download);
@@ -1184,10 +1202,10 @@ static pb_status overlapped_work(struct sd_state *s)
 }
 
 /* The boundary rows on the copy stream, behind the halo; split, also behind
- * what the compute stream holds (the early parts), waited for here. */
+ * what the compute stream holds (the early parts). */
 static pb_status launch_boundary(struct sd_state *s)
 {
-    pb_status st = s->split ? pb_stream_sync(s->compute) : PB_OK;
+    pb_status st = s->split ? pb_stream_wait(s->copy, s->compute) : PB_OK;
     return st == PB_OK ? launch(s, &s->args_bnd, s->copy) : st;
 }
 
@@ -1216,7 +1234,7 @@ static pb_status boundary_then_sync(struct sd_state *s, pb_status st, pb_status 
 static pb_status device_run(struct sd_state *s)
 {
     size_t sent_first = (size_t)(s->n_own - s->n_sent);
-    bool returns_late = pb__devcomm_path(s->dc) == PB_PATH_MPI;
+    bool returns_late = pb__devcomm_path(s->dc) == PB_PATH_MPI || interior_first();
     pb_status st = returns_late ? overlapped_work(s) : PB_OK, xst;
     xst = pb__devcomm_exchange(s->dc, &s->halo, s->x, sent_first, s->x, (size_t)s->n_own, s->copy);
     if (st == PB_OK && !returns_late)
@@ -1259,7 +1277,7 @@ static pb_status share_x(struct sd_state *s)
 /* allgather: the interior rows (own x only) run while the rest of x arrives. */
 static pb_status gather_run(struct sd_state *s)
 {
-    bool returns_late = pb__devcomm_path(s->dc) != PB_PATH_NCCL; /* MPI's broadcasts */
+    bool returns_late = pb__devcomm_path(s->dc) != PB_PATH_NCCL || interior_first(); /* MPI's broadcasts */
     pb_status st = returns_late ? overlapped_work(s) : PB_OK, xst;
     xst = share_x(s);
     if (st == PB_OK && !returns_late)

@@ -77,6 +77,7 @@ struct pb_backend {
     pb_status (*stream_create)(pb_device *dev, pb_stream *s); /* fills s->handle */
     void (*stream_destroy)(pb_stream *s);
     pb_status (*stream_sync)(pb_stream *s);
+    pb_status (*stream_wait)(pb_stream *waiter, pb_stream *on); /* NULL: the host waits for `on` */
     /* Device event timers; NULL = host clock. */
     pb_status (*timer_create)(pb_device *dev, pb_timer *t); /* fills t->start, t->stop */
     void (*timer_destroy)(pb_timer *t);
@@ -125,6 +126,8 @@ uint64_t pb__new_stamp(void);
 struct pb_stream {
     pb_device *dev;
     void *handle; /* cudaStream_t, cl_command_queue; NULL for synchronous backends */
+    void *marker; /* the backend's, for pb_stream_wait (a cudaEvent_t) */
+    bool urgent;  /* asked of stream_create */
 };
 
 struct pb_timer {

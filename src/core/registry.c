@@ -287,13 +287,13 @@ pb_status pb_buf_copy(pb_buf *dst, size_t dst_off, const pb_buf *src, size_t src
 
 /* ---- streams and timers --------------------------------------------------- */
 
-pb_status pb_stream_create(pb_device *dev, pb_stream **out)
+static pb_status stream_create(pb_device *dev, bool urgent, pb_stream **out)
 {
     *out = NULL;
     pb_stream *s = calloc(1, sizeof *s);
     if (!s)
         return pb__fail(PB_ERR_NOMEM, "cannot allocate a stream handle");
-    s->dev = dev;
+    s->dev = dev, s->urgent = urgent;
     if (dev->backend->stream_create) {
         pb_status st = dev->backend->stream_create(dev, s);
         if (st != PB_OK) {
@@ -304,6 +304,9 @@ pb_status pb_stream_create(pb_device *dev, pb_stream **out)
     *out = s;
     return PB_OK;
 }
+
+pb_status pb_stream_create(pb_device *dev, pb_stream **out) { return stream_create(dev, false, out); }
+pb_status pb_stream_create_urgent(pb_device *dev, pb_stream **out) { return stream_create(dev, true, out); }
 
 void pb_stream_destroy(pb_stream *s)
 {
@@ -317,6 +320,14 @@ void pb_stream_destroy(pb_stream *s)
 pb_status pb_stream_sync(pb_stream *s)
 {
     return s->dev->backend->stream_sync ? s->dev->backend->stream_sync(s) : PB_OK;
+}
+
+pb_status pb_stream_wait(pb_stream *waiter, pb_stream *on)
+{
+    if (waiter == on)
+        return PB_OK;
+    const struct pb_backend *b = on->dev->backend;
+    return b->stream_wait && waiter->dev == on->dev ? b->stream_wait(waiter, on) : pb_stream_sync(on);
 }
 
 bool pb_device_has_event_timers(const pb_device *dev) { return dev->backend->timer_create != NULL; }

@@ -323,9 +323,12 @@ static pb_status cuda_stream_create(pb_device *dev, pb_stream *s)
 {
     PB_CUDA_USE(dev);
     cudaStream_t stream;
+    int least = 0, greatest = 0; // the greatest priority is the lowest number
+    if (s->urgent)
+        PB_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
     // Blocking with respect to the legacy default stream, so events recorded
     // there bracket work on every stream.
-    PB_CUDA_CHECK(cudaStreamCreate(&stream));
+    PB_CUDA_CHECK(cudaStreamCreateWithPriority(&stream, cudaStreamDefault, greatest));
     s->handle = stream;
     return PB_OK;
 }
@@ -333,7 +336,23 @@ static pb_status cuda_stream_create(pb_device *dev, pb_stream *s)
 static void cuda_stream_destroy(pb_stream *s)
 {
     cudaSetDevice(s->dev->index); // as in cuda_free
+    if (s->marker)
+        cudaEventDestroy(static_cast<cudaEvent_t>(s->marker));
     cudaStreamDestroy(pb__cuda_stream(s));
+}
+
+static pb_status cuda_stream_wait(pb_stream *waiter, pb_stream *on)
+{
+    PB_CUDA_USE(on->dev);
+    if (!on->marker) {
+        cudaEvent_t ev;
+        PB_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+        on->marker = ev;
+    }
+    cudaEvent_t ev = static_cast<cudaEvent_t>(on->marker);
+    PB_CUDA_CHECK(cudaEventRecord(ev, pb__cuda_stream(on)));
+    PB_CUDA_CHECK(cudaStreamWaitEvent(pb__cuda_stream(waiter), ev, 0));
+    return PB_OK;
 }
 
 static pb_status cuda_stream_sync(pb_stream *s)
@@ -484,6 +503,7 @@ extern "C" const struct pb_backend pb__backend_cuda = {
     .stream_create = cuda_stream_create,
     .stream_destroy = cuda_stream_destroy,
     .stream_sync = cuda_stream_sync,
+    .stream_wait = cuda_stream_wait,
     .timer_create = cuda_timer_create,
     .timer_destroy = cuda_timer_destroy,
     .timer_record = cuda_timer_record,
