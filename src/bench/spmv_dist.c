@@ -980,21 +980,29 @@ static void plan_gather(struct sd_state *s)
     s->gather_stride = pays && padded > n && padded <= INT32_MAX ? most : 0;
 }
 
-/* Measurement knobs, read once: PARBENCH_SD_URGENT=0 gives the halo an
- * ordinary stream; PARBENCH_SD_INTERIOR_FIRST=1 queues the interior rows
- * before the halo through NCCL as well. */
+/* Measurement knob PARBENCH_SD_URGENT=0: the halo on an ordinary stream. */
 static bool env_flag(const char *name, bool unset)
 {
     const char *v = getenv(name);
     return v && v[0] ? strcmp(v, "0") != 0 : unset;
 }
 
-static bool interior_first(void)
+/* Through NCCL, whether the interior rows are queued before the halo.
+ * Point-to-point halos are small: queued first, the interior rows run while
+ * the host is still in NCCL's calls, and the halo's kernels, on the urgent
+ * stream, take the SMs as the interior's blocks finish (lap3d:320 on 4
+ * H200s: 0.175 ms a product against 0.187 halo first). A gathered x is most
+ * of the traffic, so its allgather starts first (powerlaw:4M:16: 0.273
+ * against 0.306 behind the interior rows). Measurement knob:
+ * PARBENCH_SD_ORDER=halo|interior imposes one order on both. */
+static bool nccl_interior_first(bool gathered)
 {
-    static int once = -1;
-    if (once < 0)
-        once = env_flag("PARBENCH_SD_INTERIOR_FIRST", false);
-    return once;
+    const char *v = getenv("PARBENCH_SD_ORDER");
+    if (v && strcmp(v, "halo") == 0)
+        return false;
+    if (v && strcmp(v, "interior") == 0)
+        return true;
+    return !gathered;
 }
 
 static const char *local_variant(const pb_device *dev, const char *asked)
@@ -1190,9 +1198,8 @@ static pb_status launch_early(struct sd_state *s)
 }
 
 /* overlap: what runs while the halo travels, on the compute stream (the
- * early parts, the interior rows). Queued after a halo that NCCL moves, so
- * that its kernels are not left waiting for these to free the GPU; before
- * one that MPI moves, which returns only when it has arrived. */
+ * early parts, the interior rows). Queued before a halo that MPI moves, which
+ * returns only when it has arrived; through NCCL, see nccl_interior_first. */
 static pb_status overlapped_work(struct sd_state *s)
 {
     if (!s->overlap)
@@ -1230,14 +1237,15 @@ static pb_status boundary_then_sync(struct sd_state *s, pb_status st, pb_status 
 /* The halo on the device path: gathered, sent and received into x on the
  * copy stream; the interior rows on the compute stream meanwhile (overlap)
  * or after it; the boundary rows behind the halo. A CUDA-aware MPI returns
- * when the halo has arrived, so there the interior rows are queued first. */
+ * when the halo has arrived, so there the interior rows are queued first;
+ * through NCCL too, unless the knob says otherwise. */
 static pb_status device_run(struct sd_state *s)
 {
     size_t sent_first = (size_t)(s->n_own - s->n_sent);
-    bool returns_late = pb__devcomm_path(s->dc) == PB_PATH_MPI || interior_first();
-    pb_status st = returns_late ? overlapped_work(s) : PB_OK, xst;
+    bool first = pb__devcomm_path(s->dc) == PB_PATH_MPI || nccl_interior_first(false);
+    pb_status st = first ? overlapped_work(s) : PB_OK, xst;
     xst = pb__devcomm_exchange(s->dc, &s->halo, s->x, sent_first, s->x, (size_t)s->n_own, s->copy);
-    if (st == PB_OK && !returns_late)
+    if (st == PB_OK && !first)
         st = overlapped_work(s);
     if (st == PB_OK && !s->overlap)
         st = launch(s, &s->args_int, s->copy);
@@ -1277,10 +1285,10 @@ static pb_status share_x(struct sd_state *s)
 /* allgather: the interior rows (own x only) run while the rest of x arrives. */
 static pb_status gather_run(struct sd_state *s)
 {
-    bool returns_late = pb__devcomm_path(s->dc) != PB_PATH_NCCL || interior_first(); /* MPI's broadcasts */
-    pb_status st = returns_late ? overlapped_work(s) : PB_OK, xst;
+    bool first = pb__devcomm_path(s->dc) != PB_PATH_NCCL || nccl_interior_first(true); /* MPI's broadcasts */
+    pb_status st = first ? overlapped_work(s) : PB_OK, xst;
     xst = share_x(s);
-    if (st == PB_OK && !returns_late)
+    if (st == PB_OK && !first)
         st = overlapped_work(s);
     if (st == PB_OK && !s->overlap)
         st = launch(s, &s->args_int, s->copy);
