@@ -33,7 +33,7 @@ struct bw_kind {
 /* One direction of copies: n buffers of `chunk` bytes each way. */
 struct lane {
     pb_buf **src, **dst;
-    pb_stream *stream; /* NULL = blocking */
+    pb_stream *stream[2]; /* [0] NULL = blocking; pieces alternate over the two where [1] is set */
 };
 
 struct bw_args {
@@ -102,6 +102,13 @@ static size_t bidir_piece(void)
     return v > 0 ? (size_t)v : (size_t)16 << 20;
 }
 
+/* Streams a direction: PARBENCH_BIDIR_STREAMS=2 (tuning runs), else 1. */
+static int bidir_streams(void)
+{
+    const char *env = getenv("PARBENCH_BIDIR_STREAMS");
+    return env && atoi(env) == 2 ? 2 : 1;
+}
+
 static pb_status bw_prepare(const struct pb_problem *p, uint64_t seed, void **out)
 {
     (void)p, (void)seed;
@@ -121,7 +128,8 @@ static void free_lane(struct lane *l, size_t n)
     }
     free(l->src);
     free(l->dst);
-    pb_stream_destroy(l->stream);
+    pb_stream_destroy(l->stream[0]);
+    pb_stream_destroy(l->stream[1]);
 }
 
 static void bw_unbind(void *state)
@@ -137,13 +145,15 @@ static void bw_unbind(void *state)
 }
 
 static pb_status make_lane(pb_device *dev, struct lane *l, size_t n, size_t chunk, enum pb_mem src_kind,
-                           enum pb_mem dst_kind, bool async, const unsigned char *pattern)
+                           enum pb_mem dst_kind, int streams, const unsigned char *pattern)
 {
     l->src = calloc(n, sizeof *l->src);
     l->dst = calloc(n, sizeof *l->dst);
     if (!l->src || !l->dst)
         return pb__fail(PB_ERR_NOMEM, "bandwidth: out of host memory");
-    pb_status st = async ? pb_stream_create(dev, &l->stream) : PB_OK;
+    pb_status st = PB_OK;
+    for (int i = 0; i < streams && st == PB_OK; i++)
+        st = pb_stream_create(dev, &l->stream[i]);
     for (size_t i = 0; i < n && st == PB_OK; i++) {
         st = pb_buf_alloc(dev, src_kind, chunk, &l->src[i]);
         if (st == PB_OK)
@@ -192,7 +202,8 @@ static pb_status bw_bind(pb_device *dev, const struct pb_problem *p, const struc
     }
     for (int i = 0; i < lanes && st == PB_OK; i++) {
         s->args.n_lanes = i + 1;
-        st = make_lane(dev, &s->args.lanes[i], n, chunk, dirs[i].from, dirs[i].to, k->async, s->pattern);
+        int streams = !k->async ? 0 : k->dir == BIDIR ? bidir_streams() : 1;
+        st = make_lane(dev, &s->args.lanes[i], n, chunk, dirs[i].from, dirs[i].to, streams, s->pattern);
     }
     if (st != PB_OK) {
         bw_unbind(s);
@@ -212,12 +223,14 @@ static pb_status bw_run(pb_device *dev, const void *args, pb_stream *stream)
 {
     (void)dev, (void)stream;
     const struct bw_args *a = args;
+    size_t turn = 0;
     for (size_t i = 0; i < a->n; i++)
-        for (size_t at = 0; at < a->chunk; at += a->piece)
+        for (size_t at = 0; at < a->chunk; at += a->piece, turn++)
             for (int l = 0; l < a->n_lanes; l++) {
                 const struct lane *lane = &a->lanes[l];
                 size_t bytes = a->chunk - at < a->piece ? a->chunk - at : a->piece;
-                pb_status st = pb_buf_copy(lane->dst[i], at, lane->src[i], at, bytes, lane->stream);
+                pb_stream *on = lane->stream[1] ? lane->stream[turn % 2] : lane->stream[0];
+                pb_status st = pb_buf_copy(lane->dst[i], at, lane->src[i], at, bytes, on);
                 if (st != PB_OK)
                     return st;
             }
