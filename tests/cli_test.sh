@@ -200,6 +200,11 @@ expect 0 "$pb" run spmv --matrix lap2d:20,pareto:3000:8:1.2:0.1 --offsets 64 --v
 if [ "$(grep -c ',OK,' "$tmp/spmv64.csv")" -eq 12 ]; then ok; else bad "spmv --offsets 64: not 12 OK rows"; fi
 contains "$tmp/spmv64.csv" "64-bit row offsets (beyond 2^31 - 1 non-zeros) run on csr, auto"
 expect 2 "$pb" run spmv --matrix lap2d:8 --offsets 16
+# A variant with a preparation and no plain one before it: break_even is
+# counted against the backend's CSR, timed on the binding after the check
+# (ELLPACK's binding holds no CSR: no timing there).
+expect 0 "$pb" run spmv --matrix lap2d:60 --variant openmp/auto,opencl/auto,ref/ell --reps 1 --format csv --out "$tmp/be.csv"
+if [ "$(grep -c ',OK,' "$tmp/be.csv")" -ge 2 ]; then ok; else bad "spmv break_even: auto alone not OK"; fi
 
 # A wrong result is FAILED with no speed, exit 1.
 expect 1 "$pb" run gemm --n 16 --reps 1 --inject-fault --format csv --out "$tmp/f.csv"

@@ -77,7 +77,8 @@ struct spmv_host {
 struct spmv_state {
     struct pb_spmv_args args;
     struct spmv_host *h;
-    const pb_device *dev;
+    pb_device *dev;
+    bool csr;      /* args hold CSR (else ELLPACK) */
     double prep_s; /* the variant's preparation: its prepare() or the format's build */
     char note[128];
     pb_buf *ptr, *idx, *val, *x, *y;
@@ -343,6 +344,7 @@ static pb_status spmv_bind(pb_device *dev, const struct pb_problem *p, const str
     s->args.x = s->x;
     s->args.y = s->y;
     s->dev = dev;
+    s->csr = format == PB_SPARSE_CSR;
     /* The variant's analysis of the matrix, timed on its own (else its
      * first product would carry it). */
     if (v->prepare && (st = pb_device_sync(dev)) == PB_OK) {
@@ -408,9 +410,45 @@ static pb_status spmv_check(void *state, const void *host, bool corrupt, struct 
     return PB_OK;
 }
 
+/* The backend's plain CSR kernel on this binding's arguments, timed here (the
+ * fastest of 3 after a warm-up), where no variant without preparation ran
+ * before on this device; NAN if it cannot run (or the binding holds ELLPACK).
+ * Called after the check, so the y it writes is never checked. */
+static double time_plain_csr(struct spmv_state *s)
+{
+    static const char *const plain[] = {"csr-vector", "csr"};
+    const char *name = NULL;
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0] && !name; i++)
+        if (pb__variant_find(s->dev->backend, "spmv", plain[i]))
+            name = plain[i];
+    pb_timer *t = NULL;
+    double best = INFINITY;
+    if (!s->csr || !name || pb_timer_create(s->dev, &t) != PB_OK)
+        return NAN;
+    for (int i = 0; i < 4 && !isnan(best); i++) {
+        double elapsed = 0;
+        pb_status st = pb_timer_start(t, NULL);
+        if (st == PB_OK)
+            st = pb_kernel_launch(s->dev, "spmv", name, &s->args, NULL);
+        if (st == PB_OK)
+            st = pb_timer_stop(t, NULL);
+        if (st == PB_OK)
+            st = pb_device_sync(s->dev);
+        if (st == PB_OK)
+            st = pb_timer_elapsed(t, &elapsed);
+        if (st != PB_OK)
+            best = NAN;
+        else if (i > 0)
+            best = fmin(best, elapsed);
+    }
+    pb_timer_destroy(t);
+    return best;
+}
+
 /* break_even: products after which the preparation has paid for itself
  * against the fastest variant without one measured before on this device
- * (variants are listed plain first); NAN when it never does or none ran. */
+ * (variants are listed plain first), or else the backend's plain CSR timed
+ * for it; NAN when it never pays back or CSR cannot run. */
 static void spmv_extras(void *state, const struct pb_stats *time, const struct pb_ceiling *ceiling, double *out)
 {
     (void)ceiling;
@@ -424,6 +462,13 @@ static void spmv_extras(void *state, const struct pb_stats *time, const struct p
     while (at < h->n_plain && (h->plain[at].dev != s->dev || h->plain[at].threads != threads))
         at++;
     bool known = at < h->n_plain;
+    if (!known && s->prep_s > 0 && at < (int)(sizeof h->plain / sizeof h->plain[0])) {
+        double plain = time_plain_csr(s);
+        if (!isnan(plain)) {
+            h->plain[h->n_plain++] = (struct plain_time){s->dev, threads, plain};
+            known = true;
+        }
+    }
     if (s->prep_s == 0) {
         out[4] = 0;
         if (!known && at < (int)(sizeof h->plain / sizeof h->plain[0]))
