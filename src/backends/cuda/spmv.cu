@@ -451,9 +451,9 @@ __global__ void __launch_bounds__(PB_BAL_THREADS, min_blocks)
 // a row that starts and ends in the thread is written at once, the empty
 // rows it passes are written 0. Rows crossing threads are summed by a
 // segmented scan over the threads' open rows (runs of equal rows are
-// contiguous), in thread order; a row crossing blocks is added up by the
-// last of its blocks to finish (split_cross), in block order, so one kernel
-// does it all. Every row is summed in the same order on every run.
+// contiguous), in thread order; rows crossing blocks leave the block's part
+// in carry_row/carry_val, added by split_fixup in block order. Every row is
+// summed in the same order on every run.
 constexpr int split_threads = 256;
 
 template <typename T, int PER, bool VEC>
@@ -524,34 +524,11 @@ template <typename T> __device__ __forceinline__ T split_scan(int32_t key, T v, 
     return v;
 }
 
-// Row r crosses blocks: each of its blocks leaves its part in `mine` (its
-// carry_val slot where r goes on past the block, its head_val slot where r
-// ends in it), and the last of them to get here adds the parts in block
-// order into y[r] and resets the count for the next product. Blocks are
-// fixed runs of entries, so r's first and last block follow from ptr.
-template <typename T, int PER>
-__device__ __forceinline__ void split_cross(int32_t r, T part, T *mine, const int32_t *__restrict__ ptr,
-                                            const T *carry_val, const T *head_val, int32_t *count, T *y)
-{
-    constexpr int64_t per_block = (int64_t)split_threads * PER;
-    *mine = part;
-    __threadfence(); // the part is visible before the count says so
-    const int64_t first = __ldg(&ptr[r]) / per_block, last = (__ldg(&ptr[r + 1]) - 1) / per_block;
-    if (atomicAdd(&count[first], 1) != (int32_t)(last - first))
-        return;
-    __threadfence();
-    T sum = 0;
-    for (int64_t j = first; j < last; j++)
-        sum += __ldcg(&carry_val[j]);
-    y[r] = sum + __ldcg(&head_val[last]);
-    count[first] = 0;
-}
-
 template <typename T, int PER, bool VEC>
 __global__ void __launch_bounds__(split_threads)
     csr_split(int32_t rows, int64_t nnz, const int32_t *__restrict__ ptr, const int32_t *__restrict__ idx,
               const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y,
-              const int32_t *__restrict__ block_row, int32_t *count, T *carry_val, T *head_val)
+              const int32_t *__restrict__ block_row, int32_t *__restrict__ carry_row, T *__restrict__ carry_val)
 {
     __shared__ int32_t keys[split_threads], warp_key[split_threads / 32];
     __shared__ T sums[split_threads], warp_sum[split_threads / 32];
@@ -566,7 +543,7 @@ __global__ void __launch_bounds__(split_threads)
         p[i] = a + i < nnz ? v[i] * __ldg(&x[c[i]]) : T(0);
 
     int32_t key = -1, head_row = -1;
-    T open = 0, head = 0;
+    T open = 0, head_val = 0;
     if (a < nnz) {
         // The row holding entry a: the last of the block's rows starting at or before it.
         int32_t lo = block_row[blockIdx.x], hi = block_row[blockIdx.x + 1];
@@ -592,7 +569,7 @@ __global__ void __launch_bounds__(split_threads)
             any = true;
             if (a + i + 1 == end) {
                 if (started_before)
-                    head_row = r, head = open, started_before = false;
+                    head_row = r, head_val = open, started_before = false;
                 else
                     y[r] = open;
                 open = 0, any = false;
@@ -607,15 +584,28 @@ __global__ void __launch_bounds__(split_threads)
     T run = split_scan(key, open, warp_key, warp_sum);
     keys[t] = key, sums[t] = run;
     __syncthreads();
-    if (head_row >= 0) {
-        T part = head + (t > 0 && keys[t - 1] == head_row ? sums[t - 1] : T(0));
-        if (__ldg(&ptr[head_row]) < (int64_t)blockIdx.x * split_threads * PER) // began in an earlier block
-            split_cross<T, PER>(head_row, part, &head_val[blockIdx.x], ptr, carry_val, head_val, count, y);
-        else
-            y[head_row] = part;
-    }
-    if (t == split_threads - 1 && key >= 0)
-        split_cross<T, PER>(key, run, &carry_val[blockIdx.x], ptr, carry_val, head_val, count, y);
+    if (head_row >= 0)
+        y[head_row] = head_val + (t > 0 && keys[t - 1] == head_row ? sums[t - 1] : T(0));
+    if (t == split_threads - 1)
+        carry_row[blockIdx.x] = key, carry_val[blockIdx.x] = run;
+}
+
+// Rows that cross blocks: the first block of each run of equal carry rows
+// adds the run's parts, in block order, to what the row's last block wrote.
+template <typename T>
+__global__ void split_fixup(int32_t blocks, const int32_t *__restrict__ carry_row, const T *__restrict__ carry_val,
+                           T *__restrict__ y)
+{
+    int32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= blocks)
+        return;
+    int32_t r = carry_row[b];
+    if (r < 0 || (b > 0 && carry_row[b - 1] == r))
+        return;
+    T sum = 0;
+    for (int32_t j = b; j < blocks && carry_row[j] == r; j++)
+        sum += carry_val[j];
+    y[r] += sum;
 }
 
 // block_row[b] = the row holding entry b * per_block (the last row starting
@@ -885,8 +875,8 @@ struct pb_cuda_sparse {
     enum pb_precision ell_prec;
     // csr-split: the row of each block's first entry (made on the device) and
     // the blocks' carries, for offsets with stamp split_ptr.
-    int32_t *split_block_row, *split_count;
-    void *split_parts; // per block: the carried row's part, then (past blocks + 1) the head row's
+    int32_t *split_block_row, *split_carry_row;
+    void *split_carry_val;
     int32_t split_blocks, split_per, split_rows;
     int64_t split_nnz;
     uint64_t split_ptr;
@@ -961,8 +951,8 @@ static void sparse_free(void *plan)
     cudaFree(sp->ell_idx);
     cudaFree(sp->ell_val);
     cudaFree(sp->split_block_row);
-    cudaFree(sp->split_count);
-    cudaFree(sp->split_parts);
+    cudaFree(sp->split_carry_row);
+    cudaFree(sp->split_carry_val);
     cudaFree(sp->bcsr_ptr);
     cudaFree(sp->bcsr_idx);
     cudaFree(sp->bcsr_val);
@@ -1142,14 +1132,13 @@ static pb_status split_plan_ready(pb_device *dev, const pb_spmv_args *a, cudaStr
         return PB_OK;
     sp->split_ptr = 0; // stale until the plan below is made
     cudaFree(sp->split_block_row);
-    cudaFree(sp->split_count);
-    cudaFree(sp->split_parts);
-    sp->split_block_row = sp->split_count = nullptr, sp->split_parts = nullptr;
+    cudaFree(sp->split_carry_row);
+    cudaFree(sp->split_carry_val);
+    sp->split_block_row = sp->split_carry_row = nullptr, sp->split_carry_val = nullptr;
     int64_t per_block = (int64_t)split_threads * per, blocks = (a->nnz + per_block - 1) / per_block;
     PB_CUDA_CHECK(cudaMalloc(&sp->split_block_row, (size_t)(blocks + 1) * sizeof(int32_t)));
-    PB_CUDA_CHECK(cudaMalloc(&sp->split_count, (size_t)(blocks + 1) * sizeof(int32_t)));
-    PB_CUDA_CHECK(cudaMemsetAsync(sp->split_count, 0, (size_t)(blocks + 1) * sizeof(int32_t), s));
-    PB_CUDA_CHECK(cudaMalloc(&sp->split_parts, 2 * (size_t)(blocks + 1) * sizeof(double)));
+    PB_CUDA_CHECK(cudaMalloc(&sp->split_carry_row, (size_t)(blocks + 1) * sizeof(int32_t)));
+    PB_CUDA_CHECK(cudaMalloc(&sp->split_carry_val, (size_t)(blocks + 1) * sizeof(double)));
     split_plan<<<blocks_for(blocks + 1, 256), 256, 0, s>>>(a->rows, per_block, (int32_t)blocks,
                                                            pb__cuda_ptr<const int32_t>(a->ptr), sp->split_block_row);
     PB_CUDA_CHECK_LAUNCH();
@@ -1165,7 +1154,7 @@ template <typename T, int PER, bool VEC> static void split_kernel(const pb_spmv_
     csr_split<T, PER, VEC><<<(unsigned)sp->split_blocks, split_threads, 0, s>>>(
         a->rows, a->nnz, pb__cuda_ptr<const int32_t>(a->ptr), pb__cuda_ptr<const int32_t>(a->idx),
         pb__cuda_ptr<const T>(a->val), pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y), sp->split_block_row,
-        sp->split_count, static_cast<T *>(sp->split_parts), static_cast<T *>(sp->split_parts) + sp->split_blocks + 1);
+        sp->split_carry_row, static_cast<T *>(sp->split_carry_val));
 }
 
 template <typename T> static pb_status launch_split(pb_cuda_sparse *sp, const pb_spmv_args *a, cudaStream_t s)
@@ -1185,6 +1174,9 @@ template <typename T> static pb_status launch_split(pb_cuda_sparse *sp, const pb
     case 16: split_kernel<T, 8, false>(a, sp, s); break;
     default: split_kernel<T, 8, true>(a, sp, s); break;
     }
+    PB_CUDA_CHECK_LAUNCH();
+    split_fixup<T><<<blocks_for(sp->split_blocks, 256), 256, 0, s>>>(
+        sp->split_blocks, sp->split_carry_row, static_cast<const T *>(sp->split_carry_val), pb__cuda_ptr<T>(a->y));
     PB_CUDA_CHECK_LAUNCH();
     return PB_OK;
 }
