@@ -200,6 +200,11 @@ expect 0 "$pb" run spmv --matrix lap2d:20,pareto:3000:8:1.2:0.1 --offsets 64 --v
 if [ "$(grep -c ',OK,' "$tmp/spmv64.csv")" -eq 12 ]; then ok; else bad "spmv --offsets 64: not 12 OK rows"; fi
 contains "$tmp/spmv64.csv" "64-bit row offsets (beyond 2^31 - 1 non-zeros) run on csr, auto"
 expect 2 "$pb" run spmv --matrix lap2d:8 --offsets 16
+# GB/s counts the x entries a product reads, not x's length: one entry in a
+# row of 10^8 columns moves 24 bytes in float (the entry, two offsets, one x, one y).
+expect 0 "$pb" run spmv --matrix rect:1:100000000:1 --variant ref/csr --reps 1 --format csv --out "$tmp/wide.csv"
+if awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "gbps") g = i; if ($i == "median_s") m = i } }
+            NR == 2 { b = $g * $m * 1e9; exit !(b > 23.9 && b < 24.1) }' "$tmp/wide.csv"; then ok; else bad "spmv GB/s: bytes of a 1 x 10^8 row with one entry are not 24"; fi
 # A variant with a preparation and no plain one before it: break_even is
 # counted against the backend's CSR, timed on the binding after the check
 # (ELLPACK's binding holds no CSR: no timing there).

@@ -251,7 +251,8 @@ static double sd_flops(const struct pb_problem *p, const struct pb_variant *v, c
     return h ? 2.0 * (double)h->nnz : NAN;
 }
 
-/* CSR's minimum traffic for the whole matrix (as spmv), halos not counted. */
+/* CSR's minimum traffic for the whole matrix, halos not counted, x whole (a
+ * rank holds only its rows, so the columns holding an entry are not known). */
 static double sd_bytes(const struct pb_problem *p, const struct pb_variant *v, const void *host)
 {
     (void)v;
@@ -1419,7 +1420,7 @@ const struct pb_bench pb__bench_spmv_dist = {
     .roof = pb__roof_memory,
     .summary = "sparse y = A*x with A's rows over the ranks, halo exchange overlapped (distributed)",
     .flop_model = "2*nnz",
-    .byte_model = "CSR's minimum for the whole matrix (as spmv; halos not counted)",
+    .byte_model = "CSR's minimum for the whole matrix (as spmv, but all of x; halos not counted)",
     .distributed = true,
     .params = sd_params,
     .n_params = sizeof sd_params / sizeof sd_params[0],

@@ -52,6 +52,24 @@ int32_t pb__coo_max_row(const struct pb_coo *m)
     return best;
 }
 
+int32_t pb__coo_cols_used(const struct pb_coo *m)
+{
+    size_t words = ((size_t)m->n_cols + 63) / 64;
+    uint64_t *seen = calloc(words ? words : 1, sizeof *seen);
+    if (!seen) /* a bound from above: at most one column per entry */
+        return m->nnz < (size_t)m->n_cols ? (int32_t)m->nnz : m->n_cols;
+    int32_t used = 0;
+    for (size_t k = 0; k < m->nnz; k++) {
+        uint64_t bit = (uint64_t)1 << (m->cols[k] % 64);
+        if (!(seen[m->cols[k] / 64] & bit)) {
+            seen[m->cols[k] / 64] |= bit;
+            used++;
+        }
+    }
+    free(seen);
+    return used;
+}
+
 pb_status pb__ell_build(const struct pb_coo *m, bool transposed, double max_fill, struct pb_ell *out)
 {
     memset(out, 0, sizeof *out);

@@ -33,6 +33,8 @@ pb_status pb__upload_values(pb_device *dev, const double *v, size_t n, enum pb_p
 
 /* Longest row of m. */
 int32_t pb__coo_max_row(const struct pb_coo *m);
+/* Columns of m holding at least one entry: the entries of x a product reads. */
+int32_t pb__coo_cols_used(const struct pb_coo *m);
 
 /* ELLPACK of m: width = longest row, idx/val[rows * width] row by row, or
  * column by column when transposed; padding has column -1 and value 0.
