@@ -81,7 +81,7 @@ struct spmv_state {
     pb_device *dev;
     bool csr;      /* args hold CSR (else ELLPACK) */
     double prep_s; /* the variant's preparation: its prepare() or the format's build */
-    char note[128];
+    char note[256]; /* as long as a row's reason */
     pb_buf *ptr, *idx, *val, *x, *y;
     void *download;
 };
