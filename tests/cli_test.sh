@@ -654,6 +654,15 @@ if "$pb" list | grep -q "openmp/librsb-tuned"; then # its autotuner called a 0 x
 fi
 expect 2 "$pb" run conv --width 40 --radius 0
 contains "$tmp/err" "radius must be between"
+# A filter file without --radius runs at the file's radius (5 taps: 2), once;
+# named filters beside it at the default radii.
+printf '1 2 3 2 1\n' >"$tmp/taps5.txt"
+expect 0 "$pb" run conv --width 33 --filter "$tmp/taps5.txt",box --backend ref --reps 1 --warmup 0 --format csv
+if [ "$(grep -c ',OK,' "$tmp/out")" -eq 3 ] && grep -q "r2 zero $tmp/taps5.txt" "$tmp/out" && ! grep -q "r8 zero $tmp/taps5.txt" "$tmp/out"; then
+    ok
+else
+    bad "run conv --filter FILE without --radius: not one row at the file's radius and two box rows"
+fi
 expect 2 "$pb" run conv --width 40 --border wrap
 contains "$tmp/err" "unknown border"
 expect 2 "$pb" run conv --width 40 --radius 2 --filter gauss:0 --backend ref

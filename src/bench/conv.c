@@ -20,7 +20,7 @@
 static const struct pb_param_def conv_params[] = {
     [PB_CONV_P_WIDTH] = {"width", "image width", "1024"},
     [PB_CONV_P_HEIGHT] = {"height", "image height (default: the width)", NULL},
-    [PB_CONV_P_RADIUS] = {"radius", "filter radius R (2R+1 taps)", "2,8"},
+    [PB_CONV_P_RADIUS] = {"radius", "filter radius R (2R+1 taps; default 2,8, or a filter file's own)", NULL},
     [PB_CONV_P_BORDER] = {"border", "zero or clamp", "zero", true},
     [PB_CONV_P_FILTER] = {"filter", "gauss (sigma R/3), gauss:SIGMA, box, or a file of 2R+1 taps", "gauss", true},
 };
@@ -38,7 +38,8 @@ struct conv_state {
 static pb_status conv_plan(const struct pb_param_lists *l, enum pb_precision prec, struct pb_problem *out,
                            size_t max, size_t *n)
 {
-    return pb__conv_plan(l, PB_CONV_N_SHAPE, prec, out, max, n);
+    static const int64_t radii[] = {2, 8};
+    return pb__conv_plan(l, PB_CONV_N_SHAPE, radii, 2, prec, out, max, n);
 }
 
 static pb_status conv_prepare(const struct pb_problem *p, uint64_t seed, void **host)

@@ -673,10 +673,14 @@ pb_status pb__conv_engine_run(struct pb_conv_engine *e, const void *in, void *ou
 
 /* ---- planning, shared by the benchmarks -------------------------------- */
 
-pb_status pb__conv_plan(const struct pb_param_lists *l, size_t n_params, enum pb_precision prec,
-                        struct pb_problem *out, size_t max, size_t *n_out)
+pb_status pb__conv_plan(const struct pb_param_lists *given, size_t n_params, const int64_t *radii, size_t n_radii,
+                        enum pb_precision prec, struct pb_problem *out, size_t max, size_t *n_out)
 {
     size_t idx[PB_MAX_PARAMS] = {0}, count = 0;
+    struct pb_param_lists lists = *given, *l = &lists;
+    bool radius_given = given->count[PB_CONV_P_RADIUS] != 0;
+    if (!radius_given)
+        lists.values[PB_CONV_P_RADIUS] = (int64_t *)radii, lists.count[PB_CONV_P_RADIUS] = n_radii;
     for (;;) {
         struct pb_problem p = {.prec = prec};
         for (size_t i = 0; i < n_params; i++) {
@@ -689,13 +693,27 @@ pb_status pb__conv_plan(const struct pb_param_lists *l, size_t n_params, enum pb
         }
         if (!l->count[PB_CONV_P_HEIGHT])
             p.v[PB_CONV_P_HEIGHT] = p.v[PB_CONV_P_WIDTH];
-        pb_status st = pb__conv_check_dims(p.v[PB_CONV_P_WIDTH], p.v[PB_CONV_P_HEIGHT], p.v[PB_CONV_P_RADIUS], prec);
+        const char *filter = p.s[PB_CONV_P_FILTER];
+        bool file = filter && strcmp(filter, "gauss") != 0 && strncmp(filter, "gauss:", 6) != 0 &&
+                    strcmp(filter, "box") != 0;
+        pb_status st = PB_OK;
+        bool keep = true;
+        if (file && !radius_given) { /* the file's taps say the radius: one problem */
+            keep = idx[PB_CONV_P_RADIUS] == 0;
+            size_t radius = 0;
+            double *taps = NULL;
+            if (keep)
+                st = pb__conv_filter_make(filter, &radius, &taps);
+            free(taps);
+            p.v[PB_CONV_P_RADIUS] = (int64_t)radius;
+        }
+        if (st == PB_OK && keep)
+            st = pb__conv_check_dims(p.v[PB_CONV_P_WIDTH], p.v[PB_CONV_P_HEIGHT], p.v[PB_CONV_P_RADIUS], prec);
         enum pb_conv_border border = PB_CONV_ZERO;
         if (st == PB_OK)
             st = pb__conv_border_parse(p.s[PB_CONV_P_BORDER], &border);
         /* A bad gauss:SIGMA is a usage error, found before any row runs
-         * (filter files are read, and refused, per row). */
-        const char *filter = p.s[PB_CONV_P_FILTER];
+         * (filter files given with --radius are read, and refused, per row). */
         if (st == PB_OK && filter && strncmp(filter, "gauss:", 6) == 0) {
             size_t radius = (size_t)p.v[PB_CONV_P_RADIUS];
             double *taps = NULL;
@@ -705,9 +723,10 @@ pb_status pb__conv_plan(const struct pb_param_lists *l, size_t n_params, enum pb
         if (st != PB_OK)
             return st;
         p.v[PB_CONV_P_BORDER] = border;
-        if (count >= max)
+        if (keep && count >= max)
             return pb__fail(PB_ERR_INVALID, "conv: more than %zu problems", max);
-        out[count++] = p;
+        if (keep)
+            out[count++] = p;
         /* next combination, last parameter fastest */
         size_t i = n_params;
         while (i > 0) {

@@ -128,9 +128,11 @@ size_t pb__conv_engine_device_bytes(const struct pb_conv_engine *e);
 enum { PB_CONV_P_WIDTH, PB_CONV_P_HEIGHT, PB_CONV_P_RADIUS, PB_CONV_P_BORDER, PB_CONV_P_FILTER, PB_CONV_N_SHAPE };
 
 /* Every combination of the lists (n_params of them; height defaults to the
- * width), checked; v[PB_CONV_P_BORDER] holds the border enum. */
-pb_status pb__conv_plan(const struct pb_param_lists *l, size_t n_params, enum pb_precision prec,
-                        struct pb_problem *out, size_t max, size_t *n_out);
+ * width), checked; v[PB_CONV_P_BORDER] holds the border enum. Without
+ * --radius, a filter file's radius is its own and the others run at each of
+ * the n_radii radii. */
+pb_status pb__conv_plan(const struct pb_param_lists *l, size_t n_params, const int64_t *radii, size_t n_radii,
+                        enum pb_precision prec, struct pb_problem *out, size_t max, size_t *n_out);
 struct pb_conv_shape pb__conv_shape(const struct pb_problem *p);
 void pb__conv_describe(const struct pb_problem *p, char *buf, size_t len);
 double pb__conv_flops(const struct pb_problem *p, const struct pb_variant *v, const void *host);

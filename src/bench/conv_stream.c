@@ -34,7 +34,7 @@ static const char *const host_mem_names[] = {
 static const struct pb_param_def cs_params[] = {
     [PB_CONV_P_WIDTH] = {"width", "image width", "4096"},
     [PB_CONV_P_HEIGHT] = {"height", "image height (default: the width)", NULL},
-    [PB_CONV_P_RADIUS] = {"radius", "filter radius R (2R+1 taps)", "8"},
+    [PB_CONV_P_RADIUS] = {"radius", "filter radius R (2R+1 taps; default 8, or a filter file's own)", NULL},
     [PB_CONV_P_BORDER] = {"border", "zero or clamp", "zero", true},
     [PB_CONV_P_FILTER] = {"filter", "gauss (sigma R/3), gauss:SIGMA, box, or a file of 2R+1 taps", "gauss", true},
     [P_STREAMS] = {"streams", "streams (sets of strip buffers) of the streams variant", "3"},
@@ -63,7 +63,8 @@ struct cs_state {
 static pb_status cs_plan(const struct pb_param_lists *l, enum pb_precision prec, struct pb_problem *out,
                          size_t max, size_t *n_out)
 {
-    pb_status st = pb__conv_plan(l, sizeof cs_params / sizeof cs_params[0], prec, out, max, n_out);
+    static const int64_t radii[] = {8};
+    pb_status st = pb__conv_plan(l, sizeof cs_params / sizeof cs_params[0], radii, 1, prec, out, max, n_out);
     for (size_t i = 0; i < *n_out && st == PB_OK; i++) {
         const struct pb_problem *p = &out[i];
         if (p->v[P_STREAMS] < 1 || p->v[P_STREAMS] > 64)
