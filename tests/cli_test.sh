@@ -534,12 +534,19 @@ awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "wg" || $i == "g
     "$tmp/cmp-new.csv" >"$tmp/cmp-old.csv"
 expect 0 "$pb" compare "$tmp/cmp-old.csv" "$tmp/cmp-new.csv"
 contains "$tmp/out" "2 rows matched"
-# an OK row whose median was edited to 0 is not compared, and says why
+# an OK row whose median was edited to 0 is not compared, and says why; with
+# no row left to compare, the gate fails (exit 3), either way round
 awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "median_s") c = i } NR > 1 && c { $c = 0 } { print }' \
     "$tmp/cmp-new.csv" >"$tmp/cmp-zero.csv"
-expect 0 "$pb" compare "$tmp/cmp-zero.csv" "$tmp/cmp-new.csv"
+expect 3 "$pb" compare "$tmp/cmp-zero.csv" "$tmp/cmp-new.csv"
 contains "$tmp/out" "not compared (base has no usable median time)"
 contains "$tmp/out" "2 not compared"
+contains "$tmp/err" "none of the 2 matched rows could be compared"
+expect 3 "$pb" compare "$tmp/cmp-new.csv" "$tmp/cmp-zero.csv"
+# rows of BASE missing from NEW are named on stderr; the rows compared decide
+head -2 "$tmp/cmp-new.csv" >"$tmp/cmp-part.csv"
+expect 0 "$pb" compare "$tmp/cmp-new.csv" "$tmp/cmp-part.csv"
+contains "$tmp/err" "1 rows of $tmp/cmp-new.csv are missing from $tmp/cmp-part.csv"
 # a run that verified before and ERRORs now is a regression, not "nothing compared"
 awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "status") c = i } NR > 1 && c { $c = "ERROR" } { print }' \
     "$tmp/cmp-new.csv" >"$tmp/cmp-error.csv"

@@ -61,7 +61,8 @@ static void compare_help(FILE *f)
                "                          regression (default 10)\n"
                "  --quiet                 print regressions and the summary only\n"
                "\nexit status: 0 no regression, 1 a row regressed, or FAILED or ERROR in NEW that was OK in BASE,\n"
-               "2 usage error, 3 a file could not be read.\n");
+               "2 usage error, 3 a file could not be read or no matched row could be compared; rows of BASE\n"
+               "missing from NEW are named on stderr.\n");
 }
 
 int pb__cmd_compare(int argc, char **argv)
@@ -197,5 +198,11 @@ int pb__cmd_compare(int argc, char **argv)
     pb__rp_free(&sets[1]);
     if (!matched)
         return pb__cli_die(PB_EXIT_ERROR, "no rows of %s match rows of %s", files[1], files[0]);
+    /* A new file that kept no comparable row is no pass of the gate. */
+    if (matched == not_compared)
+        return pb__cli_die(PB_EXIT_ERROR, "none of the %zu matched rows could be compared (not OK, or no usable time)",
+                           matched);
+    if (only_base)
+        fprintf(stderr, "parbench: compare: %zu rows of %s are missing from %s\n", only_base, files[0], files[1]);
     return regressed ? PB_EXIT_FAILED : PB_EXIT_OK;
 }
