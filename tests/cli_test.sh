@@ -402,6 +402,14 @@ lacks_bom=$(grep -c "$(printf '\357\273\277')" "$tmp/r.html")
 mkdir -p "$tmp/cut" && cp "$data/results/gemm.json" "$tmp/cut/" && head -c 300 "$data/results/gemm.json" >"$tmp/cut/cut.json"
 expect 0 "$pb" report "$tmp/cut" -o "$tmp/r.html" # a folder's results file cut short: skipped, and said
 contains "$tmp/err" "skipping $tmp/cut/cut.json"
+# in a folder, a CSV with rows of the wrong length keeps its good rows and counts the others; an
+# empty file is skipped and said; given by name, the same CSV is an error
+{ cat "$data/results/gemm-skip.csv"; echo "a,b,c"; echo "d,e"; } >"$tmp/cut/ragged.csv"
+: >"$tmp/cut/empty.csv"
+expect 0 "$pb" report "$tmp/cut" -o "$tmp/r.html"
+contains "$tmp/err" "$tmp/cut/ragged.csv: 2 rows left out"
+contains "$tmp/err" "skipping $tmp/cut/empty.csv: empty"
+expect 3 "$pb" report "$tmp/cut/ragged.csv" -o "$tmp/r.html"
 # a CSV cut short (a run killed while writing its last row): the complete rows are read, the
 # last is left out and said; a short row before the end is still malformed
 { head -n 3 "$data/results/overlap.csv"; sed -n 4p "$data/results/overlap.csv" | head -c 60; } >"$tmp/cut/cut.csv"

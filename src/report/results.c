@@ -529,8 +529,15 @@ static int col_index(char **head, int n, const char *name)
 }
 
 /* The next record of a CSV body into *v (nh fields; NULL at the end of the
- * text), blank lines skipped; *line counts the lines read, for messages. */
-static pb_status csv_next(const char **p, const char *path, int *line, int nh, char ***v)
+ * text), blank lines skipped; *line counts the lines read, for messages.
+ * skips (a file found in a folder; NULL: strict): a record of the wrong
+ * length is left out and counted there, as the file's other rows are worth
+ * having. */
+struct csv_skips {
+    int count, first_line, first_fields;
+};
+
+static pb_status csv_next(const char **p, const char *path, int *line, int nh, struct csv_skips *skips, char ***v)
 {
     *v = NULL;
     while (**p) {
@@ -553,7 +560,9 @@ static pb_status csv_next(const char **p, const char *path, int *line, int nh, c
                     nh);
             return PB_OK;
         }
-        if (!blank)
+        if (!blank && skips && !skips->count++)
+            skips->first_line = *line, skips->first_fields = n;
+        else if (!blank && !skips)
             return pb__fail(PB_ERR_PARSE, "%s:%d: %d fields, the header has %d", path, *line, n, nh);
     }
     return PB_OK;
@@ -591,9 +600,10 @@ static pb_status load_csv(struct pb_rp_set *set, const char *path, const char *s
                                         "sm_mhz", "mem_mhz", "throttle", "energy_source"};
     pb_status st = PB_OK;
     int line = 1;
+    struct csv_skips skips = {0};
     for (;;) {
         char **v;
-        if ((st = csv_next(&p, path, &line, nh, &v)) != PB_OK || !v)
+        if ((st = csv_next(&p, path, &line, nh, quiet ? &skips : NULL, &v)) != PB_OK || !v)
             break;
         int n = nh;
 #define COL(name) (col_index(head, nh, name) >= 0 ? v[col_index(head, nh, name)] : NULL)
@@ -677,6 +687,9 @@ static pb_status load_csv(struct pb_rp_set *set, const char *path, const char *s
     f->command = strdup("");
     f->n_rows = set->n_rows - f->first_row;
     free_fields(head, nh);
+    if (skips.count)
+        fprintf(stderr, "parbench: %s: %d rows left out, their field count not the header's %d (line %d has %d)\n",
+                path, skips.count, nh, skips.first_line, skips.first_fields);
     return st;
 }
 
@@ -749,7 +762,7 @@ static pb_status load_comparison(struct pb_rp_set *set, const char *path, const 
     int line = 1;
     while (st == PB_OK) {
         char **v;
-        if ((st = csv_next(&p, path, &line, nh, &v)) != PB_OK || !v)
+        if ((st = csv_next(&p, path, &line, nh, NULL, &v)) != PB_OK || !v)
             break;
         int n = nh;
         struct pb_rp_figure *bigger = realloc(c.figs, (c.n_figs + 1) * sizeof *bigger);
@@ -824,7 +837,12 @@ static pb_status load_file(struct pb_rp_set *set, const char *path, const char *
         return pb__fail(PB_ERR_IO, "cannot read %s: no such file", path);
     if (st != PB_OK)
         return st;
-    st = load_text(set, path, shown, text, quiet);
+    const char *s = text;
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+        s++;
+    if (quiet && !*s) /* in a folder: an empty file is skipped, not silently */
+        fprintf(stderr, "parbench: skipping %s: empty\n", path);
+    st = quiet && !*s ? PB_ERR_UNSUPPORTED : load_text(set, path, shown, text, quiet);
     free(text);
     return st;
 }
