@@ -200,6 +200,10 @@ expect 0 "$pb" run spmv --matrix lap2d:20,pareto:3000:8:1.2:0.1 --offsets 64 --v
 if [ "$(grep -c ',OK,' "$tmp/spmv64.csv")" -eq 12 ]; then ok; else bad "spmv --offsets 64: not 12 OK rows"; fi
 contains "$tmp/spmv64.csv" "64-bit row offsets (beyond 2^31 - 1 non-zeros) run on csr, auto"
 expect 2 "$pb" run spmv --matrix lap2d:8 --offsets 16
+expect 2 "$pb" run spmv --matrix lap2d:8 --reps --warmup 3 # a value forgotten
+contains "$tmp/err" "option --reps needs a value (N), got the option --warmup"
+expect 2 "$pb" run spmv --matrix lap2d:8 --ell-max-fill 1.5
+contains "$tmp/err" "'1.5' is not an integer"
 # GB/s counts the x entries a product reads, not x's length: one entry in a
 # row of 10^8 columns moves 24 bytes in float (the entry, two offsets, one x, one y).
 expect 0 "$pb" run spmv --matrix rect:1:100000000:1 --variant ref/csr --reps 1 --format csv --out "$tmp/wide.csv"

@@ -67,8 +67,12 @@ static int next_opt(int argc, char **argv, int *i, const struct opt *opts, size_
                 *value = NULL;
             } else if (eq) {
                 *value = eq + 1;
-            } else if (*i + 1 < argc) {
+            } else if (*i + 1 < argc && strncmp(argv[*i + 1], "--", 2) != 0) {
                 *value = argv[++*i];
+            } else if (*i + 1 < argc) { /* "--reps --warmup 3": a value forgotten, not a value "--warmup" */
+                fprintf(stderr, "parbench: option --%s needs a value (%s), got the option %s\n", opts[o].name,
+                        opts[o].metavar, argv[*i + 1]);
+                return -2;
             } else {
                 fprintf(stderr, "parbench: option --%s needs a value (%s)\n", opts[o].name,
                         opts[o].metavar);

@@ -21,6 +21,9 @@ pb_status pb__parse_int(const char *s, const char *what, int64_t *out)
         return pb__fail(PB_ERR_PARSE, "%s: '%s' is not a number", what, s);
     if (errno == ERANGE)
         return pb__fail(PB_ERR_OVERFLOW, "%s: '%s' is out of range", what, s);
+    if (*end == '.' || *end == 'e' || *end == 'E') /* 1.5, 1e3: a number, but not a whole one written out */
+        return pb__fail(PB_ERR_PARSE, "%s: '%s' is not an integer (digits, with an optional K, M or G suffix)", what,
+                        s);
     int64_t mult = 1;
     switch (*end) {
     case 'k': case 'K': mult = 1ll << 10; end++; break;
