@@ -143,9 +143,12 @@ contains "$tmp/out" "UNSUPPORTED"
 contains "$tmp/out" ",copy_s,kernel_s,bound_s,efficiency"
 expect 2 "$pb" run overlap --bs 12
 
-# --device by name: backends without such a device are SKIP.
-expect 0 "$pb" run gemm --n 8 --reps 1 --backend ref --device no-such-device --format csv
-contains "$tmp/out" "SKIP,no ref device matches 'no-such-device'"
+# --device by name: backends without such a device are SKIP; a name no device
+# of any backend has is a usage error, not rows that all skip.
+expect 0 "$pb" run gemm --n 8 --reps 1 --backend ref --device "$("$pb" devices | sed -n 's/^openmp device 0: \(.*\) (cpu)$/\1/p')" --format csv
+contains "$tmp/out" ",OK,"
+expect 2 "$pb" run gemm --n 8 --reps 1 --backend ref --device no-such-device --format csv
+contains "$tmp/err" "no device of any backend here matches 'no-such-device'"
 
 # matinfo: a malformed file is one line on stderr and exit 3; the others are still reported.
 printf '%%%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.5\n3 2 -2\n' >"$tmp/good.mtx"
@@ -872,6 +875,8 @@ if "$pb" list | grep -q '^  opencl .* available$'; then
     if "$pb" devices --backend opencl --format json | grep -q '"The pocl project"'; then
         expect 0 "$pb" run gemm --n 16 --variant naive --backend opencl --device pocl --reps 1 --quiet --format csv
         contains "$tmp/out" "Portable Computing Language"
+        expect 0 "$pb" run gemm --n 8 --reps 1 --backend ref --device pocl --format csv # ref has none: SKIP
+        contains "$tmp/out" "SKIP,no ref device matches 'pocl'"
     fi
 else
     skip opencl "no usable opencl backend: $("$pb" list | grep '^  opencl ' || echo 'not in this build')"

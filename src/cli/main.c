@@ -98,6 +98,27 @@ static void print_opts(FILE *f, const struct opt *opts, size_t n)
 
 static bool is_help(const char *arg) { return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0; }
 
+/* --device NAME: whether some device of some usable backend has NAME in its
+ * name (a typo would otherwise skip every row and exit 0). */
+static bool any_device_matches(const char *name)
+{
+    for (size_t i = 0; i < pb_backend_count(); i++) {
+        const pb_backend *b = pb_backend_at(i);
+        if (!pb_backend_available(b, NULL))
+            continue;
+        for (int d = 0; d < pb_backend_device_count(b); d++) {
+            pb_device *dev = NULL;
+            if (pb_device_open(b, d, &dev) != PB_OK)
+                continue;
+            bool match = pb__device_matches(dev, name);
+            pb_device_close(dev);
+            if (match)
+                return true;
+        }
+    }
+    return false;
+}
+
 /* ---- parbench list ------------------------------------------------------ */
 
 static void list_help(FILE *f)
@@ -641,6 +662,9 @@ static int run_setup(int argc, char **argv, int rank, struct run_cmd *rc_out)
             st = pb__fail(PB_ERR_INVALID, "--seed must be between 0 and 2^53 (got %s)",
                           a.values[O_SEED]);
     }
+    if (st == PB_OK && device_match && !any_device_matches(device_match))
+        return pb__cli_die(EXIT_USAGE, "no device of any backend here matches '%s' (parbench devices lists them)",
+                           device_match);
     if (st != PB_OK)
         return fail_status(st);
     ctx->seed = (unsigned long long)seed;
