@@ -160,6 +160,12 @@ expect 3 "$pb" matinfo "$tmp/good.mtx" "$tmp/bad.mtx" "$tmp/good.mtx" --format c
 lines "$tmp/out" 3
 lines "$tmp/err" 1
 contains "$tmp/err" "bad.mtx:4:"
+{ printf '\357\273\277'; cat "$tmp/good.mtx"; } >"$tmp/bom.mtx" # a UTF-8 byte-order mark before the banner
+expect 0 "$pb" run spmv --matrix "$tmp/bom.mtx" --backend ref --reps 1 --format csv
+contains "$tmp/out" ",OK,"
+: >"$tmp/empty.json"
+expect 3 "$pb" report "$tmp/empty.json" -o "$tmp/e.html"
+contains "$tmp/err" "empty.json is empty: no results in it"
 
 # spmv: a file and a generated matrix, every CPU row verified; a malformed
 # file is an ERROR row naming the line (exit 3); a missing file or a bad

@@ -718,6 +718,8 @@ static pb_status parse_banner(struct mm_reader *r, const struct pb_mm_options *o
         return st;
     if (!line)
         return mm_fail(r, "empty file (expected a %%%%MatrixMarket banner)");
+    if (strncmp(line, "\xEF\xBB\xBF", 3) == 0) /* a UTF-8 byte-order mark, as some editors write */
+        line += 3;
     static const char magic[] = "%%MatrixMarket";
     char tok[48];
     if (strncasecmp(line, magic, sizeof magic - 1) != 0 ||

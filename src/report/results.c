@@ -842,7 +842,8 @@ static pb_status load_file(struct pb_rp_set *set, const char *path, const char *
         s++;
     if (quiet && !*s) /* in a folder: an empty file is skipped, not silently */
         fprintf(stderr, "parbench: skipping %s: empty\n", path);
-    st = quiet && !*s ? PB_ERR_UNSUPPORTED : load_text(set, path, shown, text, quiet);
+    st = !*s ? (quiet ? PB_ERR_UNSUPPORTED : pb__fail(PB_ERR_PARSE, "%s is empty: no results in it", path))
+             : load_text(set, path, shown, text, quiet);
     free(text);
     return st;
 }
