@@ -519,6 +519,8 @@ expect 2 "$pb" plot "$data/results/gemm.json"
 contains "$tmp/err" "plot needs -o FILE.svg or FILE.png, or --list"
 lines "$tmp/err" 1
 expect 2 "$pb" plot "$data/results/gemm.json" -o "$tmp/g.gif"
+expect 3 "$pb" plot "$tmp/f.csv" --list # every row FAILED (--inject-fault above): nothing to draw
+contains "$tmp/err" "rows, 0 of them OK"
 expect 2 "$pb" plot "$data/results/gemm.json" -o "$tmp/g.svg" --chart 99
 if command -v rsvg-convert >/dev/null; then
     expect 0 "$pb" plot "$data/results/gemm.json" -o "$tmp/g.png"

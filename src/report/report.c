@@ -976,7 +976,13 @@ int pb__cmd_plot(int argc, char **argv)
         if (st != PB_OK)
             rc = pb__cli_fail(st);
     }
-    if (rc == PB_EXIT_OK && list) {
+    if (rc == PB_EXIT_OK && ch.n == 0) { /* nothing to draw is the data's doing, not a usage error */
+        size_t ok = 0;
+        for (size_t i = 0; i < set.n_rows; i++)
+            ok += pb__rp_ok(&set.rows[i]);
+        rc = pb__cli_die(PB_EXIT_ERROR, "the results make no chart: %zu rows, %zu of them OK", set.n_rows,
+                         ok);
+    } else if (rc == PB_EXIT_OK && list) {
         for (size_t i = 0; i < ch.n; i++)
             printf("%zu: %s\n", i + 1, ch.charts[i].title);
     } else if (rc == PB_EXIT_OK && (size_t)which > ch.n) {
