@@ -813,6 +813,8 @@ expect 2 "$pb" conv --image "$tmp/g.pgm" --radius -4
 expect 2 "$pb" conv --image "$tmp/g.pgm"
 expect 2 "$pb" conv --image "$tmp/r.f32" --width 100000000 --height 100000000 --radius 3
 contains "$tmp/err" "image sides"
+expect 2 "$pb" conv --image "$tmp/g.pgm" --width 64 --radius 3 # a PGM carries its size
+contains "$tmp/err" "--width and --height apply to raw float32 images only"
 expect 3 "$pb" conv --image "$tmp/r.f32" --width 64 --height 49 --radius 3
 contains "$tmp/err" "needs"
 expect 2 "$pb" conv --image "$tmp/g.pgm" --radius 3 --bogus

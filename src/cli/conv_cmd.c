@@ -170,6 +170,8 @@ static int parse_opts(int argc, char **argv, struct conv_opts *o)
         return usage("%s", "conv needs --radius R (at least 1)");
     if (o->sigma > 0 && !gauss)
         return usage("%s", "--sigma applies to the gauss filter only");
+    if ((o->width || o->height) && !pb__image_is_raw(o->image))
+        return usage("--width and --height apply to raw float32 images only ('%s' carries its own size)", o->image);
     return EXIT_OK;
 }
 
