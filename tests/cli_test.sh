@@ -766,6 +766,9 @@ fi
 head -c $((64 * 48 * 4)) /dev/urandom >"$tmp/r.f32"
 expect 0 "$pb" conv --image "$tmp/r.f32" --width 64 --height 48 --radius 5 --save "$tmp/o.f32" --backend ref --quiet
 if [ "$(wc -c <"$tmp/o.f32")" -eq $((64 * 48 * 4)) ]; then ok; else bad "raw output has the wrong size"; fi
+{ printf '\000\000\300\177'; head -c $((64 * 48 * 4 - 4)) /dev/zero; } >"$tmp/nan.f32" # a NaN, then zeros
+expect 0 "$pb" conv --image "$tmp/nan.f32" --width 64 --height 48 --radius 2 --save "$tmp/o.f32" --backend ref --quiet
+contains "$tmp/err" "the input holds non-finite values (the first, value 0, is nan)"
 expect 3 "$pb" conv --image "$tmp/nope.png" --radius 3
 [ "$have_stb" -eq 1 ] && contains "$tmp/err" "cannot read image"
 printf 'not an image' >"$tmp/bad.png"

@@ -341,7 +341,12 @@ int pb__cmd_conv(int argc, char **argv)
                 st = pb__fail(PB_ERR_IO, "image '%s' changed while it was read", o.image);
         }
         if (st == PB_OK && rc == EXIT_OK) {
-            bool finite_in = first_not_finite(&img) == SIZE_MAX; /* a raw input may hold NaN itself */
+            size_t bad_in = first_not_finite(&img); /* a raw input may hold NaN itself: said, and filtered */
+            bool finite_in = bad_in == SIZE_MAX;
+            if (!finite_in)
+                fprintf(stderr, "parbench: conv: the input holds non-finite values (the first, value %zu, is %g); "
+                                "the filter spreads them over their neighbours\n",
+                        bad_in, (double)img.data[bad_in]);
             double t0 = pb__now();
             st = filter_channels(e, &img, o.prec);
             seconds = pb__now() - t0;
