@@ -54,6 +54,15 @@ static int teardown(void **state)
     return 0;
 }
 
+/* Device 0 of b, or NULL where b is not usable here. */
+static pb_device *open_usable(const pb_backend *b)
+{
+    pb_device *dev = NULL;
+    if (pb_test_backend_usable(b))
+        assert_int_equal(pb_device_open(b, 0, &dev), PB_OK);
+    return dev;
+}
+
 /* st is the expected error and pb_last_error() explains it. */
 static void assert_fails(pb_status st, pb_status want)
 {
@@ -125,10 +134,9 @@ static void test_bad_args_every_variant(void **state)
     struct fixture *f = *state;
     for (size_t bi = 0; bi < pb_backend_count(); bi++) {
         const pb_backend *b = pb_backend_at(bi);
-        pb_device *dev = NULL;
-        if (!pb_test_backend_usable(b))
+        pb_device *dev = open_usable(b);
+        if (!dev)
             continue;
-        assert_int_equal(pb_device_open(b, 0, &dev), PB_OK);
         struct pb_variant_desc v[32];
         size_t nv = pb_kernel_variants(b, "gemm", v, PB_ARRAY_LEN(v));
         for (size_t vi = 0; vi < nv; vi++)
@@ -199,10 +207,9 @@ static void test_free_null(void **state)
     size_t backends = 0;
     for (size_t i = 0; i < pb_backend_count(); i++) {
         const pb_backend *b = pb_backend_at(i);
-        pb_device *dev = NULL;
-        if (!pb_test_backend_usable(b))
+        pb_device *dev = open_usable(b);
+        if (!dev)
             continue;
-        assert_int_equal(pb_device_open(b, 0, &dev), PB_OK);
         pb_stream *s = NULL;
         pb_timer *t = NULL;
         assert_int_equal(pb_stream_create(dev, &s), PB_OK);
@@ -256,10 +263,9 @@ static void test_stream_wait(void **state)
         in[i] = i * 2654435761u;
     for (size_t i = 0; i < pb_backend_count(); i++) {
         const pb_backend *b = pb_backend_at(i);
-        pb_device *dev = NULL;
-        if (!pb_test_backend_usable(b))
+        pb_device *dev = open_usable(b);
+        if (!dev)
             continue;
-        assert_int_equal(pb_device_open(b, 0, &dev), PB_OK);
         pb_stream *first = NULL, *second = NULL;
         assert_int_equal(pb_stream_create(dev, &first), PB_OK);
         assert_int_equal(pb_stream_create_urgent(dev, &second), PB_OK);
@@ -460,10 +466,9 @@ static void test_threads(void **state)
     size_t threaded = 0;
     for (size_t i = 0; i < pb_backend_count(); i++) {
         const pb_backend *b = pb_backend_at(i);
-        pb_device *dev;
-        if (!pb_test_backend_usable(b))
+        pb_device *dev = open_usable(b);
+        if (!dev)
             continue;
-        assert_int_equal(pb_device_open(b, 0, &dev), PB_OK);
         int def = pb_device_threads(dev);
         pb_device_set_threads(dev, 3);
         if (pb_device_threads(dev) == 3) {
