@@ -992,7 +992,7 @@ static bool env_flag(const char *name, bool unset)
  * Point-to-point halos are small: queued first, the interior rows run while
  * the host is still in NCCL's calls, and the halo's kernels, on the urgent
  * stream, take the SMs as the interior's blocks finish (lap3d:320 on 4
- * H200s: 0.175 ms a product against 0.187 halo first). A gathered x is most
+ * H200s: 0.174 ms a product against 0.193 halo first). A gathered x is most
  * of the traffic, so its allgather starts first (powerlaw:4M:16: 0.273
  * against 0.306 behind the interior rows). Measurement knob:
  * PARBENCH_SD_ORDER=halo|interior imposes one order on both. */
