@@ -162,6 +162,13 @@ expect 1 env PARBENCH_GATHER_PAD=1 "$mpiexec" -n 2 "$pb" run spmv-dist --matrix 
 count "$tmp/out" " FAILED" 2
 expect 2 "$pb" run spmv-dist --matrix lap2d:4 --halo broadcast --backend ref
 contains "$tmp/err" "--halo 'broadcast' is none of p2p, allgather or auto"
+# A local kernel that refuses the rows (bcsr, no blocks in lap2d), or that one backend lacks
+# (csr on ref and OpenMP, not OpenCL): UNSUPPORTED rows, found at bind, exit 0.
+expect 0 "$mpiexec" -n 2 "$pb" run spmv-dist --matrix lap2d:40 --local bcsr --backend openmp --reps 2 --quiet
+count "$tmp/out" "UNSUPPORTED: rank 0: no block structure" 2
+expect 0 "$mpiexec" -n 2 "$pb" run spmv-dist --matrix lap2d:40 --local csr-v4 --backend ref,openmp --reps 2 --quiet
+count "$tmp/out" "UNSUPPORTED: rank 0: spmv-dist: --local csr-v4: ref has no such spmv kernel" 2
+count "$tmp/out" " OK" 2
 # A value past float's range held by one rank: every rank refuses float (UNSUPPORTED, the value
 # named), double runs; exit 0.
 printf '%%%%MatrixMarket matrix coordinate real general\n4 4 4\n1 1 1\n2 2 1e300\n3 3 2\n4 4 3\n' >"$tmp/ext.mtx"
