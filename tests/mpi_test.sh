@@ -162,6 +162,12 @@ expect 1 env PARBENCH_GATHER_PAD=1 "$mpiexec" -n 2 "$pb" run spmv-dist --matrix 
 count "$tmp/out" " FAILED" 2
 expect 2 "$pb" run spmv-dist --matrix lap2d:4 --halo broadcast --backend ref
 contains "$tmp/err" "--halo 'broadcast' is none of p2p, allgather or auto"
+# --reader one: only rank 0 needs the file (rank 1 runs in a folder without it).
+mkdir -p "$tmp/with" "$tmp/without"
+cp "$data/general.mtx" "$tmp/with/m.mtx"
+rd="run spmv-dist --matrix m.mtx --reader one --backend ref --reps 2 --quiet"
+expect 0 "$mpiexec" -n 1 -wdir "$tmp/with" "$pb" $rd : -n 1 -wdir "$tmp/without" "$pb" $rd
+count "$tmp/out" " OK" 2
 # A local kernel that refuses the rows (bcsr, no blocks in lap2d), or that one backend lacks
 # (csr on ref and OpenMP, not OpenCL): UNSUPPORTED rows, found at bind, exit 0.
 expect 0 "$mpiexec" -n 2 "$pb" run spmv-dist --matrix lap2d:40 --local bcsr --backend openmp --reps 2 --quiet

@@ -170,9 +170,14 @@ static pb_status sd_plan(const struct pb_param_lists *l, enum pb_precision prec,
     pb_status st = pb__sparse_expand(l->text[P_MATRIX], l->count[P_MATRIX], specs, PB_MAX_LIST, &n_specs);
     if (st != PB_OK)
         return st;
+    /* With --reader one alone, only rank 0 opens the files (the others may
+     * run where they are not). */
+    bool reads = pb__comm_rank(pb__comm_world()) == 0;
+    for (size_t ir = 0; ir < l->count[P_READER] && !reads; ir++)
+        reads = strcmp(l->text[P_READER][ir], "one") != 0;
     for (size_t im = 0; im < n_specs; im++) {
         const char *spec = specs[im];
-        if ((st = pb__sparse_spec_check(spec, "spmv-dist")) != PB_OK)
+        if (reads && (st = pb__sparse_spec_check(spec, "spmv-dist")) != PB_OK)
             return st;
         for (size_t ib = 0; ib < l->count[P_BALANCE]; ib++) {
             const char *bal = l->text[P_BALANCE][ib];
