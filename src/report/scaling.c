@@ -48,7 +48,8 @@ static void scaling_help(FILE *f)
                "                          (where one rank count has several problems, as in \"every\n"
                "                          rank at once\" runs, each problem is a curve)\n"
                "  --format table|csv      output (default table)\n"
-               "\nexit status: 0, 2 usage error, 3 a file could not be read.\n");
+               "\nexit status: 0, 2 usage error, 3 a file could not be read, or the files hold no run at two or\n"
+               "more rank counts.\n");
 }
 
 static bool weak_mode; /* qsort's comparison has no argument for it */
@@ -334,10 +335,10 @@ int pb__cmd_scaling(int argc, char **argv)
         print_num(stdout, csv, 13, "%.4g", hidden);
         putchar('\n');
     }
-    if (n == 0)
-        fprintf(stderr, "parbench: scaling: no run in these files at two or more rank counts (OK rows for all "
-                        "ranks)\n");
     free(pts);
     pb__rp_free(&set);
+    if (n == 0) /* nothing to show is no success */
+        return pb__cli_die(PB_EXIT_ERROR, "%s", "scaling: no run in these files at two or more rank counts (OK rows "
+                                                "for all ranks)");
     return PB_EXIT_OK;
 }
