@@ -43,6 +43,16 @@ contains "$tmp/out" "3 ranks on 1 node"
 json_has "$tmp/ep.json" '"ranks":3'
 json_has "$tmp/ep.json" '"rank":"all"'
 json_has "$tmp/ep.json" '"rank_rates":{"min":'
+# Ranks on one CPU share its ceiling: the aggregate's fraction is of one ceiling, not of one per rank.
+expect 0 "$pb" ceilings --quick --backend openmp --reps 1 --ceilings "$tmp/ceil.json"
+expect 0 "$mpiexec" -n 2 "$pb" run spmv --matrix lap2d:100 --backend openmp --variant csr --reps 2 --quiet \
+    --ceilings "$tmp/ceil.json" --format csv --out "$tmp/shared.csv"
+if awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "gbps") g = i; if ($i == "ceiling_fraction") f = i; if ($i == "rank") k = i } }
+            NR > 1 && $f > 0 { c[$k] = $g / $f } END { r = c["all"] / c["0"]; exit !(r > 0.999 && r < 1.001) }' "$tmp/shared.csv"; then
+    ok
+else
+    bad "2 ranks on one CPU: the aggregate's ceiling is not the CPU's"
+fi
 # Only rank 0 wrote: the file is one complete document.
 count "$tmp/ep.json" '"context"' 1
 

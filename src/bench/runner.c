@@ -152,6 +152,7 @@ struct run_state {
     struct pb_run_summary *sum;
     pb_comm *comm;
     int rank, size;
+    char host[64]; /* this rank's, for the rows' units */
     int syncs;  /* repetition starts this job has agreed on so far */
     bool stop;  /* every rank agreed to stop (an interrupt on any of them) */
     bool peer_failed; /* at the last start, some rank was not running the job */
@@ -559,7 +560,7 @@ static bool measure(struct run_state *rs, pb_device *dev, pb_energy *meter, cons
 /* One rank's row as it crosses to rank 0 (followed by 2 * reps samples). */
 struct row_wire {
     int32_t status, threads, pass;
-    char device[256], reason[256], timer[8], mode[16];
+    char device[256], unit[128], reason[256], timer[8], mode[16];
     struct pb_stats stats, host_stats;
     double gflops, gbps, speedup, fraction, err_norm, err_max, tol;
     double extras[PB_MAX_EXTRAS];
@@ -574,6 +575,7 @@ static void pack_row(const struct pb_result *r, int reps, struct row_wire *w)
     w->threads = r->threads;
     w->pass = r->check.pass;
     snprintf(w->device, sizeof w->device, "%s", r->device);
+    snprintf(w->unit, sizeof w->unit, "%s", r->unit);
     snprintf(w->reason, sizeof w->reason, "%s", r->reason);
     snprintf(w->timer, sizeof w->timer, "%s", r->timer ? r->timer : "");
     snprintf(w->mode, sizeof w->mode, "%s", r->check.mode ? r->check.mode : "");
@@ -610,6 +612,7 @@ static void unpack_row(struct row_wire *w, int reps, int rank, struct pb_result 
     r->status = (enum pb_result_status)w->status;
     r->threads = w->threads;
     snprintf(r->device, sizeof r->device, "%s", w->device);
+    snprintf(r->unit, sizeof r->unit, "%s", w->unit);
     snprintf(r->reason, sizeof r->reason, "%s", w->reason);
     r->timer = w->timer[0] ? w->timer : NULL;
     r->stats = w->stats;
@@ -738,7 +741,11 @@ static void aggregate_rows(const struct pb_result *rows, int n, int reps, const 
     bool use_flops = !isnan(rows[0].gflops);
     for (int r = 0; r < n; r++) {
         double rate = use_flops ? rows[r].gflops : rows[r].gbps;
-        ceiling += rate / rows[r].fraction; /* NAN when a rank has no ceiling */
+        bool shared = false; /* ranks on one CPU or GPU share its ceiling */
+        for (int q = 0; q < r && !shared; q++)
+            shared = rows[r].unit[0] && strcmp(rows[q].unit, rows[r].unit) == 0;
+        if (!shared)
+            ceiling += rate / rows[r].fraction; /* NAN when a rank has no ceiling */
         if (rates)
             rates[r] = rate;
         if (distributed)
@@ -878,6 +885,8 @@ pb_status pb__run(const struct pb_run_config *cfg, struct pb_run_summary *sum)
             return PB_ERR_INVALID;
     struct run_state rs = {.cfg = cfg, .sum = sum, .start = pb__now(), .comm = pb__comm_world()};
     rs.rank = pb__comm_rank(rs.comm);
+    if (gethostname(rs.host, sizeof rs.host - 1) != 0)
+        snprintf(rs.host, sizeof rs.host, "?");
     rs.size = pb__comm_size(rs.comm);
     size_t n_jobs = plan_jobs(cfg, NULL);
     size_t total = n_jobs * cfg->n_problems, done = 0;
@@ -940,6 +949,7 @@ pb_status pb__run(const struct pb_run_config *cfg, struct pb_run_summary *sum)
                 dev = NULL;
             if (dev) {
                 snprintf(r.device, sizeof r.device, "%s", pb_device_name(dev));
+                snprintf(r.unit, sizeof r.unit, "%s/%s/%d", rs.host, j->backend->name, dev->index);
                 pb_device_set_threads(dev, j->threads || !j->backend->threaded ? j->threads
                                                                                 : default_threads(&rs));
                 r.threads = pb_device_threads(dev);

@@ -48,6 +48,9 @@ struct pb_result {
     const char *backend, *variant;
     bool anchor;
     char device[256];
+    /* Whose ceiling the row's fraction is of: host, backend and device index.
+     * An aggregate counts a unit that several ranks share once. */
+    char unit[128];
     int threads; /* 0 = not applicable */
     /* ranks of the run; rank = this row's rank, or PB_RANK_ALL for the
      * aggregate (total rate over the slowest rank's time per repetition) and
