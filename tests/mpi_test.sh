@@ -267,6 +267,7 @@ contains "$tmp/sd.html" "spmv-dist: strong scaling"
 expect 0 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1:8 --latency 1e-6 --bandwidth 1e10 --from "$tmp/sd.csv"
 count "$tmp/out" "non-zeros/s (a one-rank spmv-dist row" 1
 contains "$tmp/out" "communication"
+contains "$tmp/out" "non-zeros, float)" # without --precision: the rows' (sd.csv holds float only)
 # The rate comes only from rows of the precision and balance asked for (sd.csv: float, by nnz).
 for other in "--precision double" "--balance rows"; do
     expect 2 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1:8 --latency 1e-6 --bandwidth 1e10 $other --from "$tmp/sd.csv"

@@ -57,7 +57,8 @@ static void project_help(FILE *f)
                "  --matrix SPEC           a Matrix Market file or a generator (lap3d:320, powerlaw:4M:8, ...)\n"
                "  --ranks LIST            rank counts (default 1:4096, doubling)\n"
                "  --balance nnz|rows      spmv-dist's --balance (default nnz); --from's rows are of it\n"
-               "  --precision float|double element size of x (default double); given, --from's rows are of it\n"
+               "  --precision float|double element size of x; --from's rows are of it (default: theirs, double\n"
+               "                          where they hold both; double without --from)\n"
                "  --rate NZ_PER_S         non-zeros per second of one device's local product\n"
                "  --latency S             per message and neighbour\n"
                "  --bandwidth B_PER_S     per rank, for the halo\n"
@@ -400,8 +401,23 @@ int pb__cmd_project(int argc, char **argv)
         snprintf(label, sizeof label, "%s", matrix);
     else if (matrix)
         pb__matinfo_name(matrix, label, sizeof label);
-    const struct projected want = {label, balance, precision_given ? precision : NULL, path, halo,
-                                   strcmp(split, "auto") == 0};
+    struct projected want = {label, balance, NULL, path, halo, strcmp(split, "auto") == 0};
+    if (precision_given) {
+        want.precision = precision;
+    } else { /* the --from rows' precision; of both, the default's, said */
+        bool seen[2] = {false, false};
+        for (size_t i = 0; i < set.n_rows; i++)
+            for (int g = 0; g < 2; g++)
+                if (dist_row_matches(&set.rows[i], &want, g == 1))
+                    seen[strcmp(set.rows[i].precision, "float") == 0] = true;
+        if (seen[1] && !seen[0])
+            precision = "float";
+        else if (seen[0] && seen[1])
+            fprintf(stderr, "parbench: project: --from has rows in float and double: double's taken "
+                            "(--precision float for the others)\n");
+        want.precision = precision;
+        elt = strcmp(precision, "float") == 0 ? 4 : 8;
+    }
     if (rc == PB_EXIT_OK) {
         calibrate(&set, &want, &c);
         /* The ones missing, in words: "no rate, latency or bandwidth", "no latency". */
