@@ -49,6 +49,16 @@ int pb__partition_owner(const int32_t *first, int ranks, int32_t j)
     return lo;
 }
 
+struct pair {
+    int from, to; /* rank `from` sends x entries to rank `to` */
+};
+
+static int by_pair(const void *a, const void *b)
+{
+    const struct pair *x = a, *y = b;
+    return x->from != y->from ? (x->from > y->from) - (x->from < y->from) : (x->to > y->to) - (x->to < y->to);
+}
+
 pb_status pb__partition_stats(const int32_t *ptr, const int32_t *idx, int32_t rows, int32_t cols, int ranks,
                               bool by_nnz, struct pb_part_stats *out)
 {
@@ -57,12 +67,17 @@ pb_status pb__partition_stats(const int32_t *ptr, const int32_t *idx, int32_t ro
     int32_t *row_first = malloc(((size_t)ranks + 1) * sizeof *row_first);
     int32_t *col_first = malloc(((size_t)ranks + 1) * sizeof *col_first);
     int32_t *seen = malloc(((size_t)cols + 1) * sizeof *seen); /* last rank that counted column j */
-    size_t words = ((size_t)ranks * ranks + 63) / 64;
-    uint64_t *pairs = calloc(words + 1, sizeof *pairs); /* bit o * ranks + q: q receives from o */
-    if (!row_first || !col_first || !seen || !pairs) {
-        free(row_first), free(col_first), free(seen), free(pairs);
+    /* The pairs (o sends to q), each once: memory grows with the pairs, not ranks^2. */
+    int *last_to = malloc((size_t)ranks * sizeof *last_to); /* the last q that o was found to send to */
+    struct pair *pairs = NULL;
+    size_t n_pairs = 0, cap = 0;
+    if (!row_first || !col_first || !seen || !last_to) {
+        free(row_first), free(col_first), free(seen), free(last_to);
         return pb__fail(PB_ERR_NOMEM, "partition statistics for %d ranks: out of memory", ranks);
     }
+    for (int r = 0; r < ranks; r++)
+        last_to[r] = -1;
+    bool short_of_memory = false;
     pb__partition_rows(ptr, rows, ranks, by_nnz, row_first);
     pb__partition_cols(row_first, rows, cols, ranks, col_first);
     memset(out, 0, (size_t)ranks * sizeof *out);
@@ -89,8 +104,18 @@ pb_status pb__partition_stats(const int32_t *ptr, const int32_t *idx, int32_t ro
                 int o = pb__partition_owner(col_first, ranks, j);
                 s->halo++;
                 out[o].sent++;
-                size_t bit = (size_t)o * ranks + q;
-                pairs[bit / 64] |= 1ull << (bit % 64);
+                if (last_to[o] != q) {
+                    last_to[o] = q;
+                    if (n_pairs == cap) {
+                        size_t more = cap ? 2 * cap : 1024;
+                        struct pair *grown = realloc(pairs, more * sizeof *grown);
+                        short_of_memory |= !grown;
+                        if (grown)
+                            pairs = grown, cap = more;
+                    }
+                    if (n_pairs < cap)
+                        pairs[n_pairs++] = (struct pair){o, q};
+                }
             }
             int64_t len = ptr[i + 1] - ptr[i];
             s->nnz += len;
@@ -100,15 +125,28 @@ pb_status pb__partition_stats(const int32_t *ptr, const int32_t *idx, int32_t ro
                 s->boundary_rows++, s->nnz_boundary_own += own;
         }
     }
-    for (int r = 0; r < ranks; r++)
-        for (int q = 0; q < ranks; q++) {
-            size_t a = (size_t)r * ranks + q, b = (size_t)q * ranks + r;
-            out[r].neighbours += q != r && ((pairs[a / 64] >> (a % 64)) & 1 || (pairs[b / 64] >> (b % 64)) & 1);
-        }
+    /* Neighbours: the ranks a rank sends to or receives from, each once. The
+     * pairs sorted by (from, to) with their mirrors, the distinct ones are
+     * counted in one pass. */
+    struct pair *both = short_of_memory ? NULL : malloc((2 * n_pairs + 1) * sizeof *both);
+    size_t n_both = 0;
+    for (size_t i = 0; both && i < n_pairs; i++) {
+        both[n_both++] = pairs[i];
+        both[n_both++] = (struct pair){pairs[i].to, pairs[i].from};
+    }
+    if (both)
+        qsort(both, n_both, sizeof *both, by_pair);
+    for (size_t i = 0; both && i < n_both; i++)
+        if (i == 0 || both[i].from != both[i - 1].from || both[i].to != both[i - 1].to)
+            out[both[i].from].neighbours++;
     free(row_first);
     free(col_first);
     free(seen);
+    free(last_to);
     free(pairs);
+    if (!both)
+        return pb__fail(PB_ERR_NOMEM, "partition statistics for %d ranks: out of memory", ranks);
+    free(both);
     return PB_OK;
 }
 
