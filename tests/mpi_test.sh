@@ -273,6 +273,9 @@ for other in "--precision double" "--balance rows"; do
     expect 2 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1:8 --latency 1e-6 --bandwidth 1e10 $other --from "$tmp/sd.csv"
     contains "$tmp/err" "no rate"
 done
+# The most ranks it takes: the pairs of ranks are listed, not a ranks x ranks table (2^40 bits).
+expect 0 "$pb" project spmv-dist --matrix lap2d:10 --rate 1e9 --latency 1e-6 --bandwidth 1e10 --ranks 1048576
+contains "$tmp/out" "1048576 "
 expect 2 "$pb" project spmv-dist --matrix lap2d:40 --rate inf --latency 1e-6 --bandwidth 1e10
 contains "$tmp/err" "'inf' is not a positive number"
 expect 0 "$mpiexec" -n 2 "$pb" run pingpong --size 8,64K --backend ref --reps 2 --quiet --out "$tmp/pp.csv"
