@@ -232,6 +232,10 @@ expect 0 "$pb" scaling --weak "$tmp/ep.csv"
 count "$tmp/out" "(weak scaling)" 2
 count "$tmp/out" "gemm ref/ikj float, 24x24x24 (weak scaling)" 1
 count "$tmp/out" "     2 " 2
+expect 0 "$pb" scaling "$tmp/ep.csv" # without --weak: said
+contains "$tmp/err" "some rows ran every rank at once, each rank its own problem"
+expect 0 "$pb" scaling "$tmp/sd.csv" # spmv-dist: one problem shared, nothing to say
+lacks "$tmp/err" "every rank at once"
 # Weak scaling keeps the rate per rank: gemm-dist at n = 40 on one rank and 64 on two (twice
 # the flops per rank) reads speed-up = the ratio of the rows' GFLOP/s, not of their times.
 wk="run gemm-dist --backend ref --variant summa --reps 2 --quiet --out $tmp/wk.csv"

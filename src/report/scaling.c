@@ -299,6 +299,12 @@ int pb__cmd_scaling(int argc, char **argv)
     if (per_problem) /* a strong series given with a weak one: their rank counts repeat */
         fprintf(stderr, "parbench scaling: --weak: several problems ran at one rank count, so each problem is its "
                         "own curve (a fixed problem: strong scaling); give the files of one weak series alone\n");
+    bool every_rank = false; /* rows of a benchmark that ran on every rank at once, each its own problem */
+    for (size_t i = 0; i < n && !weak_mode; i++)
+        every_rank |= !distributed(pts[i].row->bench);
+    if (every_rank)
+        fprintf(stderr, "parbench scaling: some rows ran every rank at once, each rank its own problem: the "
+                        "efficiencies below treat them as one problem shared; --weak reads them as they ran\n");
     if (csv)
         printf("bench,backend,variant,precision,problem,ranks,median_s,speedup,efficiency,compute_s,"
                "exposed_comm_s,hidden_comm_s\n");
