@@ -283,6 +283,13 @@ for other in "--precision double" "--balance rows"; do
     expect 2 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1:8 --latency 1e-6 --bandwidth 1e10 $other --from "$tmp/sd.csv"
     contains "$tmp/err" "no rate"
 done
+# Rows of two backends: one backend's are taken (rate and step from one kernel), and said.
+expect 0 "$mpiexec" -n 1 "$pb" run spmv-dist --matrix lap2d:40 --backend ref,openmp --reps 2 --quiet --out "$tmp/two.csv"
+expect 0 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1:2 --latency 1e-6 --bandwidth 1e10 --from "$tmp/two.csv"
+contains "$tmp/err" "--from has spmv-dist rows of ref and openmp: ref's taken (--backend chooses)"
+expect 0 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1:2 --latency 1e-6 --bandwidth 1e10 --from "$tmp/two.csv" \
+    --backend openmp
+lacks "$tmp/err" "taken"
 # The most ranks it takes: the pairs of ranks are listed, not a ranks x ranks table (2^40 bits).
 expect 0 "$pb" project spmv-dist --matrix lap2d:10 --rate 1e9 --latency 1e-6 --bandwidth 1e10 --ranks 1048576
 contains "$tmp/out" "1048576 "

@@ -59,6 +59,8 @@ static void project_help(FILE *f)
                "  --balance nnz|rows      spmv-dist's --balance (default nnz); --from's rows are of it\n"
                "  --precision float|double element size of x; --from's rows are of it (default: theirs, double\n"
                "                          where they hold both; double without --from)\n"
+               "  --backend NAME          --from's spmv-dist rows of this backend (default: the first row's, said\n"
+               "                          where the files hold others)\n"
                "  --rate NZ_PER_S         non-zeros per second of one device's local product\n"
                "  --latency S             per message and neighbour\n"
                "  --bandwidth B_PER_S     per rank, for the halo\n"
@@ -164,6 +166,7 @@ static void from_two_ranks(const struct pb_rp_set *set, const char *bench, const
  * not given, rows of any precision), --path. */
 struct projected {
     const char *label, *balance, *precision, *path;
+    const char *backend; /* of the spmv-dist rows taken (NULL: any) */
     const char *halo; /* p2p, allgather or auto */
     bool split;       /* --split auto */
 };
@@ -182,7 +185,8 @@ static bool dist_row_matches(const struct pb_rp_row *r, const struct projected *
            strncmp(r->problem, w->label, n) == 0 && strncmp(r->problem + n, by, strlen(by)) == 0 &&
            r->reason && (strncmp(r->reason, GATHERED, strlen(GATHERED)) == 0) == gathered &&
            (w->split ? !strstr(r->problem, " split off") : !strstr(r->reason, "own columns ahead")) &&
-           (!w->precision || strcmp(r->precision, w->precision) == 0);
+           (!w->precision || strcmp(r->precision, w->precision) == 0) &&
+           (!w->backend || strcmp(r->backend, w->backend) == 0);
 }
 
 static void calibrate(const struct pb_rp_set *set, const struct projected *w, struct calibration *c)
@@ -309,7 +313,7 @@ int pb__cmd_project(int argc, char **argv)
     }
     if (strcmp(argv[1], "spmv-dist") != 0)
         return pb__cli_die(PB_EXIT_USAGE, "project: only spmv-dist has a model (got '%s')", argv[1]);
-    const char *matrix = NULL, *ranks_text = "1:4096", *balance = "nnz", *precision = "double";
+    const char *matrix = NULL, *ranks_text = "1:4096", *balance = "nnz", *precision = "double", *backend = NULL;
     bool precision_given = false;
     const char *rate_text = NULL, *latency_text = NULL, *bandwidth_text = NULL, *seed_text = "42", *path = NULL;
     const char *halo = "auto", *split = "auto";
@@ -332,6 +336,8 @@ int pb__cmd_project(int argc, char **argv)
             balance = v;
         else if (pb__cli_value(argc, argv, &i, "precision", 0, &v, &rc))
             precision = v, precision_given = true;
+        else if (pb__cli_value(argc, argv, &i, "backend", 0, &v, &rc))
+            backend = v;
         else if (pb__cli_value(argc, argv, &i, "rate", 0, &v, &rc))
             rate_text = v;
         else if (pb__cli_value(argc, argv, &i, "latency", 0, &v, &rc))
@@ -401,7 +407,7 @@ int pb__cmd_project(int argc, char **argv)
         snprintf(label, sizeof label, "%s", matrix);
     else if (matrix)
         pb__matinfo_name(matrix, label, sizeof label);
-    struct projected want = {label, balance, NULL, path, halo, strcmp(split, "auto") == 0};
+    struct projected want = {label, balance, NULL, path, NULL, halo, strcmp(split, "auto") == 0};
     if (precision_given) {
         want.precision = precision;
     } else { /* the --from rows' precision; of both, the default's, said */
@@ -418,6 +424,21 @@ int pb__cmd_project(int argc, char **argv)
         want.precision = precision;
         elt = strcmp(precision, "float") == 0 ? 4 : 8;
     }
+    /* One backend's rows: the rate of one and the step of another fit nothing. */
+    const char *other = NULL;
+    bool backend_given = backend != NULL;
+    for (size_t i = 0; !backend_given && i < set.n_rows; i++)
+        for (int g = 0; g < 2; g++)
+            if (dist_row_matches(&set.rows[i], &want, g == 1)) { /* want.backend still NULL: any */
+                if (!backend)
+                    backend = set.rows[i].backend;
+                else if (strcmp(set.rows[i].backend, backend) != 0)
+                    other = set.rows[i].backend;
+            }
+    want.backend = backend;
+    if (other)
+        fprintf(stderr, "parbench: project: --from has spmv-dist rows of %s and %s: %s's taken (--backend chooses)\n",
+                want.backend, other, want.backend);
     if (rc == PB_EXIT_OK) {
         calibrate(&set, &want, &c);
         /* The ones missing, in words: "no rate, latency or bandwidth", "no latency". */
