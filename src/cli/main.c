@@ -104,9 +104,7 @@ static bool any_device_matches(const char *name)
 {
     for (size_t i = 0; i < pb_backend_count(); i++) {
         const pb_backend *b = pb_backend_at(i);
-        if (!pb_backend_available(b, NULL))
-            continue;
-        for (int d = 0; d < pb_backend_device_count(b); d++) {
+        for (int d = 0; d < pb_backend_device_count(b); d++) { /* 0 where b is unavailable */
             pb_device *dev = NULL;
             if (pb_device_open(b, d, &dev) != PB_OK)
                 continue;

@@ -822,6 +822,12 @@ static pb_status load_text(struct pb_rp_set *set, const char *path, const char *
     const char *s = text;
     while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
         s++;
+    if (!*s && quiet) { /* in a folder: an empty file is skipped, not silently */
+        fprintf(stderr, "parbench: skipping %s: empty\n", path);
+        return PB_ERR_UNSUPPORTED;
+    }
+    if (!*s)
+        return pb__fail(PB_ERR_PARSE, "%s is empty: no results in it", path);
     if (*s == '{' || *s == '[')
         return load_json(set, path, shown, text, quiet);
     if (strncmp(text, comparison_head, sizeof comparison_head - 1) == 0)
@@ -837,13 +843,7 @@ static pb_status load_file(struct pb_rp_set *set, const char *path, const char *
         return pb__fail(PB_ERR_IO, "cannot read %s: no such file", path);
     if (st != PB_OK)
         return st;
-    const char *s = text;
-    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
-        s++;
-    if (quiet && !*s) /* in a folder: an empty file is skipped, not silently */
-        fprintf(stderr, "parbench: skipping %s: empty\n", path);
-    st = !*s ? (quiet ? PB_ERR_UNSUPPORTED : pb__fail(PB_ERR_PARSE, "%s is empty: no results in it", path))
-             : load_text(set, path, shown, text, quiet);
+    st = load_text(set, path, shown, text, quiet);
     free(text);
     return st;
 }
