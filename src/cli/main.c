@@ -244,9 +244,21 @@ static int cmd_devices(int argc, char **argv)
                 st = pb_device_info(dev, &info);
                 pb_device_close(dev);
             }
+            const char *error = pb_last_error()[0] ? pb_last_error() : pb_status_message(st);
+            if (st == PB_ERR_UNAVAILABLE) { /* present but unusable here (no code for it in this build) */
+                if (doc && strcmp(format, "json") == 0) {
+                    cJSON *o = cJSON_CreateObject();
+                    cJSON_AddStringToObject(o, "backend", b->name);
+                    cJSON_AddNumberToObject(o, "index", d);
+                    cJSON_AddStringToObject(o, "unavailable", error);
+                    cJSON_AddItemToArray(doc, o);
+                } else {
+                    printf("%s device %d: unavailable: %s\n\n", b->name, d, error);
+                }
+                continue;
+            }
             if (st != PB_OK) {
-                fprintf(stderr, "parbench: %s device %d: %s\n", b->name, d,
-                        pb_last_error()[0] ? pb_last_error() : pb_status_message(st));
+                fprintf(stderr, "parbench: %s device %d: %s\n", b->name, d, error);
                 rc = EXIT_ERROR;
                 continue;
             }

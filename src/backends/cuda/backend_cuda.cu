@@ -48,6 +48,38 @@ static int cuda_device_count(void)
     return cuda_available(&why) ? device_count_cached : 0;
 }
 
+#ifndef PB_CUDA_ARCHS_BUILT
+#define PB_CUDA_ARCHS_BUILT "?"
+#endif
+
+// Every CUDA file is built for the same architectures (PB_CUDA_ARCHS), so
+// whether this kernel loads on a device says whether any of them will.
+__global__ void pb_cuda_probe_kernel() {}
+
+static pb_status check_code_for(const cudaDeviceProp &p)
+{
+    cudaFuncAttributes attr;
+    cudaError_t e = cudaFuncGetAttributes(&attr, pb_cuda_probe_kernel);
+    if (e == cudaSuccess)
+        return PB_OK;
+    (void)cudaGetLastError();
+    if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction)
+        return pb__fail(PB_ERR_UNAVAILABLE,
+                        "this build has no code for %s (compute capability %d.%d; built for %s): "
+                        "rebuild with -DPB_CUDA_ARCHS=%d%d",
+                        p.name, p.major, p.minor, PB_CUDA_ARCHS_BUILT, p.major, p.minor);
+    if (e == cudaErrorUnsupportedPtxVersion || e == cudaErrorInvalidPtx) {
+        int driver = 0;
+        (void)cudaDriverGetVersion(&driver);
+        return pb__fail(PB_ERR_UNAVAILABLE,
+                        "the NVIDIA driver (CUDA %d.%d) cannot compile this build's code (CUDA %d.%d, built for %s): "
+                        "update the driver, or rebuild with -DPB_CUDA_ARCHS=%d%d",
+                        driver / 1000, (driver % 1000) / 10, CUDART_VERSION / 1000, (CUDART_VERSION % 1000) / 10,
+                        PB_CUDA_ARCHS_BUILT, p.major, p.minor);
+    }
+    return pb__cuda_status(e, "loading a kernel", __FILE__, __LINE__);
+}
+
 static pb_status cuda_open(pb_device *dev, int index)
 {
     PB_CUDA_CHECK(cudaSetDevice(index));
@@ -58,6 +90,13 @@ static pb_status cuda_open(pb_device *dev, int index)
     cudaError_t e = cudaGetDeviceProperties(&impl->prop, index);
     if (e == cudaSuccess)
         e = cudaFree(nullptr); // create the context now, not inside the first timed run
+    if (e == cudaSuccess) {
+        pb_status st = check_code_for(impl->prop);
+        if (st != PB_OK) {
+            free(impl);
+            return st;
+        }
+    }
     // Kernels take scratch space with cudaMallocAsync; keeping freed memory in
     // the pool makes that a cheap stream-ordered step instead of a remap.
     cudaMemPool_t pool;
