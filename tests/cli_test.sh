@@ -116,6 +116,11 @@ lines "$tmp/UP.CSV" 3 # header + float + double
 # --append adds rows under the existing header.
 expect 0 "$pb" run gemm --n 8 --reps 1 --variant ref/ikj --quiet --out "$tmp/r.csv" --append
 lines "$tmp/r.csv" 7
+# ... and refuses a file of another benchmark's columns before printing anything.
+expect 2 "$pb" run reduce --n 8 --reps 1 --variant ref/pairwise --quiet --out "$tmp/r.csv" --append
+contains "$tmp/err" "columns differ"
+lines "$tmp/out" 0
+lines "$tmp/r.csv" 7
 # Launch shapes of the naive GPU kernels: other variants decline them, bad ones are usage errors.
 expect 0 "$pb" run gemm --n 16 --reps 1 --backend ref --variant ikj --wg 8x4 --groups 2 --format csv
 contains "$tmp/out" "UNSUPPORTED"

@@ -731,7 +731,9 @@ static int run_setup(int argc, char **argv, int rank, struct run_cmd *rc_out)
         if (st == PB_OK)
             rc_out->n_writers++;
     }
-    for (size_t i = 0; i < rc_out->n_writers && st == PB_OK; i++)
+    /* Files first: one that cannot take the rows (--append to other columns)
+     * fails before the table's header reaches the terminal. */
+    for (size_t i = rc_out->n_writers; i-- > 0 && st == PB_OK;)
         st = pb__writer_begin(writers[i], ctx, bench);
     return st == PB_OK ? EXIT_OK : fail_status(st);
 }
