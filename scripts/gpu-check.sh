@@ -20,7 +20,7 @@
 #   NCCL paths, allreduce, memcheck; its parts multi_p2p, multi_ep, multi_coll (its memcheck: multi_check), multi_spmv,
 #   multi_gemm (each as _strong and _weak too; PB_GEMM_DIST_N="16384 32768" the strong sizes; multi_gemm_panel: n = 16384 by
 #   panel width) also run alone (PB_STEP_TIMEOUT=S bounds each
-#   step; PB_SPMV_DIST, PB_SPMV_DIST_FILES, PB_SPMV_DIST_LOCAL, _HALO, _SPLIT and _PATH choose spmv-dist's matrices,
+#   step; PB_SPMV_DIST, PB_SPMV_DIST_FILES, PB_SPMV_DIST_LOCAL, _HALO, _SPLIT, _PATH and _BATCH choose spmv-dist's matrices,
 #   PB_EP_BENCHES=gemm,spmv,... multi_ep's benchmarks); limits: conv at R = 1..128 beside cuDNN, conv-stream's strips and
 #   streams, copies both ways at once; stream: conv-stream at its defaults staged and pinned in place, copies both
 #   ways, conv at R = 32 and 80; tensor: gemm in tf32/bf16/fp16, tc and wgmma beside cuBLAS; trust: a GPU fault mid-run, a problem too big for the device, 10,000
@@ -548,10 +548,12 @@ multi_spmv_strong_section() {
     done
     step "multi: spmv-dist strong scaling ($counts GPUs), staged and NCCL halos"
     local np more=""
+    [ -f "$out/spmv-dist.csv" ] && more=--append # a second series (another --batch) joins the first
     for np in $counts; do
         run $mpi $np $pb run spmv-dist --backend cuda --variant overlap --matrix "${PB_SPMV_DIST:-lap3d:320,powerlaw:4M:16}$files" \
             --local "${PB_SPMV_DIST_LOCAL:-auto}" --halo "${PB_SPMV_DIST_HALO:-auto}" --split "${PB_SPMV_DIST_SPLIT:-auto}" --reader each \
-            --path "${PB_SPMV_DIST_PATH:-staged,nccl}" --precision double --reps 20 --quiet --out "$out/spmv-dist.csv" $more
+            --path "${PB_SPMV_DIST_PATH:-staged,nccl}" --batch "${PB_SPMV_DIST_BATCH:-1}" --precision double --reps 20 --quiet \
+            --out "$out/spmv-dist.csv" $more
         more=--append
     done
 }

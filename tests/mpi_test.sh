@@ -176,6 +176,17 @@ count "$tmp/pad.csv" "own columns ahead of it" 2
 expect 1 env PARBENCH_GATHER_PAD=1 "$mpiexec" -n 2 "$pb" run spmv-dist --matrix powerlaw:3001:8 --halo allgather \
     --backend opencl --reps 2 --quiet --inject-fault
 count "$tmp/out" " FAILED" 2
+# --batch K: K products a repetition, each queued behind the last (OpenCL queues them; ref and
+# OpenMP run them in turn), verified as one, labelled, times per product; a planted fault FAILED.
+bt="run spmv-dist --matrix lap2d:31,powerlaw:3001:8 --backend ref,opencl --reps 2 --quiet"
+expect 0 "$mpiexec" -n 2 "$pb" $bt --batch 7 --format csv --out "$tmp/batch.csv"
+count "$tmp/batch.csv" ",OK," 8
+count "$tmp/batch.csv" ",lap2d:31 by nnz batch 7,OK," 4
+expect 1 "$mpiexec" -n 2 "$pb" $bt --batch 3 --inject-fault
+count "$tmp/out" " FAILED" 8
+expect 2 "$pb" run spmv-dist --matrix lap2d:4 --batch 0 --backend ref
+contains "$tmp/err" "--batch takes one value, 1 to 10000"
+expect 2 "$pb" run spmv-dist --matrix lap2d:4 --batch 2,3 --backend ref
 expect 2 "$pb" run spmv-dist --matrix lap2d:4 --halo broadcast --backend ref
 contains "$tmp/err" "--halo 'broadcast' is none of p2p, allgather or auto"
 # --reader one: only rank 0 needs the file (rank 1 runs in a folder without it).
@@ -290,6 +301,14 @@ contains "$tmp/err" "--from has spmv-dist rows of ref and openmp: ref's taken (-
 expect 0 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1:2 --latency 1e-6 --bandwidth 1e10 --from "$tmp/two.csv" \
     --backend openmp
 lacks "$tmp/err" "taken"
+# --batch: the rows run with that batch, and only those (sd.csv has batch 1 only).
+expect 0 "$mpiexec" -n 1 "$pb" run spmv-dist --matrix lap2d:40 --backend ref --batch 4 --reps 2 --quiet --out "$tmp/b4.csv"
+expect 0 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1:2 --latency 1e-6 --bandwidth 1e10 --batch 4 \
+    --from "$tmp/b4.csv" "$tmp/sd.csv"
+count "$tmp/out" "non-zeros/s (a one-rank spmv-dist row" 1
+expect 2 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1:2 --latency 1e-6 --bandwidth 1e10 --batch 4 --from "$tmp/sd.csv"
+contains "$tmp/err" "no rate"
+expect 2 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1:2 --latency 1e-6 --bandwidth 1e10 --batch 0
 # The most ranks it takes: the pairs of ranks are listed, not a ranks x ranks table (2^40 bits).
 expect 0 "$pb" project spmv-dist --matrix lap2d:10 --rate 1e9 --latency 1e-6 --bandwidth 1e10 --ranks 1048576
 contains "$tmp/out" "1048576 "

@@ -87,6 +87,10 @@ struct pb_bench {
      * started behind a gate so that issuing it is not timed): the seconds of
      * the last run, which replace the runner's timer; NULL = the timer. */
     double (*run_seconds)(void *state);
+    /* How many times one call of run does the work (spmv-dist --batch: K
+     * products queued back to back): each repetition's times are divided by
+     * it, so rows give the time of one. NULL = 1. */
+    int (*runs_per_call)(void *state);
     /* The ceilings its rates are held against (the fraction of ceiling, the
      * lines of its charts), by variant, backend and device; NULL = the FMA
      * peak and device memory, whichever is closer (the plain roofline). */

@@ -466,9 +466,10 @@ static bool measure(struct run_state *rs, pb_device *dev, pb_energy *meter, cons
             st = pb_timer_elapsed(timer, &elapsed);
         if (st == PB_OK && b->run_seconds)
             elapsed = b->run_seconds(state);
+        int per_call = b->runs_per_call ? b->runs_per_call(state) : 1;
         if (!warm) {
-            rs->samples[i - cfg->warmup] = elapsed;
-            rs->host_samples[i - cfg->warmup] = t1 - t0;
+            rs->samples[i - cfg->warmup] = elapsed / per_call;
+            rs->host_samples[i - cfg->warmup] = (t1 - t0) / per_call;
         }
         /* Besides the last repetition (checked below): the first, and every
          * one of a variant whose result may change from run to run. */

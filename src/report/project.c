@@ -72,6 +72,7 @@ static void project_help(FILE *f)
                "  --path staged|mpi|nccl  take the rows of this halo path only: spmv-dist rows whose reason\n"
                "                          names it, pingpong's and allreduce's mpi-staged, mpi or nccl variant\n"
                "                          (default: any MPI row, spmv-dist rows of any path)\n"
+               "  --batch K               --from's spmv-dist rows run with --batch K (default 1)\n"
                "  --halo p2p|allgather|auto  spmv-dist's --halo (default auto: gathered where some rank\n"
                "                          needs half the others' x or more, as spmv-dist decides)\n"
                "  --split auto|off        spmv-dist's --split (default auto, as on GPUs; off for the\n"
@@ -169,6 +170,7 @@ struct projected {
     const char *backend; /* of the spmv-dist rows taken (NULL: any) */
     const char *halo; /* p2p, allgather or auto */
     bool split;       /* --split auto */
+    int64_t batch;    /* spmv-dist's --batch */
 };
 
 /* Whether a spmv-dist row ran what is projected: the same matrix, balance and
@@ -178,8 +180,12 @@ struct projected {
  * rows never do, whatever they were asked). */
 static bool dist_row_matches(const struct pb_rp_row *r, const struct projected *w, bool gathered)
 {
-    char by[32];
+    char by[32], batch[32];
     snprintf(by, sizeof by, " by %s", w->balance);
+    snprintf(batch, sizeof batch, " batch %lld", (long long)w->batch);
+    const char *at = strstr(r->problem, " batch ");
+    if (w->batch == 1 ? at != NULL : !at || strcmp(at, batch) != 0) /* the label ends with it */
+        return false;
     size_t n = strlen(w->label);
     return pb__rp_ok(r) && strcmp(r->bench, "spmv-dist") == 0 && dist_row_on_path(r, w->path) &&
            strncmp(r->problem, w->label, n) == 0 && strncmp(r->problem + n, by, strlen(by)) == 0 &&
@@ -316,7 +322,7 @@ int pb__cmd_project(int argc, char **argv)
     const char *matrix = NULL, *ranks_text = "1:4096", *balance = "nnz", *precision = "double", *backend = NULL;
     bool precision_given = false;
     const char *rate_text = NULL, *latency_text = NULL, *bandwidth_text = NULL, *seed_text = "42", *path = NULL;
-    const char *halo = "auto", *split = "auto";
+    const char *halo = "auto", *split = "auto", *batch_text = "1";
     char **from = malloc((size_t)argc * sizeof *from);
     int n_from = 0, rc = PB_EXIT_OK;
     if (!from)
@@ -352,13 +358,15 @@ int pb__cmd_project(int argc, char **argv)
             halo = v;
         else if (pb__cli_value(argc, argv, &i, "split", 0, &v, &rc))
             split = v;
+        else if (pb__cli_value(argc, argv, &i, "batch", 0, &v, &rc))
+            batch_text = v;
         else if (rc == PB_EXIT_OK && strcmp(argv[i], "--from") == 0)
             while (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0)
                 from[n_from++] = argv[++i];
         else if (rc == PB_EXIT_OK)
             rc = pb__cli_die(PB_EXIT_USAGE, "unknown option '%s' for project (see parbench project --help)", argv[i]);
     }
-    int64_t *ranks = NULL, seed = 42;
+    int64_t *ranks = NULL, seed = 42, batch = 1;
     size_t n_ranks = 0;
     struct calibration c = {.rate = NAN, .latency = NAN, .bandwidth = NAN};
     double elt = strcmp(precision, "float") == 0 ? 4 : 8;
@@ -378,6 +386,10 @@ int pb__cmd_project(int argc, char **argv)
     pb_status st = PB_OK;
     if (rc == PB_EXIT_OK && (st = pb__parse_int_list(ranks_text, "--ranks", &ranks, &n_ranks)) == PB_OK)
         st = pb__parse_int(seed_text, "--seed", &seed);
+    if (rc == PB_EXIT_OK && st == PB_OK)
+        st = pb__parse_int(batch_text, "--batch", &batch);
+    if (rc == PB_EXIT_OK && st == PB_OK && batch < 1)
+        rc = pb__cli_die(PB_EXIT_USAGE, "project: --batch %lld is not a positive count", (long long)batch);
     const struct {
         const char *text;
         double *out;
@@ -407,7 +419,7 @@ int pb__cmd_project(int argc, char **argv)
         snprintf(label, sizeof label, "%s", matrix);
     else if (matrix)
         pb__matinfo_name(matrix, label, sizeof label);
-    struct projected want = {label, balance, NULL, path, NULL, halo, strcmp(split, "auto") == 0};
+    struct projected want = {label, balance, NULL, path, NULL, halo, strcmp(split, "auto") == 0, batch};
     if (precision_given) {
         want.precision = precision;
     } else { /* the --from rows' precision; of both, the default's, said */
