@@ -16,6 +16,7 @@
  * split into compute and exposed communication, and the part of the
  * communication the overlap hid is shown when the blocking variant of the
  * same run is in the files. */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -207,16 +208,31 @@ pb_status pb__rp_scaling(const struct pb_rp_set *set, bool weak, struct pb_rp_sc
     return PB_OK;
 }
 
+/* Whether text holds word whole: not inside a longer word or number (a batch
+ * of 1 is not named by powerlaw:4M:16), a number also between x's (24 in
+ * 24x24x24). */
+static bool has_word(const char *text, const char *word)
+{
+    size_t n = strlen(word);
+    bool numeric = n > 0 && strspn(word, "0123456789") == n;
+#define PB__EDGE(c) (!isalnum((unsigned char)(c)) || (numeric && (c) == 'x'))
+    for (const char *at = n ? strstr(text, word) : NULL; at; at = strstr(at + 1, word))
+        if ((at == text || PB__EDGE(at[-1])) && PB__EDGE(at[n]))
+            return true;
+#undef PB__EDGE
+    return false;
+}
+
 /* Whether the problem's label names value: itself, or a file by its base name
  * (af23560 for .../af23560.mtx.gz). */
 static bool mentions(const char *problem, const char *value)
 {
-    if (strstr(problem, value))
+    if (has_word(problem, value))
         return true;
     const char *base = strrchr(value, '/') ? strrchr(value, '/') + 1 : value;
     char name[128];
     snprintf(name, sizeof name, "%.*s", (int)strcspn(base, "."), base);
-    return name[0] && strstr(problem, name);
+    return name[0] && has_word(problem, name);
 }
 
 void pb__rp_varying_params(const struct pb_rp_set *set, const struct pb_rp_row *r, char *buf, size_t len)
