@@ -4,7 +4,7 @@
 # racecheck), then the benchmarks. Results and logs go to $OUT (default
 # bench/results/<date>-<gpu>/).
 #
-# usage: scripts/gpu-check.sh [build|quick|full|SECTION...] (SECTION: tests|zoo_check|spmv|zoo|zoo_cpu|memlab|conv|limits|stream|tensor|ceilings|opencl|opencl_copies|opencl_kernels|mpi|devpath|multi|multi_*|trust|studies)
+# usage: scripts/gpu-check.sh [build|quick|full|SECTION...] (SECTION: tests|zoo_check|spmv|zoo|zoo_cpu|memlab|conv|limits|stream|tensor|ceilings|opencl|opencl_copies|opencl_kernels|mpi|devpath|multi|multi_*|trust|studies|sweep)
 #   several SECTIONs run in turn on one build. build: only the build (build-gpu/); tests: the
 #   test suite with CUDA required; zoo_check: the sparse variants under compute-sanitizer; quick: tests, sanitizers and a GEMM whose rows must carry NVML's energy columns; spmv, memlab, conv, ceilings, opencl: build, then only
 #   that section (ceilings also renders the report of everything in $OUT; opencl, the OpenCL
@@ -25,7 +25,8 @@
 #   streams, copies both ways at once; stream: conv-stream at its defaults staged and pinned in place, copies both
 #   ways, conv at R = 32 and 80; tensor: gemm in tf32/bf16/fp16, tc and wgmma beside cuBLAS; trust: a GPU fault mid-run, a problem too big for the device, 10,000
 #   library turns; studies: parbench study 000..004 --quick (PB_STUDY_FULL=1: the full
-#   studies; PB_STUDIES="003 004": only those), each in its folder, and one report
+#   studies; PB_STUDIES="003 004": only those), each in its folder, and one report; sweep: odd sizes
+#   and inputs as a new user would give them, planted faults, memcheck (summary in sweep.txt)
 # PB_GIT_COMMIT=HASH names the commit measured in every row (set it where the
 # tree is a copy whose .git may be stale or absent).
 # Missing cJSON/cmocka development files are taken from .deps/*.deb when present
@@ -632,6 +633,87 @@ trust_section() {
     grep -E "turns|free memory" "$log" | tail -6
 }
 
+# As a new user would: odd and tiny sizes, awkward shapes, hand-made and
+# generated matrices, planted faults, each on CUDA and NVIDIA's OpenCL. Each
+# command's exit status and row statuses go to sweep.txt (rows FAILED or ERROR
+# named, each command's rows in sweep/NAME.csv); only --inject-fault runs may
+# fail (exit 1), nothing may crash or hang. The small ones also run under
+# compute-sanitizer memcheck.
+sweep_section() {
+    step "sweep: as a new user, odd sizes and inputs (summary in sweep.txt)"
+    local m="$out/sweep/matrices" gpu="--backend cuda,opencl --device nvidia" mc
+    mc="compute-sanitizer --tool memcheck --error-exitcode 9"
+    mkdir -p "$m"
+    printf '%%%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2.5\n' >"$m/one.mtx"
+    printf '%%%%MatrixMarket matrix coordinate real general\n5 5 0\n' >"$m/zero.mtx"
+    printf '%%%%MatrixMarket matrix coordinate real general\n3 7 4\n1 7 1\n3 1 2\n3 2 -1\n1 1 4\n' >"$m/rect.mtx"
+    printf '%%%%MatrixMarket matrix coordinate pattern symmetric\n6 6 5\n1 1\n6 1\n4 2\n5 5\n6 6\n' >"$m/patsym.mtx"
+    python3 - "$m" <<'PY'
+import random, sys
+random.seed(3)
+d, n = sys.argv[1], 200003
+rows = [(1000, c) for c in range(1, n + 1)] + [(r, r) for r in range(1, n, 7)] # one full row, most rows empty
+with open(d + "/denserow.mtx", "w") as f:
+    f.write("%%%%MatrixMarket matrix coordinate real general\n%d %d %d\n" % (n, n, len(rows)))
+    f.writelines("%d %d %.3f\n" % (r, c, random.uniform(-1, 1)) for r, c in rows)
+with open(d + "/densecol.mtx", "w") as f: # one full column of 9
+    f.write("%%%%MatrixMarket matrix coordinate integer general\n%d 9 %d\n" % (n, n))
+    f.writelines("%d 5 %d\n" % (r, random.randint(-9, 9)) for r in range(1, n + 1))
+PY
+    local files="$m/one.mtx,$m/zero.mtx,$m/rect.mtx,$m/patsym.mtx,$m/denserow.mtx,$m/densecol.mtx"
+    : >"$out/sweep.txt"
+    sw() { # sw NAME CMD...: its exit status and row statuses
+        local name=$1 csv="$out/sweep/$1.csv"
+        shift
+        timeout -k 5 240 "$@" --quiet --out "$csv" >>"$log" 2>&1
+        local rc=$?
+        echo "$name exit $rc: $(python3 -c '
+import collections, csv, sys
+try:
+    rows = list(csv.DictReader(open(sys.argv[1])))
+except OSError:
+    rows = []
+print(" ".join("%s=%d" % kv for kv in sorted(collections.Counter(r["status"] for r in rows).items())))
+for r in rows:
+    if r["status"] in ("FAILED", "ERROR"):
+        print("   ", r["status"], r["backend"], r["variant"], r["precision"], r["problem"], r["reason"][:120])
+' "$csv" | head -4)" | tee -a "$out/sweep.txt"
+    }
+    sw gemm-tiny $pb run gemm $gpu --m 1 --n 1 --k 1 --precision float,double --reps 2
+    sw gemm-odd $pb run gemm $gpu --m 1,33 --n 1023,1 --k 4097 --precision float,double --reps 2
+    sw gemm-tc-odd $pb run gemm --backend cuda --m 129,1 --n 67 --k 1000 --precision tf32,bf16,fp16 --reps 2
+    sw gemm-skinny $pb run gemm --backend cuda --m 65536 --n 64 --k 4096 --precision float,double --reps 3
+    sw gemm-longk $pb run gemm --backend cuda --m 256 --n 192 --k 262147 --precision float,double --reps 3
+    sw spmv-files $pb run spmv $gpu --matrix "$files" --precision float,double --reps 2
+    sw spmv-gen $pb run spmv $gpu --matrix rect:1:100000000:1,dense:100000:3:2:50000,pareto:300000:8:1.1:0.5,band:1000001:5:3,blocks:99999:6:4,powerlaw:7:3,random:1:1,gaps:100003:4,lap2d:1,lap3d:2,rect:3000000:7:2 \
+        --precision float,double --reps 2
+    sw spmv-zoo-opencl $pb run spmv --backend opencl --device nvidia --matrix zoo:200000 --precision float,double --reps 2
+    sw spmv-offsets64 $pb run spmv --backend cuda --matrix zoo:100000 --offsets 64 --reps 2
+    sw spmv-fault $pb run spmv $gpu --matrix zoo:30000 --inject-fault --reps 1
+    sw conv-tiny $pb run conv $gpu --width 1 --height 1 --radius 1,2 --precision float,double --reps 2
+    sw conv-odd $pb run conv $gpu --width 8191 --height 37 --radius 1,32,128 --precision float,double --reps 2
+    sw conv-narrow $pb run conv $gpu --width 100 --height 5000 --radius 128 --border zero,clamp --reps 2
+    sw conv-clamp $pb run conv $gpu --width 4097 --height 3001 --radius 3,64 --border clamp --precision float,double --reps 2
+    sw conv-fault $pb run conv $gpu --width 999 --height 777 --radius 5 --inject-fault --reps 1
+    sw conv-stream-cap $pb run conv-stream --backend cuda --width 5000 --height 7001 --radius 32 --device-mem 64M --streams 1,2,3 --reps 2
+    sw conv-stream-tiny $pb run conv-stream $gpu --width 30 --height 30 --radius 40 --reps 2
+    sw conv-stream-strip $pb run conv-stream --backend cuda --host-mem pinned,staged --width 8191 --height 8193 --radius 5 --strip 7 --reps 2
+    sw transpose-odd $pb run transpose $gpu --m 1,4097,65537 --n 1,33,3 --reps 2
+    sw reduce-odd $pb run reduce $gpu --n 1,2,31,1025,100000007 --type 0,1,2 --reps 2
+    sw access-odd $pb run access $gpu --n 1,33 --step 0:32:7 --reps 2
+    sw bandwidth-odd $pb run bandwidth $gpu --size 1,7,1000001 --reps 2
+    sw overlap-odd $pb run overlap --backend cuda --n 1,3,1001 --lm 1,2 --bs 8,0 --reps 2
+    sw p2p-one $pb run p2p --reps 2
+    sw memcheck-spmv $mc $pb run spmv --backend cuda --matrix "zoo:5000,$m/one.mtx,$m/zero.mtx,$m/rect.mtx,$m/patsym.mtx,rect:3:70000:2,dense:3000:3:2:2000" \
+        --precision float,double --reps 1 --warmup 0
+    sw memcheck-conv $mc $pb run conv --backend cuda --width 1,37,333 --height 5,129 --radius 1,7,70 --border zero,clamp --reps 1 --warmup 0
+    sw memcheck-conv-stream $mc $pb run conv-stream --backend cuda --width 333 --height 517 --radius 9 --strip 8,100 --streams 1,3 --reps 1 --warmup 0
+    sw memcheck-transpose $mc $pb run transpose --backend cuda --m 1,33,1001 --n 1,65,7 --reps 1 --warmup 0
+    sw memcheck-reduce $mc $pb run reduce --backend cuda --n 1,31,1025,100003 --type 0,1,2 --reps 1 --warmup 0
+    sw memcheck-gemm-tc $mc $pb run gemm --backend cuda --m 1,129 --n 67 --k 33 --precision tf32,bf16,fp16 --reps 1 --warmup 0
+    rm -rf "$m"
+}
+
 # The test suite with CUDA required (a CUDA skip is a failure here).
 tests_section() {
     step "devices"
@@ -648,7 +730,7 @@ tests_section() {
 twins="--backend cuda,opencl --device nvidia"
 sections="tests zoo_check spmv zoo zoo_cpu memlab conv limits stream tensor ceilings opencl opencl_copies opencl_kernels mpi mpi_ep"
 sections+=" mpi_dist mpi_coll devpath multi multi_p2p multi_ep multi_coll multi_check multi_spmv multi_spmv_strong multi_spmv_weak"
-sections+=" multi_gemm multi_gemm_strong multi_gemm_weak multi_gemm_panel trust studies"
+sections+=" multi_gemm multi_gemm_strong multi_gemm_weak multi_gemm_panel trust studies sweep"
 if [ "$mode" != full ] && [ "$mode" != quick ]; then
     for m in "${modes[@]}"; do
         [[ " $sections " == *" $m "* ]] || { echo "unknown section '$m' (sections: $sections)" >&2; exit 2; }
