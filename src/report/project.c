@@ -480,9 +480,9 @@ int pb__cmd_project(int argc, char **argv)
     if (rc == PB_EXIT_OK && c.ranks_most > 1 && c.compute_one > 0)
         rc = fit_step(&m, ptr, strcmp(balance, "nnz") == 0, want.split, &c);
     if (rc == PB_EXIT_OK) {
-        printf("# spmv-dist projected for %s by %s (%d x %d, %zu non-zeros, %s)%s%s, --halo %s --split %s\n", label,
-               balance, (int)m.n_rows, (int)m.n_cols, m.nnz, precision, path ? ", halos via " : "", path ? path : "",
-               halo, split);
+        printf("# spmv-dist projected for %s by %s (%d x %d, %zu non-zeros, %s)%s%s, --halo %s --split %s --batch %lld\n",
+               label, balance, (int)m.n_rows, (int)m.n_cols, m.nnz, precision, path ? ", halos via " : "",
+               path ? path : "", halo, split, (long long)batch);
         printf("# rate %.4g G non-zeros/s (%s), latency %.4g us (%s), bandwidth %.4g GB/s (%s)\n", c.rate * 1e-9,
                c.rate_from, c.latency * 1e6, c.latency_from, c.bandwidth * 1e-9, c.bandwidth_from);
         if (c.fixed > 0)
