@@ -1351,17 +1351,18 @@ static pb_status one_product(struct sd_state *s)
 
 /* --batch products, each one's exchange queued behind the last one's
  * products (they read x's halo, which it rewrites): stream-ordered, no host
- * wait where the path queues everything (NCCL). */
+ * wait where the path queues everything (NCCL). After a local failure the
+ * rank still takes part in every exchange, so that no other rank waits for
+ * it; the first failure is returned. */
 static pb_status sd_run(pb_device *dev, const void *args, pb_stream *stream)
 {
     (void)dev, (void)stream;
     struct sd_state *s = (struct sd_state *)args;
     pb_status st = PB_OK;
-    for (int k = 0; k < s->batch && st == PB_OK; k++) {
-        if (k > 0)
-            st = pb_stream_wait(s->copy, s->compute);
+    for (int k = 0; k < s->batch; k++) {
+        pb_status w = k > 0 ? pb_stream_wait(s->copy, s->compute) : PB_OK, p = one_product(s);
         if (st == PB_OK)
-            st = one_product(s);
+            st = w != PB_OK ? w : p;
     }
     return st;
 }
