@@ -467,6 +467,7 @@ static bool measure(struct run_state *rs, pb_device *dev, pb_energy *meter, cons
         if (st == PB_OK && b->run_seconds)
             elapsed = b->run_seconds(state);
         int per_call = b->runs_per_call ? b->runs_per_call(state) : 1;
+        per_call = per_call > 0 ? per_call : 1;
         if (!warm) {
             rs->samples[i - cfg->warmup] = elapsed / per_call;
             rs->host_samples[i - cfg->warmup] = (t1 - t0) / per_call;

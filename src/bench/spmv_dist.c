@@ -1054,7 +1054,7 @@ static pb_status sd_bind(pb_device *dev, const struct pb_problem *p, const struc
     s->prec = p->prec;
     s->esize = pb_precision_size(p->prec);
     s->overlap = v->data != NULL;
-    s->batch = (int)p->v[P_BATCH];
+    s->batch = p->v[P_BATCH] > 1 ? (int)p->v[P_BATCH] : 1; /* a problem made without sd_plan: 0 */
     /* only where streams queue work (a GPU's): run synchronously, the early part would only add a pass */
     s->split_allowed = p->v[P_SPLIT] != 0 && pb_device_backend(dev)->stream_create;
     s->local = local_variant(dev, p->s[P_LOCAL]);
