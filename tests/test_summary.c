@@ -159,6 +159,28 @@ static void test_studies(void **state)
     assert_null(pb__rp_study_of("allreduce", 0));
 }
 
+/* The same problem under two labels (a setting the label names), no anchor,
+ * no ceiling: the headline is the faster row, not whichever rate x time
+ * rounds larger (1000 GFLOP/s x 1 ms against 500 x 2.000001 ms). */
+static void test_same_work(void **state)
+{
+    (void)state;
+    static const char text[] = HEAD
+        "2026-11-01T00:00:00Z,h,0.1,c,spmv,cuda,csr,0,"GPU",double,0,1,m halo p2p,OK,5,0.002000001,0.01,500,max\n"
+        "2026-11-01T00:00:00Z,h,0.1,c,spmv,cuda,csr,0,"GPU",double,0,1,m,OK,5,0.001,0.01,1000,max\n"
+        "2026-11-01T00:00:00Z,h,0.1,c,spmv,cuda,csr,0,"GPU",double,0,1,m halo gather,OK,5,0.0025,0.01,400,max\n";
+    struct pb_rp_set set = {0};
+    assert_int_equal(pb__rp_load_text(&set, "same.csv", text), PB_OK);
+    struct pb_rp_summary_line *lines;
+    size_t n;
+    assert_int_equal(pb__rp_summarize(&set, NULL, &lines, &n), PB_OK);
+    assert_int_equal(n, 1);
+    assert_non_null(lines[0].ours);
+    assert_string_equal(lines[0].ours->problem, "m");
+    free(lines);
+    pb__rp_free(&set);
+}
+
 static void test_empty(void **state)
 {
     (void)state;
@@ -178,6 +200,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_superseded), cmocka_unit_test(test_lines), cmocka_unit_test(test_noisy),
         cmocka_unit_test(test_studies), cmocka_unit_test(test_empty), cmocka_unit_test(test_precisions),
+        cmocka_unit_test(test_same_work),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -257,15 +257,19 @@ static void summarize_group(const struct pb_rp_set *set, const struct entry *e, 
          * both ran; without one, the row closest to its ceiling (the most
          * work where no ceiling is known). */
         double fr = pb__rp_fraction(set, best.ours), work = work_of(best.ours);
+        /* Work recovered from rate x time carries rounding: as much work (the
+         * same problem under another label) is decided by the rate. */
+        bool same_work = fabs(work - best_work) <= 1e-6 * fmax(work, best_work);
+        bool more = same_work ? l->ours && better(best.ours, l->ours) : work > best_work;
         bool take;
         if (best.anchor)
-            take = !l->anchor || work > best_work;
+            take = !l->anchor || more;
         else if (l->anchor)
             take = false;
         else if (isfinite(fr))
             take = fr > best_fraction;
         else
-            take = best_fraction < 0 && work > best_work;
+            take = best_fraction < 0 && more;
         if (take) {
             l->ours = best.ours;
             l->anchor = best.anchor;
