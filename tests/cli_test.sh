@@ -401,6 +401,9 @@ lines "$tmp/err" 1
 expect 2 "$pb" report -o "$tmp/r.html"
 contains "$tmp/err" "report needs result files"
 lines "$tmp/err" 1
+expect 2 "$pb" report "$data/results" -o "$tmp/report-out.csv" # HTML into a .csv: refused, nothing written
+contains "$tmp/err" "the report is HTML"
+[ -e "$tmp/report-out.csv" ] && bad "report wrote $tmp/report-out.csv" || ok
 expect 2 "$pb" report
 contains "$tmp/err" "usage: parbench report" # nothing given: the usage
 expect 3 "$pb" report "$tmp/nosuch.json" -o "$tmp/r.html"
@@ -576,6 +579,15 @@ expect 3 "$pb" compare "$tmp/cmp-new.csv" "$tmp/cmp-zero.csv"
 head -2 "$tmp/cmp-new.csv" >"$tmp/cmp-part.csv"
 expect 0 "$pb" compare "$tmp/cmp-new.csv" "$tmp/cmp-part.csv"
 contains "$tmp/err" "1 rows of $tmp/cmp-new.csv are missing from $tmp/cmp-part.csv"
+contains "$tmp/err" "  gemm ref/ikj float 32x32x32" # named
+# a run appended again to NEW (the same rows, later): the later rows count, and it is said;
+# here the later ones are 10x slower, a regression the first rows would have hidden
+awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "median_s") c = i; if ($i ~ /_s$|^cv$|^min_s$/) t[i] = 1 } }
+    NR > 1 { for (i in t) if ($i != "" && i != c) $i = ""; $c = $c * 10; print }' "$tmp/cmp-new.csv" >"$tmp/cmp-slow-rows.csv"
+cat "$tmp/cmp-new.csv" "$tmp/cmp-slow-rows.csv" >"$tmp/cmp-again.csv"
+expect 1 "$pb" compare "$tmp/cmp-new.csv" "$tmp/cmp-again.csv"
+contains "$tmp/err" "holds 2 rows measured again later in it: the latest of each taken"
+contains "$tmp/out" "2 rows matched: 2 regressed"
 # a run that verified before and ERRORs now is a regression, not "nothing compared"
 awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "status") c = i } NR > 1 && c { $c = "ERROR" } { print }' \
     "$tmp/cmp-new.csv" >"$tmp/cmp-error.csv"

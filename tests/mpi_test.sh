@@ -197,6 +197,9 @@ expect 0 "$pb" scaling "$tmp/bs.csv"
 count "$tmp/out" "(strong scaling)" 4
 count "$tmp/out" " batch=1 (strong scaling)" 2
 count "$tmp/out" " batch 7 (strong scaling)" 2
+expect 0 "$pb" scaling --format csv "$tmp/bs.csv" # the curves told apart in CSV too: numbered, and why
+count "$tmp/out" ',"batch=1",' 4 # 2 curves x 2 rank counts
+contains "$tmp/out" "4,spmv-dist,ref,overlap,"
 expect 2 "$pb" run spmv-dist --matrix lap2d:4 --batch 0 --backend ref
 contains "$tmp/err" "--batch takes one value, 1 to 10000"
 expect 2 "$pb" run spmv-dist --matrix lap2d:4 --batch 2,3 --backend ref
@@ -321,7 +324,10 @@ expect 0 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1:2 --latency 1e-6 --
 count "$tmp/out" "non-zeros/s (a one-rank spmv-dist row" 1
 expect 2 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1:2 --latency 1e-6 --bandwidth 1e10 --batch 4 --from "$tmp/sd.csv"
 contains "$tmp/err" "no rate"
+contains "$tmp/err" "(the rate: a one-rank spmv-dist row of lap2d:40 by nnz, double, --batch 4)"
 expect 2 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1:2 --latency 1e-6 --bandwidth 1e10 --batch 0
+expect 2 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1:2 --rate 1e9 --latency 1e-6 --bandwidth 1e10 --batch abc
+expect 2 "$pb" project spmv-dist --matrix lap3d:abc --ranks 1:2 --rate 1e9 --latency 1e-6 --bandwidth 1e10
 # The most ranks it takes: the pairs of ranks are listed, not a ranks x ranks table (2^40 bits).
 expect 0 "$pb" project spmv-dist --matrix lap2d:10 --rate 1e9 --latency 1e-6 --bandwidth 1e10 --ranks 1048576
 contains "$tmp/out" "1048576 "

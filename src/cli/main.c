@@ -298,7 +298,7 @@ static int cmd_devices(int argc, char **argv)
 
 static const struct opt matinfo_opts[] = {
     {"format", "table|csv|json", "standard output format (default table)"},
-    {"out", "FILE", "also write FILE (.csv, .json or .txt; else in --format)"},
+    {"out", "FILE", "also write FILE (.csv, .json or .txt; another extension in the --format given)"},
 };
 
 static void matinfo_help(FILE *f)

@@ -35,6 +35,44 @@ static void row_key(const struct pb_rp_row *r, char *buf, size_t len)
             used += (size_t)snprintf(buf + used, len - used, "|%s=%s", r->params[i].key, r->params[i].text);
 }
 
+/* Rows of a set measured again later (a file's rows appended twice, a folder
+ * of several runs): each key's latest counts, by its file's date, then by
+ * its place in the file. stale[i] marks the others; returns how many. */
+struct keyed {
+    char key[1024];
+    const char *date;
+    size_t row;
+};
+
+static int by_key_then_time(const void *a, const void *b)
+{
+    const struct keyed *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    if (!c)
+        c = strcmp(x->date, y->date);
+    return c ? c : (x->row > y->row) - (x->row < y->row);
+}
+
+static size_t mark_stale(const struct pb_rp_set *set, bool *stale)
+{
+    struct keyed *k = malloc((set->n_rows ? set->n_rows : 1) * sizeof *k);
+    if (!k)
+        return 0; /* out of memory: every row counts, as before */
+    for (size_t i = 0; i < set->n_rows; i++) {
+        row_key(&set->rows[i], k[i].key, sizeof k[i].key);
+        const char *date = set->files[set->rows[i].file].date;
+        k[i].date = date ? date : "";
+        k[i].row = i;
+    }
+    qsort(k, set->n_rows, sizeof *k, by_key_then_time);
+    size_t n = 0;
+    for (size_t i = 0; i + 1 < set->n_rows; i++)
+        if (strcmp(k[i].key, k[i + 1].key) == 0)
+            stale[k[i].row] = true, n++;
+    free(k);
+    return n;
+}
+
 /* Lowest and highest sample, else median -+ one standard deviation. */
 static void spread(const struct pb_rp_row *r, double *lo, double *hi)
 {
@@ -62,7 +100,8 @@ static void compare_help(FILE *f)
                "  --quiet                 print regressions and the summary only\n"
                "\nexit status: 0 no regression, 1 a row regressed, or FAILED or ERROR in NEW that was OK in BASE,\n"
                "2 usage error, 3 a file could not be read or no matched row could be compared; rows of BASE\n"
-               "missing from NEW are named on stderr.\n");
+               "missing from NEW are named on stderr. A row measured again later in the same file (or in a\n"
+               "folder given as BASE or NEW) counts once, from its latest measurement, and that is said.\n");
 }
 
 int pb__cmd_compare(int argc, char **argv)
@@ -113,16 +152,26 @@ int pb__cmd_compare(int argc, char **argv)
     }
     const struct pb_rp_set *base = &sets[0], *cur = &sets[1];
     size_t matched = 0, regressed = 0, faster = 0, slower = 0, only_new = 0, not_compared = 0;
-    bool *used = calloc(base->n_rows, sizeof *used);
-    if (!used) {
+    /* used: BASE rows matched, or stale (not to be matched); stale_new: NEW's */
+    bool *used = calloc(base->n_rows + 1, sizeof *used), *stale_new = calloc(cur->n_rows + 1, sizeof *stale_new);
+    if (!used || !stale_new) {
+        free(used);
+        free(stale_new);
         pb__rp_free(&sets[0]);
         pb__rp_free(&sets[1]);
         return pb__cli_die(PB_EXIT_ERROR, "%s", "out of memory");
     }
+    size_t stale[2] = {mark_stale(base, used), mark_stale(cur, stale_new)};
+    for (int k = 0; k < 2; k++)
+        if (stale[k])
+            fprintf(stderr, "parbench: compare: %s holds %zu rows measured again later in it: the latest of each "
+                            "taken\n", files[k], stale[k]);
     printf("%-10s %-28s %-12s %-18s %10s %10s %7s  %s\n", "bench", "backend/variant", "precision", "problem",
            "base", "new", "new/base", "verdict");
     for (size_t i = 0; i < cur->n_rows; i++) {
         const struct pb_rp_row *n = &cur->rows[i];
+        if (stale_new[i])
+            continue;
         char kn[1024], kb[1024];
         row_key(n, kn, sizeof kn);
         const struct pb_rp_row *b = NULL;
@@ -182,27 +231,53 @@ int pb__cmd_compare(int argc, char **argv)
         regressed += bad;
         if (quiet && !bad)
             continue;
-        char name[160];
+        char name[160], problem[300];
         snprintf(name, sizeof name, "%s/%s", n->backend, n->variant);
+        snprintf(problem, sizeof problem, "%s", n->problem);
+        if (n->ranks > 1) /* the rows of one run at several rank counts look alike otherwise */
+            snprintf(problem, sizeof problem, "%s, %d ranks%s%s", n->problem, n->ranks,
+                     strcmp(n->rank, "all") == 0 ? "" : ", rank ", strcmp(n->rank, "all") == 0 ? "" : n->rank);
         printf("%-10s %-28s %-12s %-18s %10s %10s %7s  %s\n", n->bench, name, n->precision[0] ? n->precision : "-",
-               n->problem, tb, tn, ratio_text, verdict);
+               problem, tb, tn, ratio_text, verdict);
     }
+    free(stale_new);
+    /* BASE's stale rows are marked used: counted neither as missing nor named */
     size_t only_base = 0;
     for (size_t j = 0; j < base->n_rows; j++)
         only_base += !used[j];
     printf("\n%zu rows matched: %zu regressed (threshold %g%%), %zu faster, %zu slower within the threshold, "
            "%zu not compared; %zu only in %s, %zu only in %s\n", matched, regressed, threshold, faster, slower,
            not_compared, only_base, files[0], only_new, files[1]);
+    int fail = !matched ? pb__cli_die(PB_EXIT_ERROR, "no rows of %s match rows of %s", files[1], files[0])
+               /* A new file that kept no comparable row is no pass of the gate. */
+               : matched == not_compared
+                   ? pb__cli_die(PB_EXIT_ERROR, "none of the %zu matched rows could be compared (not OK, or no usable time)",
+                                 matched)
+                   : PB_EXIT_OK;
+    if (fail != PB_EXIT_OK) {
+        free(used);
+        pb__rp_free(&sets[0]);
+        pb__rp_free(&sets[1]);
+        return fail;
+    }
+    if (only_base) {
+        fprintf(stderr, "parbench: compare: %zu rows of %s are missing from %s:\n", only_base, files[0], files[1]);
+        size_t named = 0;
+        for (size_t j = 0; j < base->n_rows; j++) {
+            const struct pb_rp_row *b = &base->rows[j];
+            if (used[j] || ++named > 10)
+                continue;
+            char ranks[32] = "";
+            if (b->ranks > 1)
+                snprintf(ranks, sizeof ranks, ", %d ranks", b->ranks);
+            fprintf(stderr, "  %s %s/%s %s %s%s\n", b->bench, b->backend, b->variant,
+                    b->precision[0] ? b->precision : "-", b->problem, ranks);
+        }
+        if (named > 10)
+            fprintf(stderr, "  and %zu more\n", named - 10);
+    }
     free(used);
     pb__rp_free(&sets[0]);
     pb__rp_free(&sets[1]);
-    if (!matched)
-        return pb__cli_die(PB_EXIT_ERROR, "no rows of %s match rows of %s", files[1], files[0]);
-    /* A new file that kept no comparable row is no pass of the gate. */
-    if (matched == not_compared)
-        return pb__cli_die(PB_EXIT_ERROR, "none of the %zu matched rows could be compared (not OK, or no usable time)",
-                           matched);
-    if (only_base)
-        fprintf(stderr, "parbench: compare: %zu rows of %s are missing from %s\n", only_base, files[0], files[1]);
     return regressed ? PB_EXIT_FAILED : PB_EXIT_OK;
 }

@@ -408,8 +408,8 @@ int pb__cmd_project(int argc, char **argv)
     for (size_t i = 0; rc == PB_EXIT_OK && st == PB_OK && i < n_ranks; i++)
         if (ranks[i] < 1 || ranks[i] > 1 << 20)
             rc = pb__cli_die(PB_EXIT_USAGE, "project: --ranks %lld is not between 1 and 2^20", (long long)ranks[i]);
-    if (rc == PB_EXIT_OK && st != PB_OK)
-        rc = pb__cli_fail(st);
+    if (rc == PB_EXIT_OK && st != PB_OK) /* --ranks, --seed or --batch that is no number */
+        rc = pb__cli_die(PB_EXIT_USAGE, "%s", pb_last_error());
     struct pb_rp_set set = {0};
     if (rc == PB_EXIT_OK && n_from)
         rc = pb__rp_load_all(&set, from, n_from, NULL);
@@ -462,10 +462,17 @@ int pb__cmd_project(int argc, char **argv)
             missing[n++] = "latency";
         if (isnan(c.bandwidth))
             missing[n++] = "bandwidth";
+        /* The rate needs a one-rank row of exactly what is projected: say what that was. */
+        char wanted[256] = "";
+        if (n_from && isnan(c.rate))
+            snprintf(wanted, sizeof wanted, " (the rate: a one-rank spmv-dist row of %s by %s, %s%s%s%s%s, --batch %lld)",
+                     label, balance, want.precision ? want.precision : "any precision", path ? ", via " : "",
+                     path ? path : "", want.backend ? ", backend " : "", want.backend ? want.backend : "",
+                     (long long)batch);
         if (n > 0)
             rc = pb__cli_die(PB_EXIT_USAGE, "project: no %s%s%s%s%s: give --rate, --latency, --bandwidth or --from "
-                             "files that have them", missing[0], n == 3 ? ", " : n == 2 ? " or " : "",
-                             n > 1 ? missing[1] : "", n == 3 ? " or " : "", n == 3 ? missing[2] : "");
+                             "files that have them%s", missing[0], n == 3 ? ", " : n == 2 ? " or " : "",
+                             n > 1 ? missing[1] : "", n == 3 ? " or " : "", n == 3 ? missing[2] : "", wanted);
     }
     struct pb_coo m;
     memset(&m, 0, sizeof m);
@@ -474,7 +481,9 @@ int pb__cmd_project(int argc, char **argv)
         st = pb__sparse_load(matrix, (uint64_t)seed, true, &m);
         if (st == PB_OK)
             st = pb__csr_offsets(&m, &ptr);
-        if (st != PB_OK)
+        if (st != PB_OK && pb__sparse_is_generated(matrix) && st != PB_ERR_NOMEM) /* lap3d:abc: a usage error */
+            rc = pb__cli_die(PB_EXIT_USAGE, "%s", pb_last_error());
+        else if (st != PB_OK)
             rc = pb__cli_fail(st);
     }
     if (rc == PB_EXIT_OK && c.ranks_most > 1 && c.compute_one > 0)

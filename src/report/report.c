@@ -803,6 +803,12 @@ static int report_write(char **inputs, int n, const char *ceilings, const char *
     return rc;
 }
 
+static bool has_ext(const char *path, const char *ext)
+{
+    size_t n = strlen(path), e = strlen(ext);
+    return n > e && strcmp(path + n - e, ext) == 0;
+}
+
 static void report_help(FILE *f)
 {
     fprintf(f, "usage: parbench report RESULTS... -o report.html [options]\n\n"
@@ -860,6 +866,10 @@ int pb__cmd_report(int argc, char **argv)
     } else if (rc == PB_EXIT_OK && pb__same_file_among(out, inputs, n_inputs)) {
         rc = pb__cli_die(PB_EXIT_USAGE, "report: -o %s is one of the result files read; it would be overwritten",
                          out);
+    } else if (rc == PB_EXIT_OK && (has_ext(out, ".csv") || has_ext(out, ".json") || has_ext(out, ".svg") ||
+                                    has_ext(out, ".png") || has_ext(out, ".txt") || has_ext(out, ".pdf"))) {
+        rc = pb__cli_die(PB_EXIT_USAGE, "report: -o %s: the report is HTML (.html); parbench plot writes a chart "
+                         "as .svg or .png", out);
     }
     if (rc == PB_EXIT_OK)
         rc = report_write(inputs, n_inputs, ceilings, title, NULL, out);
@@ -884,12 +894,6 @@ static void plot_help(FILE *f)
                "  --list                  list the charts and exit\n"
                "  --ceilings FILE         ceilings to draw\n"
                "\nexit status: 0 written, 2 usage error, 3 a file could not be read, written or converted.\n");
-}
-
-static bool has_ext(const char *path, const char *ext)
-{
-    size_t n = strlen(path), e = strlen(ext);
-    return n > e && strcmp(path + n - e, ext) == 0;
 }
 
 /* SVG -> PNG through rsvg-convert, found on PATH. */

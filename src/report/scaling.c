@@ -321,20 +321,22 @@ int pb__cmd_scaling(int argc, char **argv)
     if (every_rank)
         fprintf(stderr, "parbench scaling: some rows ran every rank at once, each rank its own problem: the "
                         "efficiencies below treat them as one problem shared; --weak reads them as they ran\n");
-    if (csv)
-        printf("bench,backend,variant,precision,problem,ranks,median_s,speedup,efficiency,compute_s,"
+    if (csv) /* curve: which curve a row is on, as the table's titles; curve_also: what else sets it apart */
+        printf("curve,bench,backend,variant,precision,problem,curve_also,ranks,median_s,speedup,efficiency,compute_s,"
                "exposed_comm_s,hidden_comm_s\n");
+    int curve_no = 0;
     for (size_t i = 0; i < n; i++) {
         const struct pb_rp_row *r = pts[i].row;
         bool by_rows = weak_mode && !pts[i].by_problem; /* the problem changes along the curve */
         /* a distributed benchmark's problem is the whole job's: fixed along a curve, that is strong
          * scaling; every rank at once, each rank's (weak) */
         bool weak_curve = by_rows || (weak_mode && !distributed(r->bench));
+        char more[256];
+        pb__rp_varying_params(&set, r, more, sizeof more);
+        if (pts[i].by_file && strlen(more) + 8 < sizeof more)
+            snprintf(more + strlen(more), sizeof more - strlen(more), " (%s)", set.files[r->file].name);
+        curve_no += i == 0 || pts[i].curve != pts[i - 1].curve;
         if (!csv && (i == 0 || pts[i].curve != pts[i - 1].curve)) {
-            char more[256];
-            pb__rp_varying_params(&set, r, more, sizeof more);
-            if (pts[i].by_file && strlen(more) + 8 < sizeof more)
-                snprintf(more + strlen(more), sizeof more - strlen(more), " (%s)", set.files[r->file].name);
             printf("%s%s %s/%s%s%s%s%s%s (%s scaling)\n%6s %12s %9s %10s %12s %14s %13s\n", i ? "\n" : "",
                    r->bench, r->backend, r->variant, r->precision[0] ? " " : "", r->precision,
                    by_rows ? "" : ", ", by_rows ? "" : r->problem, more, weak_curve ? "weak" : "strong", "ranks",
@@ -346,7 +348,8 @@ int pb__cmd_scaling(int argc, char **argv)
         if (twin)
             hidden = fmax(0, extra(twin, "exposed_comm_s") - exposed);
         if (csv)
-            printf("%s,%s,%s,%s,\"%s\",%d", r->bench, r->backend, r->variant, r->precision, r->problem, r->ranks);
+            printf("%d,%s,%s,%s,%s,\"%s\",\"%s\",%d", curve_no, r->bench, r->backend, r->variant, r->precision,
+                   r->problem, more[0] == ' ' ? more + 1 : more, r->ranks);
         else
             printf("%6d", r->ranks);
         print_num(stdout, csv, 12, "%.4g", r->median);
