@@ -200,6 +200,11 @@ count "$tmp/out" " batch 7 (strong scaling)" 2
 expect 0 "$pb" scaling --format csv "$tmp/bs.csv" # the curves told apart in CSV too: numbered, and why
 count "$tmp/out" ',"batch=1",' 4 # 2 curves x 2 rank counts
 contains "$tmp/out" "4,spmv-dist,ref,overlap,"
+# the same rows appended again to the file: each rank count once a curve (the later rows)
+cat "$tmp/bs.csv" >"$tmp/bs2.csv"
+tail -n +2 "$tmp/bs.csv" >>"$tmp/bs2.csv"
+expect 0 "$pb" scaling --format csv "$tmp/bs2.csv"
+count "$tmp/out" ',"batch=1 (bs2.csv)",' 4
 expect 2 "$pb" run spmv-dist --matrix lap2d:4 --batch 0 --backend ref
 contains "$tmp/err" "--batch takes one value, 1 to 10000"
 expect 2 "$pb" run spmv-dist --matrix lap2d:4 --batch 2,3 --backend ref

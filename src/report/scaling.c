@@ -82,7 +82,9 @@ static int cmp_points(const void *a, const void *b)
     point_key(x, kx, sizeof kx);
     point_key(y, ky, sizeof ky);
     int c = strcmp(kx, ky);
-    return c ? c : (x->ranks > y->ranks) - (x->ranks < y->ranks);
+    if (!c)
+        c = (x->ranks > y->ranks) - (x->ranks < y->ranks);
+    return c ? c : (x->row > y->row) - (x->row < y->row); /* a row measured again: the later one last */
 }
 
 /* [a, b) of the sorted points: one curve; returns b. */
@@ -183,6 +185,15 @@ pb_status pb__rp_scaling(const struct pb_rp_set *set, bool weak, struct pb_rp_sc
     if (weak)
         split_repeats(pts, n, false);
     split_repeats(pts, n, true);
+    /* What still repeats a rank count is one file's run measured again (its
+     * rows appended twice): the later rows count, as in compare and report. */
+    size_t unique = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool again = i + 1 < n && pts[i + 1].ranks == pts[i].ranks && curve_end(pts, n, i) > i + 1;
+        if (!again)
+            pts[unique++] = pts[i];
+    }
+    n = unique;
     /* A curve needs two rank counts: groups run at one only (single-rank
      * files, the same run repeated) are left out. */
     size_t kept = 0, curves = 0;
