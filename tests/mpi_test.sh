@@ -331,6 +331,8 @@ expect 2 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1:2 --latency 1e-6 --
 contains "$tmp/err" "no rate"
 contains "$tmp/err" "(the rate: a one-rank spmv-dist row of lap2d:40 by nnz, double, --batch 4)"
 expect 2 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1:2 --latency 1e-6 --bandwidth 1e10 --batch 0
+expect 2 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1:2 --rate 1e9 --latency 1e-6 --bandwidth 1e10 --batch 4
+contains "$tmp/err" "without --from it has nothing to choose"
 expect 2 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1:2 --rate 1e9 --latency 1e-6 --bandwidth 1e10 --batch abc
 expect 2 "$pb" project spmv-dist --matrix lap3d:abc --ranks 1:2 --rate 1e9 --latency 1e-6 --bandwidth 1e10
 # The most ranks it takes: the pairs of ranks are listed, not a ranks x ranks table (2^40 bits).

@@ -390,6 +390,9 @@ int pb__cmd_project(int argc, char **argv)
         st = pb__parse_int(batch_text, "--batch", &batch);
     if (rc == PB_EXIT_OK && st == PB_OK && batch < 1)
         rc = pb__cli_die(PB_EXIT_USAGE, "project: --batch %lld is not a positive count", (long long)batch);
+    if (rc == PB_EXIT_OK && st == PB_OK && batch != 1 && !n_from)
+        rc = pb__cli_die(PB_EXIT_USAGE, "project: --batch chooses --from's spmv-dist rows; without --from it has "
+                         "nothing to choose");
     const struct {
         const char *text;
         double *out;
