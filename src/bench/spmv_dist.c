@@ -1461,8 +1461,10 @@ static void sd_note(void *state, char *buf, size_t len)
     char padded[64] = "";
     if (s->gather_stride)
         snprintf(padded, sizeof padded, " (parts padded to %" PRId32 ")", s->gather_stride);
-    snprintf(buf, len, "%s%s %s%s%s%s%s", s->gather ? "x gathered whole" : "halo", padded,
-             pb__devcomm_describe(pb__devcomm_path(s->dc)), s->staged_why[0] ? " (" : "", s->staged_why,
+    const char *how =
+        !s->dc && pb_buf_host_ptr(s->x) ? PB_DEVCOMM_STAGED_HOST : pb__devcomm_describe(pb__devcomm_path(s->dc));
+    snprintf(buf, len, "%s%s %s%s%s%s%s", s->gather ? "x gathered whole" : "halo", padded, how,
+             s->staged_why[0] ? " (" : "", s->staged_why,
              s->staged_why[0] ? ")" : "", s->split ? "; boundary rows' own columns ahead of it" : "");
 }
 

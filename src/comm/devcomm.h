@@ -29,6 +29,9 @@ enum pb_devcomm_path {
 /* The path --path names (false: none). */
 bool pb__devcomm_path_parse(const char *name, enum pb_devcomm_path *out);
 const char *pb__devcomm_path_name(enum pb_devcomm_path p);
+/* Where the device's memory is the host's (ref, OpenMP), staging has no
+ * pinned copy to go through: rows say this instead. */
+#define PB_DEVCOMM_STAGED_HOST "staged through host memory"
 /* For rows: "through NCCL (device buffers)", "staged through pinned host memory"... */
 const char *pb__devcomm_describe(enum pb_devcomm_path p);
 

@@ -133,7 +133,8 @@ static bool dist_row_on_path(const struct pb_rp_row *r, const char *path)
         how = strchr(how, ')') ? strchr(how, ')') + 1 : "";
     how += *how == ' ';
     const char *want = pb__devcomm_describe(p);
-    return strncmp(how, want, strlen(want)) == 0;
+    return strncmp(how, want, strlen(want)) == 0 ||
+           (p == PB_PATH_STAGED && strncmp(how, PB_DEVCOMM_STAGED_HOST, strlen(PB_DEVCOMM_STAGED_HOST)) == 0);
 }
 
 /* Latency and bandwidth from two-rank rows of `bench` on `path`: the fastest
