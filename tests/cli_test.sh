@@ -521,6 +521,7 @@ contains "$tmp/err" "study-003/comparison.csv:3: 2 fields, the header has 13"
 
 expect 0 "$pb" plot "$data/results" --list
 contains "$tmp/out" "1: bandwidth"
+contains "$tmp/out" "(gemm.json)" # of several files, each chart names its file
 expect 0 "$pb" plot "$data/results/gemm.json" -o "$tmp/g.svg"
 contains "$tmp/g.svg" "<svg xmlns"
 contains "$tmp/g.svg" "GFLOP/s vs n"

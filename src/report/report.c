@@ -987,8 +987,11 @@ int pb__cmd_plot(int argc, char **argv)
         rc = pb__cli_die(PB_EXIT_ERROR, "the results make no chart: %zu rows, %zu of them OK", set.n_rows,
                          ok);
     } else if (rc == PB_EXIT_OK && list) {
-        for (size_t i = 0; i < ch.n; i++)
-            printf("%zu: %s\n", i + 1, ch.charts[i].title);
+        for (size_t i = 0; i < ch.n; i++) { /* of several files: each file's charts named by it */
+            bool of_file = set.n_files > 1 && ch.file[i] < set.n_files;
+            printf("%zu: %s%s%s%s\n", i + 1, ch.charts[i].title, of_file ? " (" : "",
+                   of_file ? set.files[ch.file[i]].name : "", of_file ? ")" : "");
+        }
     } else if (rc == PB_EXIT_OK && (size_t)which > ch.n) {
         rc = pb__cli_die(PB_EXIT_USAGE, "--chart %ld: the results make %zu charts (see --list)", which, ch.n);
     } else if (rc == PB_EXIT_OK) {
