@@ -155,6 +155,8 @@ expect 0 "$pb" run gemm --n 8 --reps 1 --backend ref --device "$("$pb" devices |
 contains "$tmp/out" ",OK,"
 expect 2 "$pb" run gemm --n 8 --reps 1 --backend ref --device no-such-device --format csv
 contains "$tmp/err" "no device of any backend here matches 'no-such-device'"
+expect 2 "$pb" run gemm --n 8 --reps 1 --device 7 --format csv # an index no backend has: a usage error too
+contains "$tmp/err" "no backend here has a device 7"
 
 # matinfo: a malformed file is one line on stderr and exit 3; the others are still reported.
 printf '%%%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.5\n3 2 -2\n' >"$tmp/good.mtx"

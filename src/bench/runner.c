@@ -302,7 +302,9 @@ static pb_device *device_for(struct run_state *rs, size_t bi, struct pb_result *
             pb__energy_open(rs->devices[bi], &rs->meters[bi]); /* none when out of memory: no energy */
     }
     if (!rs->devices[bi]) {
-        r->status = rs->device_status[bi] == PB_ERR_UNAVAILABLE ? PB_RESULT_SKIP : PB_RESULT_ERROR;
+        /* no such device on this backend (--device 1 where it has one): not here, as unavailable */
+        pb_status why = rs->device_status[bi];
+        r->status = why == PB_ERR_UNAVAILABLE || why == PB_ERR_NOT_FOUND ? PB_RESULT_SKIP : PB_RESULT_ERROR;
         snprintf(r->reason, sizeof r->reason, "%s", rs->device_error[bi]);
     }
     return rs->devices[bi];

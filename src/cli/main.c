@@ -117,6 +117,16 @@ static bool any_device_matches(const char *name)
     return false;
 }
 
+/* --device N: whether some usable backend has a device N (a typo would
+ * otherwise give an ERROR row for every job). */
+static bool any_device_index(int index)
+{
+    for (size_t i = 0; i < pb_backend_count(); i++)
+        if (pb_backend_device_count(pb_backend_at(i)) > index) /* 0 where unavailable */
+            return true;
+    return false;
+}
+
 /* ---- parbench list ------------------------------------------------------ */
 
 static void list_help(FILE *f)
@@ -675,6 +685,9 @@ static int run_setup(int argc, char **argv, int rank, struct run_cmd *rc_out)
     if (st == PB_OK && device_match && !any_device_matches(device_match))
         return pb__cli_die(EXIT_USAGE, "no device of any backend here matches '%s' (parbench devices lists them)",
                            device_match);
+    if (st == PB_OK && !device_match && device > 0 && !any_device_index((int)device))
+        return pb__cli_die(EXIT_USAGE, "no backend here has a device %lld (parbench devices lists them)",
+                           (long long)device);
     if (st != PB_OK)
         return fail_status(st);
     ctx->seed = (unsigned long long)seed;
