@@ -87,6 +87,14 @@ static int cmp_points(const void *a, const void *b)
     return c ? c : (x->row > y->row) - (x->row < y->row); /* a row measured again: the later one last */
 }
 
+static bool same_curve(const struct pb_rp_scaling *a, const struct pb_rp_scaling *b)
+{
+    char ka[512], kb[512];
+    point_key(a, ka, sizeof ka);
+    point_key(b, kb, sizeof kb);
+    return strcmp(ka, kb) == 0;
+}
+
 /* [a, b) of the sorted points: one curve; returns b. */
 static size_t curve_end(const struct pb_rp_scaling *pts, size_t n, size_t a)
 {
@@ -189,7 +197,7 @@ pb_status pb__rp_scaling(const struct pb_rp_set *set, bool weak, struct pb_rp_sc
      * rows appended twice): the later rows count, as in compare and report. */
     size_t unique = 0;
     for (size_t i = 0; i < n; i++) {
-        bool again = i + 1 < n && pts[i + 1].ranks == pts[i].ranks && curve_end(pts, n, i) > i + 1;
+        bool again = i + 1 < n && pts[i + 1].ranks == pts[i].ranks && same_curve(&pts[i], &pts[i + 1]);
         if (!again)
             pts[unique++] = pts[i];
     }
@@ -335,19 +343,20 @@ int pb__cmd_scaling(int argc, char **argv)
     if (csv) /* curve: which curve a row is on, as the table's titles; curve_also: what else sets it apart */
         printf("curve,bench,backend,variant,precision,problem,curve_also,ranks,median_s,speedup,efficiency,compute_s,"
                "exposed_comm_s,hidden_comm_s\n");
-    int curve_no = 0;
+    char more[256] = ""; /* what sets the current curve apart, for its title and CSV rows */
     for (size_t i = 0; i < n; i++) {
         const struct pb_rp_row *r = pts[i].row;
         bool by_rows = weak_mode && !pts[i].by_problem; /* the problem changes along the curve */
         /* a distributed benchmark's problem is the whole job's: fixed along a curve, that is strong
          * scaling; every rank at once, each rank's (weak) */
         bool weak_curve = by_rows || (weak_mode && !distributed(r->bench));
-        char more[256];
-        pb__rp_varying_params(&set, r, more, sizeof more);
-        if (pts[i].by_file && strlen(more) + 8 < sizeof more)
-            snprintf(more + strlen(more), sizeof more - strlen(more), " (%s)", set.files[r->file].name);
-        curve_no += i == 0 || pts[i].curve != pts[i - 1].curve;
-        if (!csv && (i == 0 || pts[i].curve != pts[i - 1].curve)) {
+        bool first = i == 0 || pts[i].curve != pts[i - 1].curve;
+        if (first) {
+            pb__rp_varying_params(&set, r, more, sizeof more);
+            if (pts[i].by_file && strlen(more) + 8 < sizeof more)
+                snprintf(more + strlen(more), sizeof more - strlen(more), " (%s)", set.files[r->file].name);
+        }
+        if (!csv && first) {
             printf("%s%s %s/%s%s%s%s%s%s (%s scaling)\n%6s %12s %9s %10s %12s %14s %13s\n", i ? "\n" : "",
                    r->bench, r->backend, r->variant, r->precision[0] ? " " : "", r->precision,
                    by_rows ? "" : ", ", by_rows ? "" : r->problem, more, weak_curve ? "weak" : "strong", "ranks",
@@ -359,7 +368,7 @@ int pb__cmd_scaling(int argc, char **argv)
         if (twin)
             hidden = fmax(0, extra(twin, "exposed_comm_s") - exposed);
         if (csv)
-            printf("%d,%s,%s,%s,%s,\"%s\",\"%s\",%d", curve_no, r->bench, r->backend, r->variant, r->precision,
+            printf("%zu,%s,%s,%s,%s,\"%s\",\"%s\",%d", pts[i].curve + 1, r->bench, r->backend, r->variant, r->precision,
                    r->problem, more[0] == ' ' ? more + 1 : more, r->ranks);
         else
             printf("%6d", r->ranks);
