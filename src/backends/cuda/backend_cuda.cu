@@ -500,7 +500,7 @@ static const struct pb_variant cuda_variants[] = {
     {.desc = {"peak", "read", "grid-stride read-only sum, four loads in flight per thread", 0}, .supports = pb__cuda_peak_supports, .run = pb__cuda_peak_read},
     {.desc = {"conv", "naive", "one thread per output, pixels and taps from global memory", 0}, .supports = pb__cuda_conv_naive_supports, .run = pb__cuda_conv_naive},
     {.desc = {"conv", "tiled", "shared-memory tiles with the halo, taps in constant memory (study 003)", 0}, .supports = pb__cuda_conv_tiled_supports, .run = pb__cuda_conv_tiled},
-    {.desc = {"conv", "regs", "each pass from a shared tile, 20 (rows) or 32 (columns) outputs per thread, taps 32 at a time in registers (any R)", 0}, .supports = pb__cuda_conv_regs_supports, .run = pb__cuda_conv_regs},
+    {.desc = {"conv", "regs", "each pass from a shared tile, 20 (rows) or 32 (columns) outputs per thread, taps 32 at a time in registers (any R); in float the next tile loads while this one is filtered", 0}, .supports = pb__cuda_conv_regs_supports, .run = pb__cuda_conv_regs},
 #ifdef PB_HAVE_NCCL
     {.desc = {"allreduce", "nccl", "ncclAllReduce on the device buffers (NCCL loaded at run time)", PB_VARIANT_ANCHOR}, .supports = pb__cuda_nccl_supports, .run = pb__cuda_nccl_allreduce, .data = "NCCL"},
     {.desc = {"allgather", "nccl", "ncclAllGather on the device buffers (NCCL loaded at run time)", PB_VARIANT_ANCHOR}, .supports = pb__cuda_nccl_supports, .run = pb__cuda_nccl_allgather, .data = "NCCL"},

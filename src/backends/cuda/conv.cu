@@ -7,7 +7,9 @@
 //          several outputs per thread accumulated in registers: taps go in
 //          chunks of 32 (float) or 16 (double) held in (uniform) registers
 //          while the window of pixels streams past them once, so nearly every
-//          instruction of the inner loop is an FMA, at any radius.
+//          instruction of the inner loop is an FMA, at any radius. In float
+//          each warp or block filters two rows or segments, the second
+//          copied in (cp.async) while the first is filtered.
 //   fused  both passes in one kernel (columns first, in registers, then
 //          rows from shared memory): the image crosses memory twice, not
 //          four times; R <= 64. Radii 1-8 and 16 are compiled with R fixed.
@@ -16,6 +18,8 @@
 // maximum) makes the variant report UNSUPPORTED.
 #include "backends/cuda/check.cuh"
 #include "backends/cuda/cuda_impl.cuh"
+
+#include <cuda_pipeline.h>
 
 #define PB_CONV_CONST_BYTES 32768
 __constant__ double conv_taps_const[PB_CONV_CONST_BYTES / sizeof(double)];
@@ -49,6 +53,7 @@ struct ConvGeom {
 // column blocks run fastest.
 struct Tiling {
     long nbx, nby;
+    long per_block = 1; // rows (row pass, per warp) or segments (column pass) one after the other
     __device__ __forceinline__ long bx() const { return blockIdx.x % nbx; }
     __device__ __forceinline__ long by() const { return blockIdx.x / nbx; }
 };
@@ -349,7 +354,55 @@ __device__ __forceinline__ void win_all(T (&acc)[N], int taps, Taps f, Win win)
 
 __device__ __forceinline__ bool aligned16(const void *p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
-// Row pass: each warp owns a segment of 32 * N outputs of one row; its input
+// Stores one lane's N outputs down column x from row y, those inside the
+// image. The common case, all N inside, walks a pointer: a bounds test and
+// a 64-bit index product per output cost the column pass a sixth of its
+// instructions.
+template <typename T, int N>
+__device__ __forceinline__ void store_column(const ConvGeom &g, T *__restrict__ out, long x, long y, const T (&acc)[N])
+{
+    if (x >= g.width)
+        return;
+    T *p = out + y * g.width + x;
+    if (y + N <= g.height) {
+#pragma unroll
+        for (int i = 0; i < N; i++, p += g.width)
+            *p = acc[i];
+        return;
+    }
+    for (int i = 0; i < N && y + i < g.height; i++, p += g.width)
+        *p = acc[i];
+}
+
+// Each warp (row pass) or block (column pass) filters per_block rows or
+// segments one after the other. With more than one, it copies the next into
+// a second buffer (cp.async) while it filters this one, so loads and FMAs
+// overlap inside the block instead of relying on other blocks being out of
+// phase; with one, it loads and filters once.
+
+// Starts copying the row pass's segment of row y (with its halo) into srow.
+template <typename T>
+__device__ __forceinline__ void load_row_segment(T *srow, const ConvGeom &g, const T *__restrict__ in, long x0,
+                                                 long y, int len, int lane)
+{
+    constexpr int W = vec_n<T>();
+    const int r = (int)g.radius;
+    const T *line = in + y * g.width, *src = line + x0 - r;
+    if (x0 - r >= 0 && x0 - r + len <= g.width) {
+        if (aligned16(src) && len % W == 0) {
+            for (int i = lane; i < len / W; i += 32)
+                __pipeline_memcpy_async(srow + i * W, src + i * W, 16);
+        } else {
+            for (int i = lane; i < len; i += 32)
+                __pipeline_memcpy_async(srow + i, src + i, sizeof(T));
+        }
+    } else {
+        for (int i = lane; i < len; i += 32)
+            srow[i] = line_at(line, x0 - r + i, g.width, 1, g.clamp);
+    }
+}
+
+// Row pass: each warp owns a segment of 32 * N outputs of a row; its input
 // (with the 2R halo) goes to shared memory, each lane filters N outputs from
 // there, and the results go back through the same shared row so the stores
 // are coalesced. Warps never wait for each other.
@@ -361,87 +414,103 @@ __global__ void __launch_bounds__(32 *WIN_ROW_WARPS)
     constexpr int N = win_row_n<T>(), TW = 32 * N, W = vec_n<T>();
     extern __shared__ __align__(16) unsigned char conv_smem[];
     const int r = (int)g.radius, len = TW + 2 * r, lane = threadIdx.x;
-    const int pitch = (len + 2 * W - 1) / W * W; // + a vector: the last chunk's loads may run past
-    T *srow = reinterpret_cast<T *>(conv_smem) + threadIdx.y * pitch;
-    const long x0 = t.bx() * TW, y = t.by() * WIN_ROW_WARPS + threadIdx.y;
-    if (y >= g.in_rows)
+    const int pitch = (len + 2 * W - 1) / W * W;
+    T *bufs = reinterpret_cast<T *>(conv_smem) + threadIdx.y * (t.per_block > 1 ? 2 : 1) * pitch; // as buffers()
+    const long x0 = t.bx() * TW, y0 = (t.by() * WIN_ROW_WARPS + threadIdx.y) * t.per_block;
+    const long rows = g.in_rows - y0 < t.per_block ? g.in_rows - y0 : t.per_block;
+    if (rows <= 0)
         return; // the whole warp
-    const T *line = in + y * g.width, *src = line + x0 - r;
-    if (x0 - r >= 0 && x0 + TW + r <= g.width) {
-        if (aligned16(src) && len % W == 0) {
-#pragma unroll 4
-            for (int i = lane; i < len / W; i += 32)
-                reinterpret_cast<V *>(srow)[i] = __ldg(reinterpret_cast<const V *>(src) + i);
-        } else {
-#pragma unroll 4
-            for (int i = lane; i < len; i += 32)
-                srow[i] = __ldg(src + i);
-        }
-    } else {
-        for (int i = lane; i < len; i += 32)
-            srow[i] = line_at(line, x0 - r + i, g.width, 1, g.clamp);
-    }
-    __syncwarp();
-    T acc[N];
-#pragma unroll
-    for (int i = 0; i < N; i++)
-        acc[i] = 0;
-    win_all<T, N>(acc, 2 * r + 1, f, RowWindow<T>{srow + lane * N});
-    __syncwarp(); // every lane done reading before the row is overwritten
-#pragma unroll
-    for (int i = 0; i < N; i += W)
-        *reinterpret_cast<V *>(srow + lane * N + i) = *reinterpret_cast<const V *>(acc + i);
-    __syncwarp();
-    T *dst = tmp + y * g.width + x0;
     const int n = g.width - x0 < TW ? (int)(g.width - x0) : TW;
-    if (aligned16(dst) && n % W == 0) {
-        for (int i = lane; i < n / W; i += 32)
-            reinterpret_cast<V *>(dst)[i] = reinterpret_cast<const V *>(srow)[i];
-    } else {
-        for (int i = lane; i < n; i += 32)
-            dst[i] = srow[i];
+    load_row_segment(bufs, g, in, x0, y0, len, lane);
+    __pipeline_commit();
+    for (long k = 0; k < rows; k++) {
+        T *srow = bufs + (k & 1) * pitch;
+        if (k + 1 < rows)
+            load_row_segment(bufs + ((k + 1) & 1) * pitch, g, in, x0, y0 + k + 1, len, lane);
+        __pipeline_commit(); // (empty at the last row: the wait below stays the same)
+        __pipeline_wait_prior(1);
+        __syncwarp();
+        T acc[N];
+#pragma unroll
+        for (int i = 0; i < N; i++)
+            acc[i] = 0;
+        win_all<T, N>(acc, 2 * r + 1, f, RowWindow<T>{srow + lane * N});
+        __syncwarp(); // every lane done reading before the row is overwritten
+#pragma unroll
+        for (int i = 0; i < N; i += W)
+            *reinterpret_cast<V *>(srow + lane * N + i) = *reinterpret_cast<const V *>(acc + i);
+        __syncwarp();
+        T *dst = tmp + (y0 + k) * g.width + x0;
+        if (aligned16(dst) && n % W == 0) {
+            for (int i = lane; i < n / W; i += 32)
+                reinterpret_cast<V *>(dst)[i] = reinterpret_cast<const V *>(srow)[i];
+        } else {
+            for (int i = lane; i < n; i += 32)
+                dst[i] = srow[i];
+        }
+        __syncwarp(); // the next copy into this buffer starts after the stores read it
     }
 }
 
-// Column pass: a block owns 32 columns and WIN_COL_WARPS * N rows; the tile
-// with its halo is loaded once, coalesced, into shared memory, and each lane
-// filters N outputs down its column from there.
+// Starts copying rows [first, first + rows) of the 32 columns from x0 into s
+// (32 elements a row); rows outside the image follow the border rule.
+template <typename T>
+__device__ __forceinline__ void load_col_tile(T *s, const ConvGeom &g, const T *__restrict__ tmp, long x0, long first,
+                                              int rows, int tid, bool vectors)
+{
+    constexpr int W = vec_n<T>(), PER_ROW = 32 / W, ROWS_AT_ONCE = 32 * WIN_COL_WARPS / PER_ROW;
+    if (vectors && first >= 0 && first + rows <= g.in_rows) {
+        const int c = tid % PER_ROW;
+        for (int i = tid / PER_ROW; i < rows; i += ROWS_AT_ONCE)
+            __pipeline_memcpy_async(s + i * 32 + c * W, tmp + (first + i) * g.width + x0 + c * W, 16);
+        return;
+    }
+    const long x = x0 + tid % 32;
+    for (int i = tid / 32; i < rows; i += WIN_COL_WARPS) {
+        long q = first + i;
+        T *d = s + i * 32 + tid % 32;
+        if (x >= g.width || ((q < 0 || q >= g.in_rows) && !g.clamp)) {
+            *d = T(0);
+            continue;
+        }
+        q = q < 0 ? 0 : q >= g.in_rows ? g.in_rows - 1 : q;
+        __pipeline_memcpy_async(d, tmp + q * g.width + x, sizeof(T));
+    }
+}
+
+// Column pass: a block owns 32 columns and segments of WIN_COL_WARPS * N
+// rows; each segment's tile with its halo is loaded coalesced into shared
+// memory, and each lane filters N outputs down its column from there.
 template <typename T, typename Taps>
 __global__ void __launch_bounds__(32 *WIN_COL_WARPS)
     conv_cols_regs(ConvGeom g, Tiling t, const T *__restrict__ tmp, T *__restrict__ out, Taps f)
 {
-    using V = typename Vec16<T>::type;
     constexpr int N = win_col_n<T>(), TH = WIN_COL_WARPS * N, W = vec_n<T>();
     extern __shared__ __align__(16) unsigned char conv_smem[];
-    T *s = reinterpret_cast<T *>(conv_smem);
+    T *bufs = reinterpret_cast<T *>(conv_smem);
     const int r = (int)g.radius, rows = TH + 2 * r, tid = threadIdx.x + 32 * threadIdx.y;
-    const long x0 = t.bx() * 32, x = x0 + threadIdx.x, y0 = t.by() * TH, first = y0 + g.in_top - r;
-    const T *src = tmp + first * g.width + x0;
-    if (first >= 0 && first + rows <= g.in_rows && x0 + 32 <= g.width && aligned16(src) && g.width % W == 0) {
-        // 32 / W lanes a row, 16 bytes each
-        constexpr int PER_ROW = 32 / W, ROWS_AT_ONCE = 32 * WIN_COL_WARPS / PER_ROW;
-        const int c = tid % PER_ROW;
-#pragma unroll 4
-        for (int i = tid / PER_ROW; i < rows; i += ROWS_AT_ONCE)
-            reinterpret_cast<V *>(s + i * 32)[c] = __ldg(reinterpret_cast<const V *>(src + i * g.width) + c);
-    } else {
-        for (int i = threadIdx.y; i < rows; i += WIN_COL_WARPS)
-            s[i * 32 + threadIdx.x] =
-                x < g.width ? line_at(tmp + x, first + i, g.in_rows, g.width, g.clamp) : T(0);
+    const long x0 = t.bx() * 32, x = x0 + threadIdx.x, seg0 = t.by() * t.per_block;
+    const long segs_left = (g.height + TH - 1) / TH - seg0;
+    const long segs = segs_left < t.per_block ? segs_left : t.per_block;
+    const bool vectors = x0 + 32 <= g.width && g.width % W == 0 && aligned16(tmp);
+    load_col_tile(bufs, g, tmp, x0, seg0 * TH + g.in_top - r, rows, tid, vectors);
+    __pipeline_commit();
+    for (long k = 0; k < segs; k++) {
+        const T *s = bufs + (k & 1) * rows * 32;
+        const long y0 = (seg0 + k) * TH;
+        if (k + 1 < segs)
+            load_col_tile(bufs + ((k + 1) & 1) * rows * 32, g, tmp, x0, y0 + TH + g.in_top - r, rows, tid, vectors);
+        __pipeline_commit();
+        __pipeline_wait_prior(1);
+        __syncthreads();
+        T acc[N];
+#pragma unroll
+        for (int i = 0; i < N; i++)
+            acc[i] = 0;
+        win_all<T, N>(acc, 2 * r + 1, f, ColWindow<T>{s + threadIdx.y * N * 32 + threadIdx.x});
+        store_column(g, out, x, y0 + threadIdx.y * N, acc);
+        __syncthreads(); // every warp done with this buffer before the copy after next fills it
     }
-    __syncthreads();
-    T acc[N];
-#pragma unroll
-    for (int i = 0; i < N; i++)
-        acc[i] = 0;
-    win_all<T, N>(acc, 2 * r + 1, f, ColWindow<T>{s + threadIdx.y * N * 32 + threadIdx.x});
-    const long y = y0 + threadIdx.y * N;
-    if (x >= g.width)
-        return;
-#pragma unroll
-    for (int i = 0; i < N; i++)
-        if (y + i < g.height)
-            out[(y + i) * g.width + x] = acc[i];
 }
 
 // ---- host side ----------------------------------------------------------------
@@ -540,13 +609,14 @@ bool pb__cuda_conv_regs_supports(const pb_device *dev, const void *args, const c
 // dynamic shared memory limit when the tile needs more than the default.
 template <typename T, typename Taps>
 static pb_status launch(void (*kernel)(ConvGeom, Tiling, const T *, T *, Taps), const ConvGeom &g, long nbx,
-                        long nby, dim3 block, size_t smem, cudaStream_t s, const pb_buf *src, pb_buf *dst, Taps f)
+                        long nby, dim3 block, size_t smem, cudaStream_t s, const pb_buf *src, pb_buf *dst, Taps f,
+                        long per_block = 1)
 {
     if (nbx <= 0 || nby <= 0)
         return PB_OK;
     if (smem > 48 * 1024)
         PB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    kernel<<<(unsigned)(nbx * nby), block, smem, s>>>(g, Tiling{nbx, nby}, pb__cuda_ptr<const T>(src),
+    kernel<<<(unsigned)(nbx * nby), block, smem, s>>>(g, Tiling{nbx, nby, per_block}, pb__cuda_ptr<const T>(src),
                                                      pb__cuda_ptr<T>(dst), f);
     PB_CUDA_CHECK_LAUNCH();
     return PB_OK;
@@ -563,7 +633,7 @@ static pb_status upload_taps(const pb_conv_args *a, cudaStream_t s)
     return PB_OK;
 }
 
-template <typename T> static pb_status run_naive(const pb_conv_args *a, cudaStream_t s)
+template <typename T> static pb_status run_naive(const pb_device *, const pb_conv_args *a, cudaStream_t s)
 {
     ConvGeom g = geom(a);
     const T *f = pb__cuda_ptr<const T>(a->filter);
@@ -587,16 +657,42 @@ template <typename T, typename Taps> static pb_status run_tiled_with(const pb_co
     return st;
 }
 
-template <typename T, typename Taps> static pb_status run_regs_with(const pb_conv_args *a, cudaStream_t s, Taps f)
+// Rows a warp (row pass) and segments a block (column pass) filter one after
+// the other in the regs kernels: two, streamed, in float, where that cut
+// 8192^2 at R = 32 by a tenth on the H100. Not in double: its passes already
+// run at 1.02-1.05x the copy bound up to R = 32, and the second buffer cost
+// them occupancy (slower at R = 32 and 80). The column pass streams only
+// where two blocks with both buffers fit an SM.
+#define REGS_STREAM_ROWS 2
+#define REGS_STREAM_SEGMENTS 2
+struct RegsPlan {
+    long rows_per_warp, segments_per_block;
+};
+static RegsPlan regs_plan(const pb_device *dev, const pb_conv_args *a)
+{
+    if (a->prec != PB_FLOAT)
+        return {1, 1};
+    const cudaDeviceProp &p = pb__cuda(const_cast<pb_device *>(dev))->prop;
+    const size_t rows = 2 * regs_rows_smem(a), cols = 2 * regs_cols_smem(a);
+    const bool cols_fit = cols <= p.sharedMemPerBlockOptin &&
+                          2 * (cols + p.reservedSharedMemPerBlock) <= p.sharedMemPerMultiprocessor;
+    return {rows <= p.sharedMemPerBlockOptin ? REGS_STREAM_ROWS : 1, cols_fit ? REGS_STREAM_SEGMENTS : 1};
+}
+
+// Shared memory of a regs pass: one tile, or two where it streams.
+static size_t buffers(long per_block, size_t tile) { return (per_block > 1 ? 2 : 1) * tile; }
+
+template <typename T, typename Taps>
+static pb_status run_regs_with(const pb_conv_args *a, cudaStream_t s, Taps f, RegsPlan plan)
 {
     ConvGeom g = geom(a);
+    const long rp = plan.rows_per_warp, sp = plan.segments_per_block, th = WIN_COL_WARPS * win_col_n<T>();
     pb_status st = launch<T, Taps>(conv_rows_regs<T, Taps>, g, cdiv(g.width, 32 * win_row_n<T>()),
-                                   cdiv(g.in_rows, WIN_ROW_WARPS), dim3(32, WIN_ROW_WARPS), regs_rows_smem(a), s,
-                                   a->in, a->tmp, f);
+                                   cdiv(g.in_rows, WIN_ROW_WARPS * rp), dim3(32, WIN_ROW_WARPS),
+                                   buffers(rp, regs_rows_smem(a)), s, a->in, a->tmp, f, rp);
     if (st == PB_OK)
-        st = launch<T, Taps>(conv_cols_regs<T, Taps>, g, cdiv(g.width, 32),
-                             cdiv(g.height, WIN_COL_WARPS * win_col_n<T>()), dim3(32, WIN_COL_WARPS),
-                             regs_cols_smem(a), s, a->tmp, a->out, f);
+        st = launch<T, Taps>(conv_cols_regs<T, Taps>, g, cdiv(g.width, 32), cdiv(cdiv(g.height, th), sp),
+                             dim3(32, WIN_COL_WARPS), buffers(sp, regs_cols_smem(a)), s, a->tmp, a->out, f, sp);
     return st;
 }
 
@@ -609,25 +705,15 @@ template <typename T, int RC, typename Taps> static pb_status run_fused_with(con
                            f);
 }
 
-// Taps in constant memory where they fit, else read from global memory.
-template <typename T, template <typename, typename> class Runner>
-static pb_status with_taps(const pb_conv_args *a, cudaStream_t s)
+// Calls run(taps): taps in constant memory where they fit, else read from
+// global memory.
+template <typename T, typename Run> static pb_status with_taps(const pb_conv_args *a, cudaStream_t s, Run run)
 {
     if (!taps_fit_const(a))
-        return Runner<T, GlobalTaps<T>>::run(a, s, GlobalTaps<T>{pb__cuda_ptr<const T>(a->filter)});
+        return run(GlobalTaps<T>{pb__cuda_ptr<const T>(a->filter)});
     pb_status st = upload_taps(a, s);
-    return st != PB_OK ? st : Runner<T, ConstTaps<T>>::run(a, s, ConstTaps<T>{});
+    return st != PB_OK ? st : run(ConstTaps<T>{});
 }
-
-template <typename T, typename Taps> struct TiledRunner {
-    static pb_status run(const pb_conv_args *a, cudaStream_t s, Taps f) { return run_tiled_with<T, Taps>(a, s, f); }
-};
-template <typename T, typename Taps> struct RegsRunner {
-    static pb_status run(const pb_conv_args *a, cudaStream_t s, Taps f) { return run_regs_with<T, Taps>(a, s, f); }
-};
-template <typename T, typename Taps> struct FusedRunner {
-    static pb_status run(const pb_conv_args *a, cudaStream_t s, Taps f) { return run_fused_with<T, 0, Taps>(a, s, f); }
-};
 
 template <typename T, int RC> static pb_status run_fused_fixed(const pb_conv_args *a, cudaStream_t s)
 {
@@ -636,7 +722,7 @@ template <typename T, int RC> static pb_status run_fused_fixed(const pb_conv_arg
 }
 
 // Radii 1-8 and 16 unrolled with R fixed; others in chunks of taps.
-template <typename T> static pb_status run_fused(const pb_conv_args *a, cudaStream_t s)
+template <typename T> static pb_status run_fused(const pb_device *, const pb_conv_args *a, cudaStream_t s)
 {
     using Fixed = pb_status (*)(const pb_conv_args *, cudaStream_t);
     static const Fixed fixed[] = {nullptr,
@@ -652,26 +738,26 @@ template <typename T> static pb_status run_fused(const pb_conv_args *a, cudaStre
         return fixed[a->radius](a, s);
     if (a->radius == 16)
         return run_fused_fixed<T, 16>(a, s);
-    return with_taps<T, FusedRunner>(a, s);
+    return with_taps<T>(a, s, [&](auto f) { return run_fused_with<T, 0>(a, s, f); });
 }
 
-template <typename T> static pb_status run_regs(const pb_conv_args *a, cudaStream_t s)
+template <typename T> static pb_status run_regs(const pb_device *dev, const pb_conv_args *a, cudaStream_t s)
 {
-    return with_taps<T, RegsRunner>(a, s);
+    const RegsPlan plan = regs_plan(dev, a);
+    return with_taps<T>(a, s, [&](auto f) { return run_regs_with<T>(a, s, f, plan); });
 }
 
-template <typename T> static pb_status run_tiled(const pb_conv_args *a, cudaStream_t s)
+template <typename T> static pb_status run_tiled(const pb_device *, const pb_conv_args *a, cudaStream_t s)
 {
-    return with_taps<T, TiledRunner>(a, s);
+    return with_taps<T>(a, s, [&](auto f) { return run_tiled_with<T>(a, s, f); });
 }
 
 // Dispatch on precision; empty images launch nothing.
 #define PB_CONV_DISPATCH(fn)                                                                 \
     const pb_conv_args *a = conv_args(args);                                                \
-    (void)dev;                                                                               \
     if (!a->width || !a->height)                                                             \
         return PB_OK;                                                                        \
-    return a->prec == PB_DOUBLE ? fn<double>(a, pb__cuda_stream(s)) : fn<float>(a, pb__cuda_stream(s))
+    return a->prec == PB_DOUBLE ? fn<double>(dev, a, pb__cuda_stream(s)) : fn<float>(dev, a, pb__cuda_stream(s))
 
 pb_status pb__cuda_conv_naive(pb_device *dev, const void *args, pb_stream *s) { PB_CONV_DISPATCH(run_naive); }
 pb_status pb__cuda_conv_tiled(pb_device *dev, const void *args, pb_stream *s) { PB_CONV_DISPATCH(run_tiled); }
