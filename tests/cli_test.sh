@@ -610,6 +610,16 @@ if grep -qiw nan "$tmp/out"; then bad "ceilings prints nan for what it did not m
 printf '%%%%MatrixMarket matrix coordinate real general\n0 0 0\n' >"$tmp/zerodim.mtx"
 expect 0 "$pb" project spmv-dist --matrix "$tmp/zerodim.mtx" --ranks 1:4 --rate 1e9 --latency 1e-6 --bandwidth 1e10
 if grep -qiw -e nan -e nanx -e -nan "$tmp/out"; then bad "project prints nan"; else ok; fi
+expect 0 "$pb" project spmv-dist --matrix "$tmp/zerodim.mtx" --ranks 1:4 --rate 1e9 --latency 1e-6 --bandwidth 1e10 \
+    --partition 2d
+if grep -qiw -e nan -e nanx -e -nan "$tmp/out"; then bad "project --partition 2d prints nan"; else ok; fi
+# 2d: a row per count with its grid; one rank moves nothing at full efficiency; a prime count is 1 x P
+expect 0 "$pb" project spmv-dist --matrix lap2d:40 --ranks 1,7,8 --rate 1e9 --latency 1e-6 --bandwidth 1e10 \
+    --partition 2d
+if grep -qE '^ +1 +1x1 +7840 +0 +0 .* 1\.00 +1\.00$' "$tmp/out" && grep -qE '^ +7 +1x7 ' "$tmp/out" &&
+    grep -qE '^ +8 +2x4 ' "$tmp/out"; then ok; else bad "project --partition 2d: rows for 1, 7 and 8 ranks"; fi
+expect 2 "$pb" project spmv-dist --matrix lap2d:40 --rate 1e9 --latency 1e-6 --bandwidth 1e10 --partition 3d
+contains "$tmp/err" "project: --partition '3d' is neither 1d nor 2d"
 expect 0 "$pb" run peak --n 4096 --iters 4 --backend openmp --reps 1 --quiet --out "$tmp/peak.csv"
 if grep -q "no ceilings file" "$tmp/err"; then bad "ceilings file not found after parbench ceilings"; else ok; fi
 awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "ceiling_fraction") c = i } NR > 1 && $c == "" { bad = 1 }

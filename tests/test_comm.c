@@ -483,6 +483,52 @@ static void test_partition_stats(void **state)
     pb_coo_free(&m);
 }
 
+/* The 2D partition counted (parbench project --partition 2d) on lap2d:4 by
+ * rows: chunks of 4 rows (one grid row each). On 2 x 2, rank (0,0) holds rows
+ * 0-7 x columns 0-7 (28 entries) and needs x[4..7] from rank (1,0), whose x
+ * chunk that is; the coupling of grid rows 1 and 2 (4 entries) sits on the
+ * off-diagonal ranks; partial y of rows 4-7 goes from (0,0) to (0,1), of rows
+ * 8-11 from (1,1) to (1,0); y chunks 1 and 2 swap places to become x. */
+static void test_partition_stats_2d(void **state)
+{
+    (void)state;
+    struct pb_coo m;
+    int32_t *ptr = NULL;
+    assert_int_equal(pb__sparse_generate("lap2d:4", 1, &m), PB_OK);
+    assert_int_equal(pb__csr_offsets(&m, &ptr), PB_OK);
+    int pr, pc;
+    pb__partition_grid(8, &pr, &pc);
+    assert_int_equal(pr * 10 + pc, 24);
+    pb__partition_grid(7, &pr, &pc);
+    assert_int_equal(pr * 10 + pc, 17);
+    struct pb_part2d_stats s[4];
+    assert_int_equal(pb__partition_stats_2d(ptr, m.cols, m.n_rows, m.n_cols, 2, 2, false, s), PB_OK);
+    static const int64_t nnz[4] = {28, 4, 4, 28}, expand_recv[4] = {4, 0, 0, 4}, expand_sent[4] = {0, 4, 4, 0},
+                         fold_sent[4] = {4, 0, 0, 4}, fold_recv[4] = {0, 4, 4, 0}, moved[4] = {0, 4, 4, 0};
+    for (int r = 0; r < 4; r++) {
+        assert_int_equal(s[r].nnz, nnz[r]);
+        assert_int_equal(s[r].expand.recv, expand_recv[r]);
+        assert_int_equal(s[r].expand.sent, expand_sent[r]);
+        assert_int_equal(s[r].expand.from, expand_recv[r] ? 1 : 0);
+        assert_int_equal(s[r].fold.sent, fold_sent[r]);
+        assert_int_equal(s[r].fold.recv, fold_recv[r]);
+        assert_int_equal(s[r].fold.to, fold_sent[r] ? 1 : 0);
+        assert_int_equal(s[r].move.sent, moved[r]);
+        assert_int_equal(s[r].move.recv, moved[r]);
+    }
+    /* 1 x 2 is a column partition: no expand, no move, each side folds its 4 coupling rows */
+    assert_int_equal(pb__partition_stats_2d(ptr, m.cols, m.n_rows, m.n_cols, 1, 2, true, s), PB_OK);
+    for (int r = 0; r < 2; r++) {
+        assert_int_equal(s[r].nnz, 32);
+        assert_int_equal(s[r].expand.recv + s[r].move.recv, 0);
+        assert_int_equal(s[r].fold.recv, 4);
+        assert_int_equal(s[r].fold.from, 1);
+    }
+    assert_int_equal(pb__partition_stats_2d(ptr, m.cols, m.n_rows, m.n_cols, 0, 2, true, s), PB_ERR_INVALID);
+    free(ptr);
+    pb_coo_free(&m);
+}
+
 /* gemm-dist: SUMMA on the grid these ranks make (1x1, 1x2, 1x3, 2x2), on
  * shapes the grid does not divide, more ranks than rows (m = 2), k = 1, a
  * panel of 1 and one wider than k; float and double, ref and openmp. Every
@@ -646,6 +692,7 @@ int main(void)
         cmocka_unit_test(test_collective_benches),
         cmocka_unit_test(test_spmv_dist),
         cmocka_unit_test(test_partition_stats),
+        cmocka_unit_test(test_partition_stats_2d),
         cmocka_unit_test(test_gemm_dist),
         cmocka_unit_test(test_device_paths),
     };

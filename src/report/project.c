@@ -28,7 +28,11 @@
  * bandwidth). --path picks the rows of one way of moving halos (NCCL's rows
  * for nccl, MPI's on device memory for mpi, MPI through host memory for
  * staged), so the link figures and the measured spmv-dist rows printed beside
- * the projection are those of the same path. */
+ * the projection are those of the same path.
+ * --partition 2d models a partition spmv-dist does not run (sparse.h's 2D
+ * grid): comm_r = the sum over expand, fold and move of messages * latency +
+ * max(received, sent) * elt / bandwidth; blocking T_r = comm_r + compute_r +
+ * fixed, ideal T_r = max(comm_r, compute_r) + fixed. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +81,13 @@ static void project_help(FILE *f)
                "                          needs half the others' x or more, as spmv-dist decides)\n"
                "  --split auto|off        spmv-dist's --split (default auto, as on GPUs; off for the\n"
                "                          synchronous ref and OpenMP backends, which never split)\n"
+               "  --partition 1d|2d       1d: spmv-dist's rows (default); 2d: a grid of ranks (the most square\n"
+               "                          pr x pc), not built in spmv-dist: x expanded down the grid's\n"
+               "                          columns, partial y folded along its rows, y moved to where the next\n"
+               "                          product's x lives; each step's time is messages * latency + entries\n"
+               "                          * size / bandwidth (the larger of sent and received), and the table\n"
+               "                          gives the steps after each other (blocking) and hidden behind the\n"
+               "                          products (ideal: max of the two)\n"
                "  --seed N                of generated matrices (default 42, as parbench run)\n"
                "\nexit status: 0, 2 usage error (a missing rate, latency or bandwidth among them), 3 a file\n"
                "could not be read.\n");
@@ -281,6 +292,73 @@ static void model(const struct pb_part_stats *s, int ranks, int64_t cols, bool g
     }
 }
 
+static double phase_time(const struct pb_part2d_phase *ph, const struct calibration *c, double elt)
+{
+    const int messages = ph->from > ph->to ? ph->from : ph->to;
+    const int64_t words = ph->recv > ph->sent ? ph->recv : ph->sent;
+    return messages * c->latency + (double)words * elt / c->bandwidth;
+}
+
+/* The 2D partition's time per rank: compute as 1D's, comm the three steps
+ * (expand, fold, move) after each other; blocking adds them, ideal hides the
+ * exchange behind the products entirely. */
+static void model_2d(const struct pb_part2d_stats *s, int ranks, const struct calibration *c, double elt,
+                     double *ideal, double *blocking, double *compute_max, double *comm_max)
+{
+    *ideal = *blocking = *compute_max = *comm_max = 0;
+    for (int r = 0; r < ranks; r++) {
+        double compute = (double)s[r].nnz / c->rate + c->step;
+        double comm = ranks > 1 ? phase_time(&s[r].expand, c, elt) + phase_time(&s[r].fold, c, elt) +
+                                      phase_time(&s[r].move, c, elt)
+                                : 0;
+        *ideal = fmax(*ideal, fmax(compute, comm) + c->fixed);
+        *blocking = fmax(*blocking, compute + comm + c->fixed);
+        *compute_max = fmax(*compute_max, compute);
+        *comm_max = fmax(*comm_max, comm);
+    }
+}
+
+/* One 2D row of the table: the grid, the largest share of non-zeros and of
+ * vector entries received, the most messages a rank receives or sends. */
+static int project_2d(const struct pb_coo *m, const int32_t *ptr, int p, bool by_nnz, const struct calibration *c,
+                      double elt, double t1, int *takes_over)
+{
+    int pr, pc;
+    pb__partition_grid(p, &pr, &pc);
+    struct pb_part2d_stats *s = calloc((size_t)p, sizeof *s);
+    pb_status st = s ? pb__partition_stats_2d(ptr, m->cols, m->n_rows, m->n_cols, pr, pc, by_nnz, s)
+                     : pb__fail(PB_ERR_NOMEM, "out of memory");
+    if (st != PB_OK) {
+        free(s);
+        return pb__cli_fail(st);
+    }
+    double ideal, block, compute, comm;
+    model_2d(s, p, c, elt, &ideal, &block, &compute, &comm);
+    int64_t max_nnz = 0, max_recv = 0;
+    int max_msgs = 0;
+    for (int r = 0; r < p; r++) {
+        const struct pb_part2d_phase *ph[3] = {&s[r].expand, &s[r].fold, &s[r].move};
+        int64_t recv = 0;
+        int msgs = 0;
+        for (int k = 0; k < 3; k++)
+            recv += ph[k]->recv, msgs += ph[k]->from > ph[k]->to ? ph[k]->from : ph[k]->to;
+        max_nnz = s[r].nnz > max_nnz ? s[r].nnz : max_nnz;
+        max_recv = recv > max_recv ? recv : max_recv;
+        max_msgs = msgs > max_msgs ? msgs : max_msgs;
+    }
+    free(s);
+    if (!*takes_over && comm > compute)
+        *takes_over = p;
+    char grid[32], eff[2][32];
+    snprintf(grid, sizeof grid, "%dx%d", pr, pc);
+    const double t[2] = {ideal, block};
+    for (int v = 0; v < 2; v++)
+        snprintf(eff[v], sizeof eff[v], t[v] > 0 && isfinite(t1) ? "%.2f" : "-", t1 / t[v] / p);
+    printf("%7d %7s %12lld %10lld %8d %11.4g %11.4g %12.4g %12.4g %10s %10s\n", p, grid, (long long)max_nnz,
+           (long long)max_recv, max_msgs, compute, comm, ideal, block, eff[0], eff[1]);
+    return PB_EXIT_OK;
+}
+
 /* Where a multi-rank row was measured, the rate and a cost per product
  * (launches, a kernel's tail) that make compute = step + nnz / rate pass
  * through both rows: the one-rank row's nnz and compute_s, and the slowest
@@ -323,7 +401,7 @@ int pb__cmd_project(int argc, char **argv)
     const char *matrix = NULL, *ranks_text = "1:4096", *balance = "nnz", *precision = "double", *backend = NULL;
     bool precision_given = false;
     const char *rate_text = NULL, *latency_text = NULL, *bandwidth_text = NULL, *seed_text = "42", *path = NULL;
-    const char *halo = "auto", *split = "auto", *batch_text = "1";
+    const char *halo = "auto", *split = "auto", *batch_text = "1", *partition = "1d";
     char **from = malloc((size_t)argc * sizeof *from);
     int n_from = 0, rc = PB_EXIT_OK;
     if (!from)
@@ -361,6 +439,8 @@ int pb__cmd_project(int argc, char **argv)
             split = v;
         else if (pb__cli_value(argc, argv, &i, "batch", 0, &v, &rc))
             batch_text = v;
+        else if (pb__cli_value(argc, argv, &i, "partition", 0, &v, &rc))
+            partition = v;
         else if (rc == PB_EXIT_OK && strcmp(argv[i], "--from") == 0)
             while (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0)
                 from[n_from++] = argv[++i];
@@ -382,6 +462,9 @@ int pb__cmd_project(int argc, char **argv)
         rc = pb__cli_die(PB_EXIT_USAGE, "project: --halo '%s' is none of p2p, allgather or auto", halo);
     if (rc == PB_EXIT_OK && strcmp(split, "auto") != 0 && strcmp(split, "off") != 0)
         rc = pb__cli_die(PB_EXIT_USAGE, "project: --split '%s' is neither auto nor off", split);
+    if (rc == PB_EXIT_OK && strcmp(partition, "1d") != 0 && strcmp(partition, "2d") != 0)
+        rc = pb__cli_die(PB_EXIT_USAGE, "project: --partition '%s' is neither 1d nor 2d", partition);
+    const bool two_d = strcmp(partition, "2d") == 0;
     if (rc == PB_EXIT_OK && strcmp(precision, "float") != 0 && strcmp(precision, "double") != 0)
         rc = pb__cli_die(PB_EXIT_USAGE, "project: --precision '%s' is neither float nor double", precision);
     pb_status st = PB_OK;
@@ -493,9 +576,10 @@ int pb__cmd_project(int argc, char **argv)
     if (rc == PB_EXIT_OK && c.ranks_most > 1 && c.compute_one > 0)
         rc = fit_step(&m, ptr, strcmp(balance, "nnz") == 0, want.split, &c);
     if (rc == PB_EXIT_OK) {
-        printf("# spmv-dist projected for %s by %s (%d x %d, %zu non-zeros, %s)%s%s, --halo %s --split %s --batch %lld\n",
+        printf("# spmv-dist projected for %s by %s (%d x %d, %zu non-zeros, %s)%s%s, --partition %s --halo %s "
+               "--split %s --batch %lld\n",
                label, balance, (int)m.n_rows, (int)m.n_cols, m.nnz, precision, path ? ", halos via " : "",
-               path ? path : "", halo, split, (long long)batch);
+               path ? path : "", partition, halo, split, (long long)batch);
         printf("# rate %.4g G non-zeros/s (%s), latency %.4g us (%s), bandwidth %.4g GB/s (%s)\n", c.rate * 1e-9,
                c.rate_from, c.latency * 1e6, c.latency_from, c.bandwidth * 1e-9, c.bandwidth_from);
         if (c.fixed > 0)
@@ -504,14 +588,25 @@ int pb__cmd_project(int argc, char **argv)
             printf("# products: %.4g us + nnz / rate (the one-rank row's and the %d-rank row's compute_s: a rank's "
                    "products cost more than its share of one device's)\n",
                    c.step * 1e6, c.ranks_most);
-        printf("%7s %12s %10s %8s %7s %11s %11s %12s %12s %10s %10s %12s %12s\n", "ranks", "max nnz", "max halo",
-               "max nbrs", "x", "compute s", "comm s", "overlap s", "blocking s", "speed-up", "efficiency",
-               "meas. ovl s", "meas. blk s");
+        if (two_d)
+            printf("# 2d: a partition spmv-dist does not run; max recv: the vector entries a rank receives in the "
+                   "three steps, max msgs: the messages it receives or sends in them\n"
+                   "%7s %7s %12s %10s %8s %11s %11s %12s %12s %10s %10s\n",
+                   "ranks", "grid", "max nnz", "max recv", "max msgs", "compute s", "comm s", "ideal s", "blocking s",
+                   "eff. ideal", "eff. blk");
+        else
+            printf("%7s %12s %10s %8s %7s %11s %11s %12s %12s %10s %10s %12s %12s\n", "ranks", "max nnz",
+                   "max halo", "max nbrs", "x", "compute s", "comm s", "overlap s", "blocking s", "speed-up",
+                   "efficiency", "meas. ovl s", "meas. blk s");
     }
     double t1 = c.rate > 0 ? (double)m.nnz / c.rate + c.step + c.fixed : NAN; /* one rank: no exchange */
     int takes_over = 0;
     for (size_t i = 0; rc == PB_EXIT_OK && i < n_ranks; i++) {
         int p = (int)ranks[i];
+        if (two_d) {
+            rc = project_2d(&m, ptr, p, strcmp(balance, "nnz") == 0, &c, elt, t1, &takes_over);
+            continue;
+        }
         struct pb_part_stats *s = calloc((size_t)p, sizeof *s);
         st = s ? pb__partition_stats(ptr, m.cols, m.n_rows, m.n_cols, p, strcmp(balance, "nnz") == 0, s)
                : pb__fail(PB_ERR_NOMEM, "out of memory");

@@ -150,6 +150,85 @@ pb_status pb__partition_stats(const int32_t *ptr, const int32_t *idx, int32_t ro
     return PB_OK;
 }
 
+void pb__partition_grid(int ranks, int *pr, int *pc)
+{
+    *pr = 1;
+    for (int d = 1; (int64_t)d * d <= ranks; d++)
+        if (ranks % d == 0)
+            *pr = d;
+    *pc = ranks / *pr;
+}
+
+pb_status pb__partition_stats_2d(const int32_t *ptr, const int32_t *idx, int32_t rows, int32_t cols, int pr, int pc,
+                                 bool by_nnz, struct pb_part2d_stats *out)
+{
+    if (pr < 1 || pc < 1 || (int64_t)pr * pc > 1 << 30 || rows < 0 || cols < 0)
+        return pb__fail(PB_ERR_INVALID, "2D partition of %d rows over %d x %d ranks", (int)rows, pr, pc);
+    const int ranks = pr * pc;
+    int32_t *row_first = malloc(((size_t)ranks + 1) * sizeof *row_first);
+    int32_t *col_first = malloc(((size_t)ranks + 1) * sizeof *col_first);
+    int32_t *chunk_of_col = malloc(((size_t)cols + 1) * sizeof *chunk_of_col);
+    int32_t *col_seen = malloc(((size_t)cols + 1) * sizeof *col_seen); /* the last row block that needed it */
+    int32_t *chunk_seen = malloc((size_t)ranks * sizeof *chunk_seen);  /* the same, per x chunk */
+    int32_t *row_seen = malloc((size_t)pc * sizeof *row_seen);         /* the last row with an entry in block j */
+    int *last_to = malloc((size_t)ranks * sizeof *last_to);            /* the last rank a fold went to */
+    if (!row_first || !col_first || !chunk_of_col || !col_seen || !chunk_seen || !row_seen || !last_to) {
+        free(row_first), free(col_first), free(chunk_of_col), free(col_seen), free(chunk_seen), free(row_seen);
+        free(last_to);
+        return pb__fail(PB_ERR_NOMEM, "2D partition statistics for %d ranks: out of memory", ranks);
+    }
+    pb__partition_rows(ptr, rows, ranks, by_nnz, row_first);
+    pb__partition_cols(row_first, rows, cols, ranks, col_first);
+    memset(out, 0, (size_t)ranks * sizeof *out);
+    for (int k = 0; k < ranks; k++) {
+        chunk_seen[k] = -1, last_to[k] = -1;
+        for (int32_t c = col_first[k]; c < col_first[k + 1]; c++)
+            chunk_of_col[c] = k;
+    }
+    for (int32_t c = 0; c < cols; c++)
+        col_seen[c] = -1;
+    for (int j = 0; j < pc; j++)
+        row_seen[j] = -1;
+    for (int i = 0; i < pr; i++) {
+        int k = i * pc; /* the y chunk of the row, rising with it: each rank's folds go out in order */
+        for (int32_t r = row_first[i * pc]; r < row_first[(i + 1) * pc]; r++) {
+            while (r >= row_first[k + 1])
+                k++;
+            for (int64_t e = ptr[r]; e < ptr[r + 1]; e++) {
+                const int32_t c = idx[e];
+                const int kx = chunk_of_col[c], j = kx / pr, q = i * pc + j;
+                out[q].nnz++;
+                if (col_seen[c] != i) { /* the first time row block i needs x[c]: rank q receives it */
+                    col_seen[c] = i;
+                    if (kx != j * pr + i) {
+                        const int owner = (kx % pr) * pc + j;
+                        out[q].expand.recv++, out[owner].expand.sent++;
+                        if (chunk_seen[kx] != i) /* one message per x chunk and row block */
+                            chunk_seen[kx] = i, out[q].expand.from++, out[owner].expand.to++;
+                    }
+                }
+                if (row_seen[j] != r) { /* rank q's partial of y[r], once, to y's owner k */
+                    row_seen[j] = r;
+                    if (q != k) {
+                        out[q].fold.sent++, out[k].fold.recv++;
+                        if (last_to[q] != k)
+                            last_to[q] = k, out[q].fold.to++, out[k].fold.from++;
+                    }
+                }
+            }
+        }
+    }
+    for (int k = 0; rows == cols && k < ranks; k++) { /* y chunk k to x chunk k's owner */
+        const int to = (k % pr) * pc + k / pr;
+        const int64_t n = row_first[k + 1] - row_first[k];
+        if (to != k && n > 0)
+            out[k].move.sent += n, out[k].move.to++, out[to].move.recv += n, out[to].move.from++;
+    }
+    free(row_first), free(col_first), free(chunk_of_col), free(col_seen), free(chunk_seen), free(row_seen);
+    free(last_to);
+    return PB_OK;
+}
+
 bool pb__dist_split_pays(int64_t nnz, int64_t nnz_boundary, int64_t boundary_rows, int64_t nnz_boundary_own)
 {
     return boundary_rows > 0 && nnz_boundary_own >= boundary_rows && 2 * nnz_boundary >= nnz;

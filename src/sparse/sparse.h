@@ -215,6 +215,28 @@ bool pb__dist_split_pays(int64_t nnz, int64_t nnz_boundary, int64_t boundary_row
 pb_status pb__partition_stats(const int32_t *ptr, const int32_t *idx, int32_t rows, int32_t cols, int ranks,
                               bool by_nnz, struct pb_part_stats *out);
 
+/* A 2D partition: ranks on a grid of pr x pc, rank (i, j) = i * pc + j holding
+ * the entries of row block i and column block j. y and x are cut in pr * pc
+ * chunks as spmv-dist's rows and columns would be for that many ranks; row
+ * block i is y chunks [i pc, (i + 1) pc), column block j x chunks [j pr,
+ * (j + 1) pr); rank k owns y chunk k, and x chunk j pr + i is rank (i, j)'s.
+ * A product: x expanded down each processor column, the local product, the
+ * partial y folded along each processor row, then (square matrices) each y
+ * chunk moved to the rank that owns it as x for the next product. */
+struct pb_part2d_phase {
+    int64_t recv, sent; /* vector entries */
+    int from, to;       /* messages received and sent */
+};
+struct pb_part2d_stats {
+    int64_t nnz;
+    struct pb_part2d_phase expand, fold, move;
+};
+/* pr x pc for ranks: the most square grid (pr the largest divisor <= sqrt). */
+void pb__partition_grid(int ranks, int *pr, int *pc);
+/* The statistics of every rank (out[pr * pc]) of that partition: O(nnz + ranks). */
+pb_status pb__partition_stats_2d(const int32_t *ptr, const int32_t *idx, int32_t rows, int32_t cols, int pr, int pc,
+                                 bool by_nnz, struct pb_part2d_stats *out);
+
 #ifdef __cplusplus
 }
 #endif
