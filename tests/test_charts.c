@@ -522,6 +522,45 @@ static void test_no_empty_charts(void **state)
     }
 }
 
+/* The parts of the time of a run at 1, 2 and 4 ranks: a bar per count, from
+ * the rows for all ranks (not the per-rank ones), each labelled with its
+ * count; before, all five rows were drawn at one category. */
+static void test_parts_by_rank_count(void **state)
+{
+    (void)state;
+    struct pb_sbuf c = {0};
+    csv_header(&c, "ranks,rank,matrix", "compute_s");
+    static const struct {
+        int ranks;
+        const char *rank;
+    } rows[] = {{1, "all"}, {2, "0"}, {2, "1"}, {2, "all"}, {4, "all"}};
+    for (size_t i = 0; i < PB_ARRAY_LEN(rows); i++)
+        pb__sb_printf(&c, "2026-01-01T00:00:00Z,host,0.1.0,abc,spmv-dist,cuda,overlap,0,Some GPU,double,0,%d,%s,"
+                          "lap2d:40,lap2d:40,OK,,5,0.001,0.001,0.001,0.001,0,0.01,event,0.001,1,1,1,0,0,0.001,full,"
+                          "0.0005\n",
+                      rows[i].ranks, rows[i].rank);
+    struct pb_rp_set set;
+    struct pb_rp_charts ch;
+    build(&c, &set, &ch);
+    bool seen = false;
+    for (size_t i = 0; i < ch.n; i++) {
+        if (!strstr(ch.charts[i].title, "each part of the time"))
+            continue;
+        seen = true;
+        char *svg = svg_of(&ch.charts[i]);
+        struct labels ticks;
+        labels_of(svg, "pb-xtick", &ticks);
+        assert_int_equal(ticks.n, 3);
+        assert_string_equal(ticks.text[0], "cuda/overlap @1 rank");
+        assert_string_equal(ticks.text[1], "cuda/overlap @2 ranks");
+        assert_string_equal(ticks.text[2], "cuda/overlap @4 ranks");
+        free(svg);
+    }
+    assert_true(seen);
+    pb__rp_charts_free(&ch);
+    pb__rp_free(&set);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -533,6 +572,7 @@ int main(void)
         cmocka_unit_test(test_many_categories),
         cmocka_unit_test(test_reference_labels_apart),
         cmocka_unit_test(test_no_empty_charts),
+        cmocka_unit_test(test_parts_by_rank_count),
     };
     return pb_test_run(tests, NULL, NULL);
 }

@@ -624,6 +624,12 @@ static pb_status file_charts(const struct pb_rp_set *set, size_t fi, struct pb_r
     for (size_t i = 0; n_parts && i < fp.n; i++)
         if (pb__rp_ok(&fp.rows[i]) && (!big || fp.rows[i].median > big->median))
             big = &fp.rows[i];
+    /* Runs at several rank counts (spmv-dist at 1, 2, 4): a bar each, from the
+     * rows for all ranks, not one per rank drawn over each other. */
+    bool several_counts = false;
+    for (size_t i = 0; big && i < fp.n; i++)
+        several_counts |= pb__rp_ok(&fp.rows[i]) && fp.rows[i].ranks != big->ranks &&
+                          !strcmp(fp.rows[i].problem, big->problem) && !strcmp(fp.rows[i].precision, big->precision);
     if (st == PB_OK && big) {
         struct pb_chart *c = add_chart(out, fi);
         if (!c)
@@ -640,10 +646,14 @@ static pb_status file_charts(const struct pb_rp_set *set, size_t fi, struct pb_r
             return pb__fail(PB_ERR_NOMEM, "out of memory");
         for (size_t i = 0; i < fp.n; i++) {
             const struct pb_rp_row *r = &fp.rows[i];
-            if (!pb__rp_ok(r) || strcmp(r->problem, big->problem) || strcmp(r->precision, big->precision))
+            if (!pb__rp_ok(r) || strcmp(r->problem, big->problem) || strcmp(r->precision, big->precision) ||
+                (r->ranks > 1 && strcmp(r->rank, "all") != 0))
                 continue;
             char name[160];
-            snprintf(name, sizeof name, "%s/%s", r->backend, r->variant);
+            if (several_counts)
+                snprintf(name, sizeof name, "%s/%s @%d rank%s", r->backend, r->variant, r->ranks, r->ranks > 1 ? "s" : "");
+            else
+                snprintf(name, sizeof name, "%s/%s", r->backend, r->variant);
             int ci = pb__chart_category(c, name);
             if (ci < 0)
                 return pb__fail(PB_ERR_NOMEM, "out of memory");
