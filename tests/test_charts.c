@@ -374,6 +374,38 @@ static void test_label_shortening(void **state)
     assert_int_equal(chars, 24);
 }
 
+/* Legend names too long for the legend that differ only in the middle: the
+ * words all share at the start and the end give way first, so each entry
+ * shows its own part; names that fit are left whole. */
+static void test_legend_keeps_what_differs(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"cuda/overlap powerlaw:4M:16 by nnz (read by each) via nccl batch=1",
+                                        "cuda/overlap lap3d:320 by nnz (read by each) via nccl batch=1"};
+    struct pb_chart c = {.kind = PB_CHART_LINES, .vline_at = -1};
+    for (size_t i = 0; i < 2; i++) {
+        struct pb_series *s = pb__chart_series(&c, names[i], PB_SERIES_LINE);
+        assert_true(pb__series_add(s, 1, 1 + (double)i) && pb__series_add(s, 2, 2 + (double)i));
+    }
+    char *svg = svg_of(&c);
+    assert_contains(svg, ">\xE2\x80\xA6powerlaw:4M:16\xE2\x80\xA6<");
+    assert_contains(svg, ">\xE2\x80\xA6lap3d:320\xE2\x80\xA6<");
+    free(svg);
+    pb__chart_free(&c);
+
+    struct pb_chart d = {.kind = PB_CHART_LINES, .vline_at = -1};
+    static const char *const short_names[] = {"cuda/overlap lap3d:320", "cuda/overlap lap3d:160"};
+    for (size_t i = 0; i < 2; i++) {
+        struct pb_series *s = pb__chart_series(&d, short_names[i], PB_SERIES_LINE);
+        assert_true(pb__series_add(s, 1, 1 + (double)i) && pb__series_add(s, 2, 2 + (double)i));
+    }
+    svg = svg_of(&d);
+    assert_contains(svg, ">cuda/overlap lap3d:320<");
+    assert_contains(svg, ">cuda/overlap lap3d:160<");
+    free(svg);
+    pb__chart_free(&d);
+}
+
 /* Fifty matrices by path: short names, no two labels closer than a line of
  * text, the first one inside the picture, the bottom one too. */
 static void test_many_categories(void **state)
@@ -569,6 +601,7 @@ int main(void)
         cmocka_unit_test(test_categorical_ticks),
         cmocka_unit_test(test_many_series_muted),
         cmocka_unit_test(test_label_shortening),
+        cmocka_unit_test(test_legend_keeps_what_differs),
         cmocka_unit_test(test_many_categories),
         cmocka_unit_test(test_reference_labels_apart),
         cmocka_unit_test(test_no_empty_charts),

@@ -674,13 +674,66 @@ static bool boxes_overlap(struct box a, struct box b)
     return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
 }
 
-/* A legend entry: a swatch in the series' look and its name. */
+/* A legend entry: a swatch in the series' look and its name (without the
+ * `skip_head` and `skip_tail` bytes all series' names share, where some name
+ * would be cut). */
 struct entry {
     const char *text;
     const char *color;
     enum role role;
     bool bar, points, italic;
+    size_t skip_head, skip_tail;
 };
+
+static bool word_end(char c) { return c == ' ' || c == '/' || c == ',' || c == '=' || c == ':' || c == '('; }
+
+/* Where names longer than the legend's width share a start or an end, those
+ * parts go (shown as an ellipsis) before the middle is cut: two series whose
+ * names differ only in the middle would otherwise read alike. Each part ends
+ * at a word, and something of every name is left. */
+static void skip_shared_words(struct entry *e, size_t n)
+{
+    size_t shortest = SIZE_MAX, cut = 0, named = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (e[i].italic)
+            continue;
+        size_t len = strlen(e[i].text);
+        shortest = len < shortest ? len : shortest;
+        cut += utf8_chars(e[i].text) > LEGEND_CHARS;
+        named++;
+    }
+    if (named < 2 || !cut)
+        return;
+    const char *first = NULL;
+    size_t head = shortest, tail = shortest;
+    for (size_t i = 0; i < n; i++) {
+        if (e[i].italic)
+            continue;
+        if (!first) {
+            first = e[i].text;
+            continue;
+        }
+        size_t k = 0, len = strlen(e[i].text), flen = strlen(first);
+        while (k < head && first[k] == e[i].text[k])
+            k++;
+        head = k;
+        for (k = 0; k < tail && first[flen - 1 - k] == e[i].text[len - 1 - k]; k++)
+            ;
+        tail = k;
+    }
+    size_t flen = strlen(first);
+    while (head > 0 && !word_end(first[head - 1])) /* back to the end of a word */
+        head--;
+    while (tail > 0 && first[flen - tail] != ' ') /* forward to a space */
+        tail--;
+    if (head + tail >= shortest) /* keep a distinguishing part */
+        tail = 0;
+    if (head + tail >= shortest)
+        head = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!e[i].italic)
+            e[i].skip_head = head, e[i].skip_tail = tail;
+}
 
 static void draw_entry(struct pb_sbuf *b, const struct layout *L, double y, const struct entry *e)
 {
@@ -699,8 +752,11 @@ static void draw_entry(struct pb_sbuf *b, const struct layout *L, double y, cons
     else if (!e->bar && e->role != ROLE_REF)
         pb__sb_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" fill=\"%s\"/>\n", x + 10, y,
                       e->role == ROLE_MUTED ? "2" : "3.5", e->color);
-    char name[LEGEND_CHARS * 4 + 4];
-    pb__chart_short_label(e->text, false, LEGEND_CHARS, name, sizeof name);
+    static const char ellipsis[] = "\xE2\x80\xA6";
+    char kept[512], name[LEGEND_CHARS * 4 + 4];
+    snprintf(kept, sizeof kept, "%s%.*s%s", e->skip_head ? ellipsis : "",
+             (int)(strlen(e->text) - e->skip_head - e->skip_tail), e->text + e->skip_head, e->skip_tail ? ellipsis : "");
+    pb__chart_short_label(kept, false, LEGEND_CHARS, name, sizeof name);
     text(b, x + 26, y + 4, "start", 11, e->italic ? "font-style=\"italic\"" : NULL, name);
 }
 
@@ -744,14 +800,15 @@ static void legend(const struct pb_chart *c, const struct look *looks, const str
                 break;
             listed[pick] = true;
             entries[n++] = (struct entry){c->series[pick].name, looks[pick].color, looks[pick].role, bars,
-                                          c->series[pick].style == PB_SERIES_POINTS, false};
+                                          c->series[pick].style == PB_SERIES_POINTS, false, 0, 0};
         }
     char muted[64];
     snprintf(muted, sizeof muted, "%zu more (muted)", n_muted);
     if (n_muted)
-        entries[n++] = (struct entry){muted, MUTED_COLOR, ROLE_MUTED, bars, false, true};
+        entries[n++] = (struct entry){muted, MUTED_COLOR, ROLE_MUTED, bars, false, true, 0, 0};
     if (any_anchor)
-        entries[n++] = (struct entry){"* vendor library (anchor)", anchor_palette[0], ROLE_ANCHOR, bars, false, true};
+        entries[n++] = (struct entry){"* vendor library (anchor)", anchor_palette[0], ROLE_ANCHOR, bars, false, true, 0, 0};
+    skip_shared_words(entries, n);
     size_t room = (size_t)((L->h - L->y0) / 15), shown = n <= room ? n : room - 1;
     for (size_t i = 0; i < shown; i++)
         draw_entry(b, L, L->y0 + 6 + 15.0 * (double)i, &entries[i]);
