@@ -32,6 +32,10 @@ pb_status pb__host_alloc(size_t bytes, const char *what, void **out);
 void pb__host_free(void *p);
 /* MemAvailable in bytes, or SIZE_MAX when unknown. */
 size_t pb__host_mem_available(void);
+/* Whether a request of `bytes` exceeds MemAvailable. Requests under 16 MiB
+ * are not weighed: reading /proc/meminfo for each of a million small
+ * buffers took minutes, and a failed allocation still says so. */
+bool pb__host_mem_lacks(size_t bytes);
 /* A problem's whole host footprint weighed before any of it is touched
  * (lazily mapped allocations each pass pb__host_alloc's own check, and
  * touching them all brings the OOM killer): PB_OK, or PB_ERR_NOMEM with

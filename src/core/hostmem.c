@@ -24,6 +24,8 @@ size_t pb__host_mem_available(void)
     return avail;
 }
 
+bool pb__host_mem_lacks(size_t bytes) { return bytes >= ((size_t)16 << 20) && bytes > pb__host_mem_available(); }
+
 pb_status pb__host_mem_need(double bytes, const char *who, const char *what)
 {
     size_t avail = pb__host_mem_available();
@@ -39,11 +41,10 @@ pb_status pb__host_alloc(size_t bytes, const char *what, void **out)
 {
     char want[32], have[32];
     *out = NULL;
-    size_t avail = pb__host_mem_available();
-    if (bytes > avail)
+    if (pb__host_mem_lacks(bytes))
         return pb__fail(PB_ERR_NOMEM, "cannot allocate %s for %s: only %s of host memory available",
                         pb__format_bytes((double)bytes, want, sizeof want), what,
-                        pb__format_bytes((double)avail, have, sizeof have));
+                        pb__format_bytes((double)pb__host_mem_available(), have, sizeof have));
     /* aligned_alloc needs a multiple of the alignment; 0 bytes still gets a
      * unique pointer so callers need no special case. */
     size_t rounded;

@@ -254,7 +254,7 @@ static pb_status cuda_alloc(pb_device *dev, pb_buf *buf)
         return PB_OK;
     }
     case PB_MEM_PINNED:
-        if (bytes > pb__host_mem_available())
+        if (pb__host_mem_lacks(bytes))
             return pb__fail(PB_ERR_NOMEM, "cannot pin %s of host memory: not that much available",
                             pb__format_bytes((double)bytes, size, sizeof size));
         PB_CUDA_CHECK(cudaMallocHost(&buf->host, bytes));

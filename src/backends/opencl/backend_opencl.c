@@ -586,7 +586,7 @@ static pb_status cl_alloc(pb_device *dev, pb_buf *buf)
         return pb__fail(PB_ERR_NOMEM, "cannot allocate %s of device memory: %s has %s",
                         pb__format_bytes((double)bytes, want, sizeof want), dev->name,
                         pb__format_bytes((double)impl->global_mem, have, sizeof have));
-    if (pinned && bytes > pb__host_mem_available())
+    if (pinned && pb__host_mem_lacks(bytes))
         return pb__fail(PB_ERR_NOMEM, "cannot pin %s of host memory: not that much available",
                         pb__format_bytes((double)bytes, want, sizeof want));
     cl_mem_flags flags = CL_MEM_READ_WRITE | (pinned ? CL_MEM_ALLOC_HOST_PTR : 0);
