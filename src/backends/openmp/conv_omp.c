@@ -23,14 +23,10 @@ static inline long edge_index(long i, long n, enum pb_conv_border border)
 }
 
 #define DEFINE_CONV_RING(T, SUFFIX)                                                                        \
-    /* dst = src filtered along the row (src NULL: a zero row). */                                         \
+    /* dst = src filtered along the row. */                                                                \
     static void row_pass_##SUFFIX(const T *restrict src, T *restrict dst, long w, const T *restrict f,     \
                                   long r, enum pb_conv_border border)                                      \
     {                                                                                                      \
-        if (!src) {                                                                                        \
-            memset(dst, 0, (size_t)w * sizeof(T));                                                         \
-            return;                                                                                        \
-        }                                                                                                  \
         long lo = r < w ? r : w, hi = w - r > lo ? w - r : lo; /* interior [lo, hi) */                     \
         for (long x = lo; x < hi; x++)                                                                     \
             dst[x] = 0;                                                                                    \
@@ -60,18 +56,33 @@ static inline long edge_index(long i, long n, enum pb_conv_border border)
         const T *in = PB__HOST(a->in, const T);                                                            \
         T *out = PB__HOST(a->out, T);                                                                      \
         const long base = y0 - r; /* first virtual row the band needs */                                   \
+        long last = -1;           /* the input row the previous ring row was filtered from */              \
         for (long v = base; v < y1 + r; v++) {                                                             \
             /* row v (relative to the first output row) enters the ring */                                 \
             long i = edge_index(v + (long)a->in_top, (long)a->in_rows, a->border);                         \
-            row_pass_##SUFFIX(i >= 0 ? in + (size_t)i * (size_t)w : NULL, ring + ((v - base) % len) * w, w,  \
-                              f, r, a->border);                                                            \
+            T *slot = ring + ((v - base) % len) * w;                                                       \
+            if (i >= 0 && i == last) /* clamp: the edge row again, already filtered (R past the image) */  \
+                memcpy(slot, ring + ((v - 1 - base) % len) * w, (size_t)w * sizeof(T));                    \
+            else if (i >= 0) /* (zero border: rows outside stay unwritten, the column pass skips them) */  \
+                row_pass_##SUFFIX(in + (size_t)i * (size_t)w, slot, w, f, r, a->border);                   \
+            last = i;                                                                                      \
             long y = v - r; /* the output row now complete */                                              \
             if (y < y0)                                                                                    \
                 continue;                                                                                  \
             T *o = out + (size_t)y * (size_t)w;                                                            \
-            const T *first = ring + ((y - r - base) % len) * w;                                            \
-            _Pragma("omp simd") for (long x = 0; x < w; x++) o[x] = f[0] * first[x];                       \
-            for (long k = 1; k < len; k++) {                                                               \
+            /* zero border: only the taps on rows inside the image (R past it: most are zero rows) */     \
+            long k0 = 0, k1 = len - 1, top = y - r + (long)a->in_top;                                      \
+            if (a->border == PB_CONV_ZERO) {                                                               \
+                k0 = top < 0 ? -top : 0;                                                                   \
+                k1 = (long)a->in_rows - 1 - top < k1 ? (long)a->in_rows - 1 - top : k1;                   \
+            }                                                                                              \
+            if (k0 > k1) {                                                                                 \
+                memset(o, 0, (size_t)w * sizeof(T));                                                       \
+                continue;                                                                                  \
+            }                                                                                              \
+            const T *first = ring + ((y - r + k0 - base) % len) * w;                                       \
+            _Pragma("omp simd") for (long x = 0; x < w; x++) o[x] = f[k0] * first[x];                      \
+            for (long k = k0 + 1; k <= k1; k++) {                                                          \
                 const T fk = f[k];                                                                         \
                 const T *s = ring + ((y - r + k - base) % len) * w;                                        \
                 _Pragma("omp simd") for (long x = 0; x < w; x++) o[x] += fk * s[x];                        \
