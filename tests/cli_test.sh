@@ -907,6 +907,27 @@ else
     expect 0 "$pb" run p2p --reps 1 --quiet # no backend has p2p variants: nothing to run
 fi
 
+# A new user's slips: every command has --help; a variant as list prints an
+# anchor ("openblas*"); an option of one value says N, not LIST; a matrix named
+# twice runs once; blocks:ROWS has ROWS rows; a one-tap filter file says so;
+# conv-stream rows of two kernels named apart.
+expect 0 "$pb" version --help
+contains "$tmp/out" "usage: parbench version"
+expect 0 "$pb" run spmv --help
+contains "$tmp/out" "--offsets N "
+expect 0 "$pb" run gemm --n 8 --variant 'ref/ikj*' --reps 1 --warmup 0 --quiet --format csv
+contains "$tmp/out" ",ref,ikj,"
+expect 0 "$pb" run spmv --matrix lap2d:10,blocks:7:3,lap2d:10 --backend ref --variant csr --reps 1 --warmup 0 --quiet
+lines_with() { grep -c -- "$2" "$1" || true; }
+[ "$(lines_with "$tmp/out" '^ref .* lap2d:10 ')" -eq 1 ] && ok || bad "lap2d:10 named twice ran twice"
+contains "$tmp/out" "rows=7 "
+printf '1\n' >"$tmp/one-tap.txt"
+expect 3 "$pb" run conv --filter "$tmp/one-tap.txt" --width 33 --height 7 --backend ref --reps 1 --warmup 0 --quiet
+contains "$tmp/err" "has 1 tap; a filter needs at least 3"
+expect 0 "$pb" run conv-stream --width 64 --height 64 --radius 3 --kernel rowcol,naive --backend ref --reps 1 \
+    --warmup 0 --quiet
+contains "$tmp/out" "kernel rowcol"
+
 # OpenCL development hooks: PARBENCH_CL_DUMP writes the built programs,
 # PARBENCH_CL_OPTIONS reaches the compiler (a bad option is an ERROR row that names it).
 if "$pb" list | grep -q '^  opencl .* available$'; then

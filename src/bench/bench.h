@@ -28,6 +28,7 @@ struct pb_param_def {
     const char *help;
     const char *default_value; /* list syntax; NULL = derived by plan() */
     bool text;
+    bool single;               /* one value, not a list (its help says N) */
 };
 
 /* One problem: a precision and one value per parameter, in definition order.

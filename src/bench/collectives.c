@@ -311,7 +311,9 @@ static pb_status coll_plan(enum pb_collective op, const struct pb_param_lists *l
                             pb_precision_size(prec), pb_precision_name(prec), (long long)size);
         if (n >= max)
             return pb__fail(PB_ERR_INVALID, "%s: more than %zu problems", ops[op].name, max);
-        out[n++] = (struct pb_problem){.prec = prec, .v = {[P_SIZE] = size, [P_OP] = op}};
+        out[n] = (struct pb_problem){.prec = prec, .v = {[P_SIZE] = size, [P_OP] = op}};
+        out[n].v[P_SIZE] = (int64_t)size_of(&out[n]); /* as measured: sizes that round alike run once */
+        n++;
     }
     *n_out = n;
     return PB_OK;

@@ -92,6 +92,9 @@ pb_status pb__conv_filter_read(FILE *f, const char *path, size_t *radius, double
     }
     if (st == PB_OK && ferror(f))
         st = pb__fail(PB_ERR_IO, "cannot read filter file '%s': %s", path, strerror(errno));
+    if (st == PB_OK && n < 3 && !*radius) /* one tap would be radius 0 */
+        st = pb__fail(PB_ERR_IO, "filter file '%s' has %zu tap%s; a filter needs at least 3 (radius 1)", path, n,
+                      n == 1 ? "" : "s");
     if (st == PB_OK && (n % 2 == 0 || (*radius && n != 2 * *radius + 1)))
         st = *radius ? pb__fail(PB_ERR_IO, "filter file '%s' has %zu taps; radius %zu needs %zu", path, n, *radius,
                                 2 * *radius + 1)

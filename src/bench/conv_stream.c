@@ -97,8 +97,10 @@ static void cs_describe(const struct pb_problem *p, char *buf, size_t len)
     if (p->v[P_DEVMEM])
         pb__format_bytes((double)p->v[P_DEVMEM], mem, sizeof mem);
     const char *host_mem = p->v[P_HOSTMEM] == PB_CONV_PIN_IF_ABLE ? "" : host_mem_names[p->v[P_HOSTMEM]];
-    snprintf(buf, len, "%s k%lld%s%s%s%s", shape, (long long)p->v[P_STREAMS], mem[0] ? " cap " : "", mem,
-             host_mem[0] ? " " : "", host_mem);
+    /* a kernel asked for by name is part of the label: rows of two kernels must not read alike */
+    const char *kernel = p->s[P_KERNEL] && strcmp(p->s[P_KERNEL], "auto") != 0 ? p->s[P_KERNEL] : NULL;
+    snprintf(buf, len, "%s k%lld%s%s%s%s%s%s", shape, (long long)p->v[P_STREAMS], mem[0] ? " cap " : "", mem,
+             host_mem[0] ? " " : "", host_mem, kernel ? " kernel " : "", kernel ? kernel : "");
 }
 
 static pb_status cs_prepare(const struct pb_problem *p, uint64_t seed, void **host)

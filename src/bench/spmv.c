@@ -39,9 +39,10 @@ static const struct pb_param_def spmv_params[] = {
     [P_BLOCK] = {"block", "GPU kernels: threads per block, 0 = the variant's choice", "0", false},
     [P_FILL] = {"ell-max-fill", "refuse ELLPACK when it would store more than this many times the non-zeros",
                 "8", false},
-    [P_COMPLEX] = {"complex-real", "complex files: 1 = load the real part of each entry, 0 = refuse them", "0", false},
+    [P_COMPLEX] = {"complex-real", "complex files: 1 = load the real part of each entry, 0 = refuse them", "0", false,
+                   true},
     [P_OFFSETS] = {"offsets", "CSR row offsets: 32 or 64 bits, 0 = 64 only beyond 2^31 - 1 non-zeros (`parbench list` names the variants that read 64)",
-                   "0", false},
+                   "0", false, true},
 };
 
 struct plain_time {

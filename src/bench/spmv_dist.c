@@ -68,7 +68,8 @@ static const struct pb_param_def sd_params[] = {
                             "the whole matrix read from a file)", "one", true},
     [P_PATH] = {"path", "how halos move between GPUs: " PB_PATH_NAMES " (auto: NCCL, else a CUDA-aware MPI, "
                         "else staged through pinned host memory)", "auto", true},
-    [P_COMPLEX] = {"complex-real", "complex files: 1 = load the real part of each entry, 0 = refuse them", "0", false},
+    [P_COMPLEX] = {"complex-real", "complex files: 1 = load the real part of each entry, 0 = refuse them", "0", false,
+                   true},
     [P_HALO] = {"halo", "p2p (each rank sends each other rank the x entries it needs), allgather (every rank "
                         "gets all of x) or auto (allgather where some rank needs half of the others' x or more)",
                 "auto", true},
@@ -78,7 +79,7 @@ static const struct pb_param_def sd_params[] = {
                  "auto", true},
     [P_BATCH] = {"batch", "products per timed repetition, each queued behind the one before as a solver's loop "
                           "would (on a GPU through NCCL no host wait between them); times are per product",
-                 "1", false},
+                 "1", false, true},
 };
 
 /* A CSR block on the host: rows x (columns of its own numbering). */

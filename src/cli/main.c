@@ -463,7 +463,9 @@ static void run_help(FILE *f, const struct pb_bench *bench)
                "16:4096:x4 geometric):\n", bench->name);
     for (size_t i = 0; i < bench->n_params; i++) {
         char left[64];
-        snprintf(left, sizeof left, "--%s %s", bench->params[i].name, bench->params[i].text ? "NAMES" : "LIST");
+        snprintf(left, sizeof left, "--%s %s", bench->params[i].name, bench->params[i].text   ? "NAMES"
+                                                                            : bench->params[i].single ? "N"
+                                                                                                      : "LIST");
         /* Printed, not formatted into a buffer: spmv's --matrix help alone
          * is longer than any fixed line, and its default must show. */
         fprintf(f, "  %-24s %s%s%s%s\n", left, bench->params[i].help,
@@ -521,6 +523,21 @@ static void run_plan_free(struct run_plan *p)
     free(p->problems);
 }
 
+
+/* Whether problem q is one of the first n (same precision and parameters). */
+static bool problem_seen(const struct pb_bench *bench, const struct pb_problem *problems, size_t n,
+                         const struct pb_problem *q)
+{
+    for (size_t i = 0; i < n; i++) {
+        bool same = problems[i].prec == q->prec;
+        for (size_t k = 0; same && k < bench->n_params; k++)
+            same = problems[i].v[k] == q->v[k] &&
+                   (problems[i].s[k] == q->s[k] || (problems[i].s[k] && q->s[k] && !strcmp(problems[i].s[k], q->s[k])));
+        if (same)
+            return true;
+    }
+    return false;
+}
 static pb_status build_plan(const struct pb_bench *bench, const struct run_args *a, struct run_plan *p)
 {
     pb_status st;
@@ -541,6 +558,11 @@ static pb_status build_plan(const struct pb_bench *bench, const struct run_args 
     if (a->values[O_VARIANT] &&
         (st = pb__parse_name_list(a->values[O_VARIANT], "--variant", &p->variants, &p->n_variants)) != PB_OK)
         return st;
+    for (size_t i = 0; i < p->n_variants; i++) { /* "cublas*" as list and the tables print anchors */
+        size_t n = strlen(p->variants[i]);
+        if (n > 1 && p->variants[i][n - 1] == '*')
+            p->variants[i][n - 1] = '\0';
+    }
     if ((st = pb__parse_name_list(a->values[O_PRECISION] ? a->values[O_PRECISION] : "float",
                                   "--precision", &p->precisions, &p->n_precisions)) != PB_OK)
         return st;
@@ -581,7 +603,12 @@ static pb_status build_plan(const struct pb_bench *bench, const struct run_args 
         size_t n = 0;
         if ((st = bench->plan(&p->lists, prec, p->problems + p->n_problems, max - p->n_problems, &n)) != PB_OK)
             return st;
-        p->n_problems += n;
+        const size_t first = p->n_problems;
+        for (size_t k = 0; k < n; k++) { /* "--matrix a,a", or sizes the plan rounded to one: run once */
+            const struct pb_problem q = p->problems[first + k];
+            if (!problem_seen(bench, p->problems, p->n_problems, &q))
+                p->problems[p->n_problems++] = q;
+        }
     }
     return PB_OK;
 }
@@ -621,7 +648,8 @@ static int run_setup(int argc, char **argv, int rank, struct run_cmd *rc_out)
     struct opt opts[N_COMMON + PB_MAX_PARAMS];
     memcpy(opts, run_opts, sizeof run_opts);
     for (size_t i = 0; i < bench->n_params; i++)
-        opts[N_COMMON + i] = (struct opt){bench->params[i].name, "LIST", bench->params[i].help};
+        opts[N_COMMON + i] = (struct opt){bench->params[i].name, bench->params[i].single ? "N" : "LIST",
+                                          bench->params[i].help};
     char context[64];
     snprintf(context, sizeof context, "run %s", bench->name);
     struct run_args a;
@@ -893,6 +921,10 @@ static int cmd_run_ranks(int argc, char **argv)
 
 static int cmd_version(int argc, char **argv)
 {
+    if (argc == 2 && pb__cli_is_help(argv[1])) {
+        printf("usage: parbench version\n\nPrints parbench's version and the commit it was built from.\n");
+        return EXIT_OK;
+    }
     if (argc > 1)
         return pb__cli_die(EXIT_USAGE, "version takes no arguments (got '%s')", argv[1]);
     printf("parbench %s (%s)\n", pb_version(), pb_git_commit());

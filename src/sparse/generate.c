@@ -244,16 +244,13 @@ static double lengths_rect(struct gen *g)
 
 /* blocks:ROWS:B:K -- dense B x B blocks, K per block row: the diagonal one
  * and K - 1 others within 32 block columns of it (a finite-element mesh's
- * couplings, B unknowns per node). ROWS rounded up to a multiple of B. */
-static void shape_blocks(struct gen *g)
-{
-    int64_t b = (int64_t)g->f[1];
-    g->rows = g->cols = ((int64_t)g->f[0] + b - 1) / b * b;
-}
+ * couplings, B unknowns per node). Exactly ROWS rows: where B does not divide
+ * it, the last block row and column are cut short. */
+static void shape_blocks(struct gen *g) { g->rows = g->cols = (int64_t)g->f[0]; }
 static double estimate_blocks(const struct gen *g) { return (double)g->rows * g->f[1] * g->f[2]; }
 static void fill_blocks(struct gen *g, struct pb_coo *m)
 {
-    int64_t b = (int64_t)g->f[1], k = (int64_t)g->f[2], nb = g->rows / b;
+    int64_t b = (int64_t)g->f[1], k = (int64_t)g->f[2], nb = (g->rows + b - 1) / b;
     int32_t *bc = g->len; /* the block columns of one block row */
     for (int64_t br = 0; br < nb; br++) {
         int32_t cnt = 0;
@@ -264,9 +261,9 @@ static void fill_blocks(struct gen *g, struct pb_coo *m)
                 bc[cnt++] = (int32_t)c;
         }
         int32_t kept = sort_unique(bc, cnt);
-        for (int64_t r = 0; r < b; r++)
+        for (int64_t r = 0; r < b && br * b + r < g->rows; r++)
             for (int32_t t = 0; t < kept; t++)
-                for (int64_t c = 0; c < b; c++)
+                for (int64_t c = 0; c < b && bc[t] * b + c < g->cols; c++)
                     push(m, br * b + r, bc[t] * b + c, pb__rng_uniform(&g->rng));
     }
 }
