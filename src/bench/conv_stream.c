@@ -86,6 +86,13 @@ static pb_status cs_plan(const struct pb_param_lists *l, enum pb_precision prec,
         if (!known)
             return pb__fail(PB_ERR_INVALID, "--kernel: no backend has a conv kernel '%s' (auto or a conv variant: "
                             "see parbench list)", kernel);
+        /* --device-mem too small for even one strip: nothing could run (a usage error, as for parbench conv).
+         * Where it holds one strip but not --streams of them, the streams rows are UNSUPPORTED. */
+        struct pb_conv_job one = {.shape = pb__conv_shape(p), .slots = 1, .strip_rows = (size_t)p->v[P_STRIP],
+                                  .device_mem = (size_t)p->v[P_DEVMEM]};
+        size_t rows;
+        if (one.device_mem && one.shape.radius && (st = pb__conv_strip_rows(&one, &rows)) != PB_OK)
+            return st;
     }
     return st;
 }
@@ -157,8 +164,8 @@ static pb_status cs_bind(pb_device *dev, const struct pb_problem *p, const struc
     /* Touched, so page-locking it does not fault in the zero page's copies mid-run. */
     if (st == PB_OK)
         memset(s->out, 0, s->bytes);
-    if (st == PB_OK)
-        st = pb__conv_engine_create(dev, &job, h->taps, &s->engine);
+    if (st == PB_OK && (st = pb__conv_engine_create(dev, &job, h->taps, &s->engine)) == PB_ERR_INVALID)
+        st = PB_ERR_UNSUPPORTED; /* --device-mem holds one strip (cs_plan made sure) but not --streams of them */
     *state = s;
     *args = s;
     if (st == PB_OK && pb__conv_engine_unsupported(s->engine))
