@@ -523,7 +523,6 @@ static void run_plan_free(struct run_plan *p)
     free(p->problems);
 }
 
-
 /* Whether problem q is one of the first n (same precision and parameters). */
 static bool problem_seen(const struct pb_bench *bench, const struct pb_problem *problems, size_t n,
                          const struct pb_problem *q)
@@ -531,13 +530,14 @@ static bool problem_seen(const struct pb_bench *bench, const struct pb_problem *
     for (size_t i = 0; i < n; i++) {
         bool same = problems[i].prec == q->prec;
         for (size_t k = 0; same && k < bench->n_params; k++)
-            same = problems[i].v[k] == q->v[k] &&
-                   (problems[i].s[k] == q->s[k] || (problems[i].s[k] && q->s[k] && !strcmp(problems[i].s[k], q->s[k])));
+            same = problems[i].v[k] == q->v[k] && (problems[i].s[k] == q->s[k] ||
+                                                   (problems[i].s[k] && q->s[k] && !strcmp(problems[i].s[k], q->s[k])));
         if (same)
             return true;
     }
     return false;
 }
+
 static pb_status build_plan(const struct pb_bench *bench, const struct run_args *a, struct run_plan *p)
 {
     pb_status st;

@@ -807,7 +807,8 @@ static void legend(const struct pb_chart *c, const struct look *looks, const str
     if (n_muted)
         entries[n++] = (struct entry){muted, MUTED_COLOR, ROLE_MUTED, bars, false, true, 0, 0};
     if (any_anchor)
-        entries[n++] = (struct entry){"* vendor library (anchor)", anchor_palette[0], ROLE_ANCHOR, bars, false, true, 0, 0};
+        entries[n++] =
+            (struct entry){"* vendor library (anchor)", anchor_palette[0], ROLE_ANCHOR, bars, false, true, 0, 0};
     skip_shared_words(entries, n);
     size_t room = (size_t)((L->h - L->y0) / 15), shown = n <= room ? n : room - 1;
     for (size_t i = 0; i < shown; i++)
