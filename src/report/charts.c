@@ -651,7 +651,8 @@ static pb_status file_charts(const struct pb_rp_set *set, size_t fi, struct pb_r
                 continue;
             char name[160];
             if (several_counts)
-                snprintf(name, sizeof name, "%s/%s @%d rank%s", r->backend, r->variant, r->ranks, r->ranks > 1 ? "s" : "");
+                snprintf(name, sizeof name, "%s/%s @%d rank%s", r->backend, r->variant, r->ranks,
+                         r->ranks > 1 ? "s" : "");
             else
                 snprintf(name, sizeof name, "%s/%s", r->backend, r->variant);
             int ci = pb__chart_category(c, name);

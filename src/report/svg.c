@@ -754,8 +754,9 @@ static void draw_entry(struct pb_sbuf *b, const struct layout *L, double y, cons
                       e->role == ROLE_MUTED ? "2" : "3.5", e->color);
     static const char ellipsis[] = "\xE2\x80\xA6";
     char kept[512], name[LEGEND_CHARS * 4 + 4];
-    snprintf(kept, sizeof kept, "%s%.*s%s", e->skip_head ? ellipsis : "",
-             (int)(strlen(e->text) - e->skip_head - e->skip_tail), e->text + e->skip_head, e->skip_tail ? ellipsis : "");
+    const int middle = (int)(strlen(e->text) - e->skip_head - e->skip_tail);
+    snprintf(kept, sizeof kept, "%s%.*s%s", e->skip_head ? ellipsis : "", middle, e->text + e->skip_head,
+             e->skip_tail ? ellipsis : "");
     pb__chart_short_label(kept, false, LEGEND_CHARS, name, sizeof name);
     text(b, x + 26, y + 4, "start", 11, e->italic ? "font-style=\"italic\"" : NULL, name);
 }
