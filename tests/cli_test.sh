@@ -918,6 +918,8 @@ fi
 # conv-stream rows of two kernels named apart.
 expect 0 "$pb" version --help
 contains "$tmp/out" "usage: parbench version"
+expect 2 "$pb" run gemm --n 7 --n 9 --backend ref
+contains "$tmp/err" "--n is given twice ('7', then '9'): one list takes several values, --n 7,9"
 expect 0 "$pb" run spmv --help
 contains "$tmp/out" "--offsets N "
 expect 0 "$pb" run gemm --n 8 --variant 'ref/ikj*' --reps 1 --warmup 0 --quiet --format csv

@@ -664,6 +664,10 @@ static int run_setup(int argc, char **argv, int rank, struct run_cmd *rc_out)
         int o = next_opt(argc, argv, &i, opts, N_COMMON + bench->n_params, &val, context);
         if (o < 0)
             return EXIT_USAGE;
+        if (val && (o < N_COMMON ? a.values[o] : a.params[o - N_COMMON]) != NULL) /* the last would win unseen */
+            return pb__cli_die(EXIT_USAGE, "--%s is given twice ('%s', then '%s'): one list takes several values, "
+                               "--%s %s,%s", opts[o].name, o < N_COMMON ? a.values[o] : a.params[o - N_COMMON], val,
+                               opts[o].name, o < N_COMMON ? a.values[o] : a.params[o - N_COMMON], val);
         if (o < N_COMMON) {
             a.values[o] = val;
             a.flags[o] = true;

@@ -176,7 +176,7 @@ static bool build_args(struct study_run *r, size_t e, struct args *a, int *rc)
     const char *spec = r->quick ? x->quick : x->full;
     a->n = 0;
     bool ok = args_add(a, "parbench", 8) && args_add(a, "run", 3);
-    bool matrix_next = false, backend_next = false, variant_next = false;
+    bool matrix_next = false, backend_next = false, variant_next = false, device_next = false;
     const struct pb_bench *bench = NULL;
     for (const char *p = spec; ok && *p;) {
         while (*p == ' ')
@@ -184,6 +184,13 @@ static bool build_args(struct study_run *r, size_t e, struct args *a, int *rc)
         size_t len = strcspn(p, " ");
         if (!len)
             break;
+        /* --device given to the study replaces the experiment's own (run refuses an option twice) */
+        bool device = r->device && len == 8 && strncmp(p, "--device", len) == 0;
+        if (device || device_next) {
+            device_next = device;
+            p += len;
+            continue;
+        }
         if (!bench) {
             char name[64];
             snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), p);
