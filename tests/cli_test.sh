@@ -931,9 +931,10 @@ contains "$tmp/out" "rows=7 "
 printf '1\n' >"$tmp/one-tap.txt"
 expect 3 "$pb" run conv --filter "$tmp/one-tap.txt" --width 33 --height 7 --backend ref --reps 1 --warmup 0 --quiet
 contains "$tmp/err" "has 1 tap; a filter needs at least 3"
-expect 0 "$pb" run conv-stream --width 64 --height 64 --radius 3 --kernel rowcol,naive --backend ref --reps 1 \
+expect 0 "$pb" run conv-stream --width 64 --height 64 --radius 3 --kernel rowcol,ring --backend ref,openmp --reps 1 \
     --warmup 0 --quiet
 contains "$tmp/out" "kernel rowcol"
+contains "$tmp/out" "kernel ring"
 
 # OpenCL development hooks: PARBENCH_CL_DUMP writes the built programs,
 # PARBENCH_CL_OPTIONS reaches the compiler (a bad option is an ERROR row that names it).
