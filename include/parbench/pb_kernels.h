@@ -107,7 +107,8 @@ struct pb_peak_args {
  * outside `in` are outside the image: zero, or a copy of the nearest row of
  * `in` for clamp (strips are cut only at the image's edges, so that is the
  * image's edge row). Columns outside [0, width) are treated the same way.
- * tmp holds in_rows x width elements (the row pass), out height x width.
+ * tmp holds in_rows x width elements (the row pass, in a layout of the
+ * variant's choosing), out height x width.
  * Elements and filter taps are prec-sized. */
 enum pb_conv_border { PB_CONV_ZERO = 0, PB_CONV_CLAMP = 1 };
 

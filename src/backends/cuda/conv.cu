@@ -3,7 +3,8 @@
 //   naive  one thread per output, pixels and taps from global memory
 //   tiled  the study's kernels: shared-memory tiles with the R-wide halo
 //          loaded coalesced, taps in constant memory, one output per thread
-//   regs   each pass from a shared-memory tile (16-byte loads where aligned),
+//   regs   each pass from a shared-memory tile (16-byte loads where aligned;
+//          tmp's rows kept aligned at any width),
 //          several outputs per thread accumulated in registers: taps go in
 //          chunks of 32 (float) or 16 (double) held in (uniform) registers
 //          while the window of pixels streams past them once, so nearly every
@@ -47,6 +48,13 @@ __device__ __forceinline__ T line_at(const T *__restrict__ line, long i, long n,
 struct ConvGeom {
     long width, height, in_rows, in_top, radius;
     int clamp;
+    // regs' intermediate image (tmp) holds columns [0, tmp_main) row by row
+    // with tmp_main as pitch, then the rest of the columns likewise. tmp_main
+    // is the width rounded down to 32 columns where rows of the image are not
+    // a whole number of 16-byte vectors, else the width: every row of the main
+    // part starts 16-byte aligned, so the row pass stores and the column pass
+    // loads 16-byte vectors at any width (but in the last < 32 columns).
+    long tmp_main = 0;
 };
 
 // Blocks of a 2-D tiling in a 1-D grid (no 65535 limit on either side):
@@ -374,6 +382,40 @@ __device__ __forceinline__ void store_column(const ConvGeom &g, T *__restrict__ 
         *p = acc[i];
 }
 
+// Column x of row 0 of regs' intermediate image, and the pitch of its rows.
+// SPLIT: tmp_main < width; else tmp has the image's layout, and the pitch is
+// the kernel's parameter (the column pass in double then keeps to 64
+// registers, not 80).
+template <bool SPLIT, typename T>
+__device__ __forceinline__ T *tmp_column(const ConvGeom &g, T *tmp, long x, long *pitch)
+{
+    if (!SPLIT) {
+        *pitch = g.width;
+        return tmp + x;
+    }
+    if (x < g.tmp_main) {
+        *pitch = g.tmp_main;
+        return tmp + x;
+    }
+    *pitch = g.width - g.tmp_main;
+    return tmp + g.tmp_main * g.in_rows + (x - g.tmp_main);
+}
+
+// Stores a warp's len outputs from shared memory to dst, 16-byte vectors
+// where both ends allow them.
+template <typename T> __device__ __forceinline__ void store_row_piece(T *dst, const T *src, int len, int lane)
+{
+    using V = typename Vec16<T>::type;
+    constexpr int W = vec_n<T>();
+    if (aligned16(dst) && len % W == 0) {
+        for (int j = lane; j < len / W; j += 32)
+            reinterpret_cast<V *>(dst)[j] = reinterpret_cast<const V *>(src)[j];
+    } else {
+        for (int j = lane; j < len; j += 32)
+            dst[j] = src[j];
+    }
+}
+
 // Each warp (row pass) or block (column pass) filters per_block rows or
 // segments one after the other. With more than one, it copies the next into
 // a second buffer (cp.async) while it filters this one, so loads and FMAs
@@ -406,7 +448,7 @@ __device__ __forceinline__ void load_row_segment(T *srow, const ConvGeom &g, con
 // (with the 2R halo) goes to shared memory, each lane filters N outputs from
 // there, and the results go back through the same shared row so the stores
 // are coalesced. Warps never wait for each other.
-template <typename T, typename Taps>
+template <typename T, typename Taps, bool SPLIT>
 __global__ void __launch_bounds__(32 *WIN_ROW_WARPS)
     conv_rows_regs(ConvGeom g, Tiling t, const T *__restrict__ in, T *__restrict__ tmp, Taps f)
 {
@@ -421,6 +463,11 @@ __global__ void __launch_bounds__(32 *WIN_ROW_WARPS)
     if (rows <= 0)
         return; // the whole warp
     const int n = g.width - x0 < TW ? (int)(g.width - x0) : TW;
+    // The segment's place in tmp: in its main part, or across both parts.
+    long pitch1, pitch2;
+    T *const dst1 = tmp_column<SPLIT>(g, tmp, x0, &pitch1);
+    const int len1 = SPLIT && x0 < g.tmp_main && g.tmp_main < x0 + n ? (int)(g.tmp_main - x0) : n;
+    T *const dst2 = tmp_column<SPLIT>(g, tmp, x0 + len1, &pitch2);
     load_row_segment(bufs, g, in, x0, y0, len, lane);
     __pipeline_commit();
     for (long k = 0; k < rows; k++) {
@@ -440,29 +487,25 @@ __global__ void __launch_bounds__(32 *WIN_ROW_WARPS)
         for (int i = 0; i < N; i += W)
             *reinterpret_cast<V *>(srow + lane * N + i) = *reinterpret_cast<const V *>(acc + i);
         __syncwarp();
-        T *dst = tmp + (y0 + k) * g.width + x0;
-        if (aligned16(dst) && n % W == 0) {
-            for (int i = lane; i < n / W; i += 32)
-                reinterpret_cast<V *>(dst)[i] = reinterpret_cast<const V *>(srow)[i];
-        } else {
-            for (int i = lane; i < n; i += 32)
-                dst[i] = srow[i];
-        }
+        store_row_piece(dst1 + (y0 + k) * pitch1, srow, len1, lane);
+        if (len1 < n)
+            store_row_piece(dst2 + (y0 + k) * pitch2, srow + len1, n - len1, lane);
         __syncwarp(); // the next copy into this buffer starts after the stores read it
     }
 }
 
-// Starts copying rows [first, first + rows) of the 32 columns from x0 into s
-// (32 elements a row); rows outside the image follow the border rule.
+// Starts copying rows [first, first + rows) of the 32 columns from x0 (at src
+// in tmp, rows pitch apart) into s (32 elements a row); rows outside the
+// image follow the border rule, columns outside it read 0.
 template <typename T>
-__device__ __forceinline__ void load_col_tile(T *s, const ConvGeom &g, const T *__restrict__ tmp, long x0, long first,
+__device__ __forceinline__ void load_col_tile(T *s, const ConvGeom &g, const T *src, long pitch, long x0, long first,
                                               int rows, int tid, bool vectors)
 {
     constexpr int W = vec_n<T>(), PER_ROW = 32 / W, ROWS_AT_ONCE = 32 * WIN_COL_WARPS / PER_ROW;
     if (vectors && first >= 0 && first + rows <= g.in_rows) {
         const int c = tid % PER_ROW;
         for (int i = tid / PER_ROW; i < rows; i += ROWS_AT_ONCE)
-            __pipeline_memcpy_async(s + i * 32 + c * W, tmp + (first + i) * g.width + x0 + c * W, 16);
+            __pipeline_memcpy_async(s + i * 32 + c * W, src + (first + i) * pitch + c * W, 16);
         return;
     }
     const long x = x0 + tid % 32;
@@ -474,32 +517,34 @@ __device__ __forceinline__ void load_col_tile(T *s, const ConvGeom &g, const T *
             continue;
         }
         q = q < 0 ? 0 : q >= g.in_rows ? g.in_rows - 1 : q;
-        __pipeline_memcpy_async(d, tmp + q * g.width + x, sizeof(T));
+        __pipeline_memcpy_async(d, src + q * pitch + tid % 32, sizeof(T));
     }
 }
 
 // Column pass: a block owns 32 columns and segments of WIN_COL_WARPS * N
 // rows; each segment's tile with its halo is loaded coalesced into shared
 // memory, and each lane filters N outputs down its column from there.
-template <typename T, typename Taps>
+template <typename T, typename Taps, bool SPLIT>
 __global__ void __launch_bounds__(32 *WIN_COL_WARPS)
     conv_cols_regs(ConvGeom g, Tiling t, const T *__restrict__ tmp, T *__restrict__ out, Taps f)
 {
-    constexpr int N = win_col_n<T>(), TH = WIN_COL_WARPS * N, W = vec_n<T>();
+    constexpr int N = win_col_n<T>(), TH = WIN_COL_WARPS * N;
     extern __shared__ __align__(16) unsigned char conv_smem[];
     T *bufs = reinterpret_cast<T *>(conv_smem);
     const int r = (int)g.radius, rows = TH + 2 * r, tid = threadIdx.x + 32 * threadIdx.y;
     const long x0 = t.bx() * 32, x = x0 + threadIdx.x, seg0 = t.by() * t.per_block;
     const long segs_left = (g.height + TH - 1) / TH - seg0;
     const long segs = segs_left < t.per_block ? segs_left : t.per_block;
-    const bool vectors = x0 + 32 <= g.width && g.width % W == 0 && aligned16(tmp);
-    load_col_tile(bufs, g, tmp, x0, seg0 * TH + g.in_top - r, rows, tid, vectors);
+    long pitch;
+    const T *src = tmp_column<SPLIT>(g, tmp, x0, &pitch);
+    const bool vectors = x0 + 32 <= g.tmp_main && aligned16(tmp);
+    load_col_tile(bufs, g, src, pitch, x0, seg0 * TH + g.in_top - r, rows, tid, vectors);
     __pipeline_commit();
     for (long k = 0; k < segs; k++) {
         const T *s = bufs + (k & 1) * rows * 32;
         const long y0 = (seg0 + k) * TH;
         if (k + 1 < segs)
-            load_col_tile(bufs + ((k + 1) & 1) * rows * 32, g, tmp, x0, y0 + TH + g.in_top - r, rows, tid, vectors);
+            load_col_tile(bufs + ((k + 1) & 1) * rows * 32, g, src, pitch, x0, y0 + TH + g.in_top - r, rows, tid, vectors);
         __pipeline_commit();
         __pipeline_wait_prior(1);
         __syncthreads();
@@ -682,18 +727,26 @@ static RegsPlan regs_plan(const pb_device *dev, const pb_conv_args *a)
 // Shared memory of a regs pass: one tile, or two where it streams.
 static size_t buffers(long per_block, size_t tile) { return (per_block > 1 ? 2 : 1) * tile; }
 
-template <typename T, typename Taps>
-static pb_status run_regs_with(const pb_conv_args *a, cudaStream_t s, Taps f, RegsPlan plan)
+template <typename T, typename Taps, bool SPLIT>
+static pb_status run_regs_passes(const pb_conv_args *a, cudaStream_t s, Taps f, RegsPlan plan)
 {
     ConvGeom g = geom(a);
+    g.tmp_main = SPLIT ? g.width & ~31L : g.width;
     const long rp = plan.rows_per_warp, sp = plan.segments_per_block, th = WIN_COL_WARPS * win_col_n<T>();
-    pb_status st = launch<T, Taps>(conv_rows_regs<T, Taps>, g, cdiv(g.width, 32 * win_row_n<T>()),
+    pb_status st = launch<T, Taps>(conv_rows_regs<T, Taps, SPLIT>, g, cdiv(g.width, 32 * win_row_n<T>()),
                                    cdiv(g.in_rows, WIN_ROW_WARPS * rp), dim3(32, WIN_ROW_WARPS),
                                    buffers(rp, regs_rows_smem(a)), s, a->in, a->tmp, f, rp);
     if (st == PB_OK)
-        st = launch<T, Taps>(conv_cols_regs<T, Taps>, g, cdiv(g.width, 32), cdiv(cdiv(g.height, th), sp),
+        st = launch<T, Taps>(conv_cols_regs<T, Taps, SPLIT>, g, cdiv(g.width, 32), cdiv(cdiv(g.height, th), sp),
                              dim3(32, WIN_COL_WARPS), buffers(sp, regs_cols_smem(a)), s, a->tmp, a->out, f, sp);
     return st;
+}
+
+template <typename T, typename Taps>
+static pb_status run_regs_with(const pb_conv_args *a, cudaStream_t s, Taps f, RegsPlan plan)
+{
+    const bool split = a->width * sizeof(T) % 16 != 0; // rows not a whole number of vectors
+    return split ? run_regs_passes<T, Taps, true>(a, s, f, plan) : run_regs_passes<T, Taps, false>(a, s, f, plan);
 }
 
 // The fused kernel for a fixed (RC > 0) or run-time radius.
