@@ -94,6 +94,15 @@ if grep -q "nan" "$tmp/out"; then bad "an unchecked row shows an error of nan"; 
 contains "$tmp/out" "OK  check=none" # the table says the OK checked nothing
 expect 0 "$pb" run gemm --n 8 --backend ref --variant ikj --reps 1 --quiet
 if grep -q "check=none" "$tmp/out"; then bad "a checked row says check=none"; else ok; fi
+# The OpenBLAS anchor's own threads are stopped before every job and start
+# again at its next call: every row is verified, at 1 and 2 threads.
+if "$pb" list 2>/dev/null | grep -q "openblas"; then
+    expect 0 "$pb" run gemm --backend openmp --variant openblas --n 65,130 --threads 1,2 --reps 2 --quiet --format csv
+    n_ok=$(grep -c ",OK," "$tmp/out")
+    if [ "$n_ok" -eq 4 ]; then ok; else bad "openblas after its pool stopped: $n_ok rows OK (want 4)"; fi
+else
+    skip openblas "no OpenBLAS anchor in this build"
+fi
 expect 2 "$pb" run gemm --precision half
 expect 2 "$pb" run gemm --threads 0
 expect 2 "$pb" run gemm --out "$tmp/results.dat"
@@ -825,6 +834,25 @@ if [ "$have_stb" -eq 1 ]; then
         expect 3 "$pb" conv --image "$tmp/maxval.pgm" --radius 1 --backend ref
         contains "$tmp/err" "a PGM/PPM whose maxval is $maxval (1 to 65535)"
     done
+    # numbers of 10 digits and more: read whole, not cut into the next field
+    printf 'P5
+3 2
+2000000000
+abcdef' >"$tmp/maxval.pgm"
+    expect 3 "$pb" conv --image "$tmp/maxval.pgm" --radius 1 --backend ref
+    contains "$tmp/err" "a PGM/PPM whose maxval is above 65535"
+    printf 'P5
+2000000000 2000000000
+255
+abcdef' >"$tmp/huge.pgm"
+    expect 3 "$pb" conv --image "$tmp/huge.pgm" --radius 1 --backend ref
+    contains "$tmp/err" "declares 2000000000x2000000000 pixels, which need at least"
+    printf 'P5
+70000000000000000000 2
+255
+abcdef' >"$tmp/huge.pgm"
+    expect 3 "$pb" conv --image "$tmp/huge.pgm" --radius 1 --backend ref
+    contains "$tmp/err" "declares a side of 2^31 pixels or more"
     printf 'P2\n3 2\n255\n1 2 3\n4 5 6\n' >"$tmp/plain.pgm"
     expect 3 "$pb" conv --image "$tmp/plain.pgm" --radius 1 --backend ref
     contains "$tmp/err" "only binary ones (P5, P6) are read"

@@ -10,7 +10,22 @@
 #ifdef PB_HAVE_OPENBLAS
 bool pb__openblas_gemm_supports(const pb_device *dev, const void *args, const char **why);
 pb_status pb__openblas_gemm(pb_device *dev, const void *args, pb_stream *s);
+void pb__openblas_quiet(void);
 #endif
+
+/* Stops the anchors' own worker threads where they would take cores from
+ * what is timed next: OpenBLAS built on pthreads keeps a pool beside
+ * OpenMP's whose threads spin for about 2^28 cycles (0.1 s) after the
+ * library loads and after each call. On 2 cores that made a 0.2 ms
+ * `parbench conv` take 20-95 ms, and OpenMP rows after an OpenBLAS row up
+ * to 200x slower. Called before each timed job; OpenBLAS starts its pool
+ * again at its next call. */
+static inline void pb__anchors_quiet(void)
+{
+#ifdef PB_HAVE_OPENBLAS
+    pb__openblas_quiet();
+#endif
+}
 
 #ifdef PB_HAVE_LIBRSB
 pb_status pb__rsb_spmv(pb_device *dev, const void *args, pb_stream *s);

@@ -8,6 +8,16 @@
 
 /* Declared by OpenBLAS's cblas.h; repeated so a generic cblas.h also works. */
 void openblas_set_num_threads(int num_threads);
+int openblas_get_parallel(void);
+/* OpenBLAS's own (exported, undeclared): joins its pthread pool. Weak: a
+ * serial build has none. */
+int blas_thread_shutdown_(void) __attribute__((weak));
+
+void pb__openblas_quiet(void)
+{
+    if (blas_thread_shutdown_ && openblas_get_parallel() == 1) /* 1: pthreads */
+        blas_thread_shutdown_();
+}
 
 bool pb__openblas_gemm_supports(const pb_device *dev, const void *args, const char **why)
 {

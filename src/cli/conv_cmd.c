@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "anchors/anchors.h"
 #include "bench/conv_host.h"
 #include "cli/conv_cmd.h"
 #include "core/backend_impl.h"
@@ -347,6 +348,7 @@ int pb__cmd_conv(int argc, char **argv)
                 fprintf(stderr, "parbench: conv: the input holds non-finite values (the first, value %zu, is %g); "
                                 "the filter spreads them over their neighbours\n",
                         bad_in, (double)img.data[bad_in]);
+            pb__anchors_quiet();
             double t0 = pb__now();
             st = filter_channels(e, &img, o.prec);
             seconds = pb__now() - t0;

@@ -192,8 +192,8 @@ static long pnm_maxval(const unsigned char *hd, size_t got)
                     i++;
         if (i >= got || !isdigit(hd[i]))
             return -1;
-        for (v = 0; i < got && isdigit(hd[i]) && v < 1000000; i++)
-            v = v * 10 + (hd[i] - '0');
+        for (v = 0; i < got && isdigit(hd[i]); i++) /* every digit read; the value saturates */
+            v = v < 1000000 ? v * 10 + (hd[i] - '0') : v;
     }
     return i < got ? v : -1; /* a number cut by the buffer's end is not read */
 }
@@ -203,6 +203,8 @@ static long pnm_maxval(const unsigned char *hd, size_t got)
 static pb_status pnm_check(const char *path, const unsigned char *hd, size_t got)
 {
     long maxval = pnm_maxval(hd, got);
+    if (maxval >= 1000000) /* pnm_maxval saturates there */
+        return pb__fail(PB_ERR_IO, "cannot read image '%s': a PGM/PPM whose maxval is above 65535", path);
     if (maxval == 0 || maxval > 65535)
         return pb__fail(PB_ERR_IO, "cannot read image '%s': a PGM/PPM whose maxval is %ld (1 to 65535)", path, maxval);
     return PB_OK;
@@ -295,8 +297,8 @@ static uint64_t pnm_header_bytes(const unsigned char *hd, size_t got, uint64_t s
         }
         if (at >= got || hd[at] < '0' || hd[at] > '9')
             return samples;
-        while (at < got && hd[at] >= '0' && hd[at] <= '9' && field[f] < (1u << 30))
-            field[f] = field[f] * 10 + (uint64_t)(hd[at++] - '0');
+        for (; at < got && hd[at] >= '0' && hd[at] <= '9'; at++) /* the value saturates */
+            field[f] = field[f] < (1u << 30) ? field[f] * 10 + (uint64_t)(hd[at] - '0') : field[f];
     }
     if (at >= got)
         return samples;
@@ -389,6 +391,8 @@ pb_status pb__image_probe(const char *path, size_t width, size_t height, uint64_
         }
         if (!ok)
             return unreadable(path, hd, got);
+        if (iw < 0 || ih < 0) /* stb_image's int overflowed */
+            return pb__fail(PB_ERR_IO, "image '%s' declares a side of 2^31 pixels or more", path);
         if (iw < 1 || ih < 1 || in < 1)
             return pb__fail(PB_ERR_IO, "image '%s' declares %dx%d pixels of %d channels", path, iw, ih, in);
         w = (uint64_t)iw, h = (uint64_t)ih, n = (uint64_t)in;
