@@ -14,16 +14,20 @@ void pb__openblas_quiet(void);
 #endif
 
 /* Stops the anchors' own worker threads where they would take cores from
- * what is timed next: OpenBLAS built on pthreads keeps a pool beside
- * OpenMP's whose threads spin for about 2^28 cycles (0.1 s) after the
- * library loads and after each call. On 2 cores that made a 0.2 ms
- * `parbench conv` take 20-95 ms, and OpenMP rows after an OpenBLAS row up
- * to 200x slower. Called before each timed job; OpenBLAS starts its pool
- * again at its next call. */
-static inline void pb__anchors_quiet(void)
+ * what is timed next (run: the kernel timed next, NULL if none): OpenBLAS
+ * built on pthreads keeps a pool beside OpenMP's whose threads spin for
+ * about 2^28 cycles (0.1 s) after the library loads and after each call. On
+ * 2 cores that made a 0.2 ms `parbench conv` take 20-95 ms, and the first
+ * row of `parbench run gemm` 8 ms instead of 0.02. OpenBLAS's own rows keep
+ * the pool: started afresh, its spinning would fall on their own timed
+ * calls. */
+static inline void pb__anchors_quiet(pb_status (*run)(pb_device *, const void *, pb_stream *))
 {
 #ifdef PB_HAVE_OPENBLAS
-    pb__openblas_quiet();
+    if (run != pb__openblas_gemm)
+        pb__openblas_quiet();
+#else
+    (void)run;
 #endif
 }
 

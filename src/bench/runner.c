@@ -437,7 +437,7 @@ static bool measure(struct run_state *rs, pb_device *dev, pb_energy *meter, cons
         return true;
     }
     int total_runs = cfg->warmup + cfg->reps;
-    pb__anchors_quiet();
+    pb__anchors_quiet(j->variant->run);
     struct pb_energy_reading energy = {.joules = NAN};
     bool metering = false;
     for (int i = 0; i < total_runs && st == PB_OK && !rs->stop; i++) {

@@ -348,7 +348,7 @@ int pb__cmd_conv(int argc, char **argv)
                 fprintf(stderr, "parbench: conv: the input holds non-finite values (the first, value %zu, is %g); "
                                 "the filter spreads them over their neighbours\n",
                         bad_in, (double)img.data[bad_in]);
-            pb__anchors_quiet();
+            pb__anchors_quiet(NULL);
             double t0 = pb__now();
             st = filter_channels(e, &img, o.prec);
             seconds = pb__now() - t0;
