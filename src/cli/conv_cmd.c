@@ -41,8 +41,9 @@ static void conv_help(FILE *f)
             "  --filter SPEC         gauss, box or a file of 2R+1 taps (default gauss)\n"
             "  --border zero|clamp   pixels beyond the edges (default clamp)\n"
             "  --width W --height H  size of a raw float32 input\n"
-            "  --backend NAME        ref, openmp, cuda, opencl (default: cuda, opencl, openmp,\n"
-            "                        ref, the first usable that can take the image)\n"
+            "  --backend NAME        ref, openmp, cuda, opencl (default: cuda, opencl on a GPU,\n"
+            "                        openmp, opencl on a CPU, ref: the first usable that can\n"
+            "                        take the image)\n"
             "  --device N            device index within the backend (default 0)\n"
             "  --variant NAME        conv kernel of the backend (default: its fastest)\n"
             "  --precision P         float or double (default float)\n"
@@ -176,12 +177,30 @@ static int parse_opts(int argc, char **argv, struct conv_opts *o)
     return EXIT_OK;
 }
 
+/* Whether backend b's device 0 is a CPU (OpenCL lists GPUs first). */
+static bool first_device_is_cpu(const pb_backend *b)
+{
+    pb_device *d = NULL;
+    struct pb_device_info info;
+    bool cpu = pb_device_open(b, 0, &d) == PB_OK && pb_device_info(d, &info) == PB_OK &&
+               strcmp(info.kind, "cpu") == 0;
+    pb_device_close(d);
+    pb__clear_error();
+    return cpu;
+}
+
 /* The backend to use: the one named, or the first usable of the default order
  * after `skip` usable ones (skip > 0: the ones before could not filter this
- * image). EXIT_ERROR with a line when none is left. */
+ * image). OpenCL on a CPU (PoCL) comes after OpenMP: on 2 cores it filtered
+ * a 3000x2000 RGB image in 387 ms, OpenMP in 34. EXIT_ERROR with a line when
+ * none is left. */
 static int open_device(const struct conv_opts *o, int skip, pb_device **dev)
 {
-    static const char *const order[] = {"cuda", "opencl", "openmp", "ref"};
+    enum { ANY, GPU, CPU }; /* which devices an entry takes */
+    static const struct {
+        const char *name;
+        int takes;
+    } order[] = {{"cuda", ANY}, {"opencl", GPU}, {"openmp", ANY}, {"opencl", CPU}, {"ref", ANY}};
     const pb_backend *b = NULL;
     const char *why = "";
     if (o->backend) {
@@ -198,8 +217,9 @@ static int open_device(const struct conv_opts *o, int skip, pb_device **dev)
         }
     } else {
         for (size_t i = 0; i < sizeof order / sizeof order[0] && !b; i++) {
-            const pb_backend *c = pb_backend_find(order[i]);
-            if (c && pb_backend_available(c, &why) && pb_backend_device_count(c) > 0 && skip-- == 0)
+            const pb_backend *c = pb_backend_find(order[i].name);
+            if (c && pb_backend_available(c, &why) && pb_backend_device_count(c) > 0 &&
+                (order[i].takes == ANY || first_device_is_cpu(c) == (order[i].takes == CPU)) && skip-- == 0)
                 b = c;
         }
         if (!b) {
