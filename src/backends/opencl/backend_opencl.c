@@ -277,8 +277,16 @@ static bool has_extension(cl_device_id d, const char *ext)
 
 /* ---- open / close ------------------------------------------------------------- */
 
+static void forget_last_kernel(struct pb_cl_device *impl)
+{
+    if (impl->last_kernel)
+        clReleaseEvent(impl->last_kernel);
+    impl->last_kernel = NULL;
+}
+
 static void release_all(struct pb_cl_device *impl)
 {
+    forget_last_kernel(impl);
     for (size_t i = 0; i < impl->n_kernels; i++)
         clReleaseKernel(impl->kernels[i].kernel);
     for (size_t i = 0; i < impl->n_programs; i++)
@@ -330,7 +338,7 @@ static pb_status cl_open(pb_device *dev, int index)
         return pb__fail(PB_ERR_NOMEM, "cannot allocate the OpenCL device state");
     impl->platform = found.platform[index];
     impl->device = found.device[index];
-    impl->wait = calloc(1, sizeof *impl->wait);
+    impl->wait = calloc(2, sizeof *impl->wait);
     if (!impl->wait) {
         release_all(impl);
         return pb__fail(PB_ERR_NOMEM, "cannot allocate the OpenCL device state");
@@ -360,6 +368,10 @@ static pb_status cl_open(pb_device *dev, int index)
      * platform names do not: --device pocl then finds it. */
     if (platform_str(impl->platform, CL_PLATFORM_VENDOR, dev->aka, sizeof dev->aka) != CL_SUCCESS)
         dev->aka[0] = '\0'; /* matched by its name alone */
+    cl_device_type type = 0;
+    impl->serial_kernels = strstr(platform, "Portable Computing Language") &&
+                           clGetDeviceInfo(impl->device, CL_DEVICE_TYPE, sizeof type, &type, NULL) == CL_SUCCESS &&
+                           (type & CL_DEVICE_TYPE_CPU);
     dev->impl = impl;
     dev->threads = 0;
     return PB_OK;
@@ -534,6 +546,7 @@ static pb_status finish_all(struct pb_cl_device *impl)
         PB_CL_CHECK(clFinish(impl->streams[i].queue));
         impl->streams[i].pending = impl->streams[i].behind = false;
     }
+    forget_last_kernel(impl);
     return PB_OK;
 }
 
@@ -549,6 +562,15 @@ static cl_int wait_release(cl_int e, cl_event ev)
     return e;
 }
 
+/* On PoCL's CPU drivers a kernel waits for the last kernel queued on another
+ * queue. PoCL (3.1) keeps one compiled work-group function per kernel, local
+ * size and grid width, takes the first that fits when a launch starts, and
+ * at its end gives back the first with the same kernel and local size. With
+ * launches of one kernel at several grid widths in flight on several queues
+ * (conv's strips in streams) it gave back the wrong one and aborted the
+ * process ("pocl_release_dlhandle_cache: Assertion `found->ref_count > 0'
+ * failed", 2 of 30 `parbench conv` runs). A CPU device gains nothing from
+ * kernels side by side; copies still overlap them. */
 pb_status pb__cl_launch(pb_device *dev, pb_stream *s, cl_kernel k, cl_uint dims, const size_t *global,
                         const size_t *local)
 {
@@ -558,9 +580,19 @@ pb_status pb__cl_launch(pb_device *dev, pb_stream *s, cl_kernel k, cl_uint dims,
     pb_status st = order_before(impl, s, &q, &n);
     if (st != PB_OK)
         return st;
-    cl_int e = clEnqueueNDRangeKernel(q, k, dims, NULL, global, local, n, n ? impl->wait : NULL, NULL);
+    cl_uint waits = n;
+    if (impl->serial_kernels && impl->last_kernel && impl->last_kernel_queue != q)
+        impl->wait[waits++] = impl->last_kernel; /* not released by order_after: it keeps n */
+    cl_event ev = NULL;
+    cl_int e = clEnqueueNDRangeKernel(q, k, dims, NULL, global, local, waits, waits ? impl->wait : NULL,
+                                      impl->serial_kernels ? &ev : NULL);
     order_after(impl, s, n, e == CL_SUCCESS, false);
     PB_CL_CHECK_ERR(e, "clEnqueueNDRangeKernel");
+    if (ev) {
+        forget_last_kernel(impl);
+        impl->last_kernel = ev;
+        impl->last_kernel_queue = q;
+    }
     return PB_OK;
 }
 
@@ -756,7 +788,7 @@ static pb_status cl_stream_create(pb_device *dev, pb_stream *s)
         if (!streams)
             return pb__fail(PB_ERR_NOMEM, "cannot allocate a stream");
         impl->streams = streams;
-        cl_event *wait = realloc(impl->wait, (cap + 1) * sizeof *wait);
+        cl_event *wait = realloc(impl->wait, (cap + 2) * sizeof *wait);
         if (!wait)
             return pb__fail(PB_ERR_NOMEM, "cannot allocate a stream");
         impl->wait = wait;

@@ -79,7 +79,12 @@ struct pb_cl_device {
     cl_command_queue queue; /* the default stream: in order, profiling */
     struct pb_cl_queue *streams;
     size_t n_streams, cap_streams;
-    cl_event *wait; /* scratch wait list, cap_streams + 1 events */
+    cl_event *wait; /* scratch wait list, cap_streams + 2 events */
+    /* PoCL's CPU drivers: each kernel launch waits for the last one queued
+     * on another queue (pb__cl_launch says why). */
+    bool serial_kernels;
+    cl_event last_kernel; /* NULL: none outstanding */
+    cl_command_queue last_kernel_queue;
 
     /* Limits the variants check in their supports(). */
     cl_ulong max_alloc, global_mem, local_mem;
