@@ -987,14 +987,19 @@ if "$pb" list | grep -q '^  opencl .* available$'; then
     fi
     # Strips of one kernel at several grid widths on several queues made PoCL
     # (3.1) abort about 1 run in 7; its kernels now wait for each other.
+    # parbench conv takes --device NAME as run does.
     printf '\x00\x00\x80\x3f%.0s' $(seq 1 6963) >"$tmp/ones.f32" # 33 x 211 floats of 1
-    conv_ones=("$pb" conv --image "$tmp/ones.f32" --width 33 --height 211 --radius 129 --strip 3 --backend opencl
+    conv_ones=("$pb" conv --image "$tmp/ones.f32" --width 33 --height 211 --radius 129 --strip 3 --device pocl
         --save "$tmp/ones-out.f32")
-    if "${conv_ones[@]}" 2>/dev/null | grep -q "Portable Computing Language"; then
+    if "$pb" devices --backend opencl --format json | grep -q '"The pocl project"'; then
+        expect 0 "${conv_ones[@]}"
+        contains "$tmp/out" "Portable Computing Language"
         aborts=0
         for _ in $(seq 1 20); do "${conv_ones[@]}" --quiet 2>/dev/null || aborts=$((aborts + 1)); done
         if [ "$aborts" -eq 0 ]; then ok; else bad "conv through PoCL's queues failed $aborts of 20 runs"; fi
     fi
+    expect 3 "${conv_ones[@]/pocl/no-such-device}"
+    contains "$tmp/err" "no usable backend here has a device matching 'no-such-device'"
 else
     skip opencl "no usable opencl backend: $("$pb" list | grep '^  opencl ' || echo 'not in this build')"
 fi

@@ -44,7 +44,8 @@ static void conv_help(FILE *f)
             "  --backend NAME        ref, openmp, cuda, opencl (default: cuda, opencl on a GPU,\n"
             "                        openmp, opencl on a CPU, ref: the first usable that can\n"
             "                        take the image)\n"
-            "  --device N            device index within the backend (default 0)\n"
+            "  --device N|NAME       device index within the backend (default 0), or the first\n"
+            "                        device whose name (OpenCL: or platform vendor) contains NAME\n"
             "  --variant NAME        conv kernel of the backend (default: its fastest)\n"
             "  --precision P         float or double (default float)\n"
             "  --streams K           strips in flight (default 3)\n"
@@ -80,6 +81,7 @@ static int fail(pb_status st)
 
 struct conv_opts {
     const char *image, *save, *filter, *backend, *variant;
+    const char *device_name; /* --device NAME, else NULL and device is the index */
     int64_t radius, width, height, device, streams, strip, device_mem, max_pixels;
     double sigma;
     enum pb_conv_border border;
@@ -136,7 +138,12 @@ static int parse_opts(int argc, char **argv, struct conv_opts *o)
         case O_WIDTH: rc = parse_int(optarg, "--width", 1, &o->width); break;
         case O_HEIGHT: rc = parse_int(optarg, "--height", 1, &o->height); break;
         case O_BACKEND: o->backend = optarg; break;
-        case O_DEVICE: rc = parse_int(optarg, "--device", 0, &o->device); break;
+        case O_DEVICE:
+            if (strspn(optarg, "+-0123456789") > 0) /* a number, or a usage error */
+                rc = parse_int(optarg, "--device", 0, &o->device);
+            else
+                o->device_name = optarg;
+            break;
         case O_VARIANT: o->variant = optarg; break;
         case O_PRECISION:
             if (strcmp(optarg, "float") == 0)
@@ -177,12 +184,30 @@ static int parse_opts(int argc, char **argv, struct conv_opts *o)
     return EXIT_OK;
 }
 
-/* Whether backend b's device 0 is a CPU (OpenCL lists GPUs first). */
-static bool first_device_is_cpu(const pb_backend *b)
+/* The device of backend b that the options pick: --device N, or the first
+ * whose name contains --device NAME; -1 if b has no such device. */
+static int picked_device(const pb_backend *b, const struct conv_opts *o)
+{
+    int n = pb_backend_device_count(b);
+    if (!o->device_name)
+        return o->device < n ? (int)o->device : -1;
+    for (int i = 0; i < n; i++) {
+        pb_device *d = NULL;
+        bool match = pb_device_open(b, i, &d) == PB_OK && pb__device_matches(d, o->device_name);
+        pb_device_close(d);
+        pb__clear_error();
+        if (match)
+            return i;
+    }
+    return -1;
+}
+
+/* Whether device i of backend b is a CPU. */
+static bool device_is_cpu(const pb_backend *b, int i)
 {
     pb_device *d = NULL;
     struct pb_device_info info;
-    bool cpu = pb_device_open(b, 0, &d) == PB_OK && pb_device_info(d, &info) == PB_OK &&
+    bool cpu = pb_device_open(b, i, &d) == PB_OK && pb_device_info(d, &info) == PB_OK &&
                strcmp(info.kind, "cpu") == 0;
     pb_device_close(d);
     pb__clear_error();
@@ -218,20 +243,28 @@ static int open_device(const struct conv_opts *o, int skip, pb_device **dev)
     } else {
         for (size_t i = 0; i < sizeof order / sizeof order[0] && !b; i++) {
             const pb_backend *c = pb_backend_find(order[i].name);
-            if (c && pb_backend_available(c, &why) && pb_backend_device_count(c) > 0 &&
-                (order[i].takes == ANY || first_device_is_cpu(c) == (order[i].takes == CPU)) && skip-- == 0)
+            int d = c && pb_backend_available(c, &why) ? picked_device(c, o) : -1;
+            if (d >= 0 && (order[i].takes == ANY || device_is_cpu(c, d) == (order[i].takes == CPU)) && skip-- == 0)
                 b = c;
         }
         if (!b) {
-            fprintf(stderr, "parbench: no backend here can filter this image\n");
+            if (o->device_name)
+                fprintf(stderr, "parbench: no usable backend here has a device matching '%s' that can filter this "
+                                "image\n", o->device_name);
+            else
+                fprintf(stderr, "parbench: no backend here can filter this image\n");
             return EXIT_ERROR;
         }
     }
-    if ((int64_t)pb_backend_device_count(b) <= o->device) {
-        fprintf(stderr, "parbench: backend %s has no device %lld\n", pb_backend_name(b), (long long)o->device);
+    int index = picked_device(b, o);
+    if (index < 0) {
+        if (o->device_name)
+            fprintf(stderr, "parbench: backend %s has no device matching '%s'\n", pb_backend_name(b), o->device_name);
+        else
+            fprintf(stderr, "parbench: backend %s has no device %lld\n", pb_backend_name(b), (long long)o->device);
         return EXIT_USAGE;
     }
-    pb_status st = pb_device_open(b, (int)o->device, dev);
+    pb_status st = pb_device_open(b, index, dev);
     return st == PB_OK ? EXIT_OK : fail(st);
 }
 
