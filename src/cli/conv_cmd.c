@@ -241,18 +241,23 @@ static int open_device(const struct conv_opts *o, int skip, pb_device **dev)
             return EXIT_ERROR;
         }
     } else {
+        const bool first_pick = skip == 0;
         for (size_t i = 0; i < sizeof order / sizeof order[0] && !b; i++) {
             const pb_backend *c = pb_backend_find(order[i].name);
             int d = c && pb_backend_available(c, &why) ? picked_device(c, o) : -1;
             if (d >= 0 && (order[i].takes == ANY || device_is_cpu(c, d) == (order[i].takes == CPU)) && skip-- == 0)
                 b = c;
         }
+        if (!b && first_pick && o->device_name) { /* a device no backend has: a usage error, as for run */
+            fprintf(stderr, "parbench: no usable backend here has a device matching '%s'\n", o->device_name);
+            return EXIT_USAGE;
+        }
+        if (!b && first_pick && o->device > 0) {
+            fprintf(stderr, "parbench: no usable backend here has a device %lld\n", (long long)o->device);
+            return EXIT_USAGE;
+        }
         if (!b) {
-            if (o->device_name)
-                fprintf(stderr, "parbench: no usable backend here has a device matching '%s' that can filter this "
-                                "image\n", o->device_name);
-            else
-                fprintf(stderr, "parbench: no backend here can filter this image\n");
+            fprintf(stderr, "parbench: no backend here can filter this image\n");
             return EXIT_ERROR;
         }
     }
