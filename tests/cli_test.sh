@@ -841,15 +841,13 @@ if [ "$have_stb" -eq 1 ]; then
         contains "$tmp/err" "a PGM/PPM whose maxval is $maxval (1 to 65535)"
     done
     # numbers of 10 digits and more: read whole, not cut into the next field
-    printf 'P5\n3 2\n2000000000\nabcdef' >"$tmp/maxval.pgm"
-    expect 3 "$pb" conv --image "$tmp/maxval.pgm" --radius 1 --backend ref
-    contains "$tmp/err" "a PGM/PPM whose maxval is above 65535"
-    printf 'P5\n2000000000 2000000000\n255\nabcdef' >"$tmp/huge.pgm"
-    expect 3 "$pb" conv --image "$tmp/huge.pgm" --radius 1 --backend ref
-    contains "$tmp/err" "declares 2000000000x2000000000 pixels, which need at least"
-    printf 'P5\n70000000000000000000 2\n255\nabcdef' >"$tmp/huge.pgm"
-    expect 3 "$pb" conv --image "$tmp/huge.pgm" --radius 1 --backend ref
-    contains "$tmp/err" "declares a side of 2^31 pixels or more"
+    for case in '3 2\n2000000000|a PGM/PPM whose maxval is above 65535' \
+        '2000000000 2000000000\n255|declares 2000000000x2000000000 pixels, which need at least' \
+        '70000000000000000000 2\n255|declares a side of 2^31 pixels or more'; do
+        printf "P5\\n${case%%|*}\\nabcdef" >"$tmp/huge.pgm"
+        expect 3 "$pb" conv --image "$tmp/huge.pgm" --radius 1 --backend ref
+        contains "$tmp/err" "${case#*|}"
+    done
     printf 'P2\n3 2\n255\n1 2 3\n4 5 6\n' >"$tmp/plain.pgm"
     expect 3 "$pb" conv --image "$tmp/plain.pgm" --radius 1 --backend ref
     contains "$tmp/err" "only binary ones (P5, P6) are read"
