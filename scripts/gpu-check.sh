@@ -122,6 +122,14 @@ zoo_check_section() {
         $pb run spmv --backend cuda --variant dia,auto --matrix $diags --precision float,double --reps 2 --warmup 1 --quiet
     run env PARBENCH_DIA_ANY=1 PARBENCH_AUTO_PICK=dia compute-sanitizer --tool memcheck --error-exitcode 9 \
         $pb run spmv --backend cuda --variant dia,auto --matrix zoo:3000 --precision float,double --reps 2 --warmup 1 --quiet
+    step "zoo: compute-sanitizer on csr-panels and auto's csr-panels (3 and 7 panels imposed on the small zoo; x past L2 on a rectangle)"
+    local n
+    for n in 3 7; do
+        run env PARBENCH_CUDA_PANELS=$n PARBENCH_AUTO_PICK=csr-panels compute-sanitizer --tool memcheck --error-exitcode 9 \
+            $pb run spmv --backend cuda --variant csr-panels,auto --matrix zoo:3000,dense:20000:3:3:9000,gaps:3000:2 --precision float,double --reps 2 --warmup 1 --quiet
+    done
+    run compute-sanitizer --tool memcheck --error-exitcode 9 \
+        $pb run spmv --backend cuda --variant csr-panels --matrix rect:20000:8000000:4 --precision double --reps 2 --warmup 1 --quiet
     step "zoo: compute-sanitizer on bcsr and auto in both layouts (blocks of 2..8, rows and columns no multiple of them; b = 3 imposed on matrices without blocks)"
     local ell blocks=zoo:3000,blocks:5000:2:3,blocks:7001:5:3,blocks:4000:8:2,blocks:3001:7:4,blocks:999:4:40
     for ell in 1 0; do

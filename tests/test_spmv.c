@@ -230,6 +230,7 @@ static void test_every_variant(void **state)
     static const int groups[] = {0, 1, 4, 32}, blocks[] = {0, 64};
     int failed = 0;
     size_t runs = 0;
+    setenv("PARBENCH_CUDA_PANELS", "2", 1); /* else cuda/csr-panels refuses matrices whose x fits in L2 */
     for (size_t bi = 0; bi < pb_backend_count(); bi++) {
         const pb_backend *b = pb_backend_at(bi);
         if (!pb_test_backend_usable(b))
@@ -256,6 +257,7 @@ static void test_every_variant(void **state)
         }
         pb_device_close(dev);
     }
+    unsetenv("PARBENCH_CUDA_PANELS");
     assert_true(runs > 0);
     assert_int_equal(failed, 0);
 }
@@ -688,10 +690,10 @@ static void test_bcsr(void **state)
     /* auto's every pick imposed (PARBENCH_AUTO_PICK), so a kernel this
      * machine's clock never picks is still checked behind auto */
     static const struct {
-        const char *backend, *picks[5];
+        const char *backend, *picks[6];
     } forced[] = {{"opencl", {"ellt", "csr-balanced", "csr-scalar", "csr-vector", "dia"}},
                   {"openmp", {"bcsr", "csr", "dia"}},
-                  {"cuda", {"ellt", "csr-balanced", "csr-split", "bcsr", "dia"}}};
+                  {"cuda", {"ellt", "csr-balanced", "csr-split", "bcsr", "dia", "csr-panels"}}};
     for (size_t f = 0; f < PB_ARRAY_LEN(forced); f++) {
         const pb_backend *be = pb_backend_find(forced[f].backend);
         if (!be || !pb_test_backend_usable(be))
@@ -699,7 +701,8 @@ static void test_bcsr(void **state)
         pb_device *dev = NULL;
         assert_int_equal(pb_device_open(be, 0, &dev), PB_OK);
         int failed = 0;
-        for (int k = 0; k < 5 && forced[f].picks[k]; k++) {
+        setenv("PARBENCH_CUDA_PANELS", "3", 1); /* csr-panels a candidate however small x is */
+        for (int k = 0; k < 6 && forced[f].picks[k]; k++) {
             setenv("PARBENCH_AUTO_PICK", forced[f].picks[k], 1);
             for (size_t c = 0; c < N_CASES; c++)
                 for (int single = 0; single < 2; single++)
@@ -707,8 +710,34 @@ static void test_bcsr(void **state)
                                        single ? PB_FLOAT : PB_DOUBLE, 0, 0);
         }
         unsetenv("PARBENCH_AUTO_PICK");
+        unsetenv("PARBENCH_CUDA_PANELS");
         pb_device_close(dev);
         assert_int_equal(failed, 0);
+    }
+    /* cuda/csr-panels in 1, 2, 3 and 7 panels (PARBENCH_CUDA_PANELS): panels
+     * with no entries, rows in none or in several, the later panels adding
+     * into y; refused on these small matrices without it */
+    const pb_backend *cuda = pb_backend_find("cuda");
+    if (cuda && pb_test_backend_usable(cuda)) {
+        pb_device *dev = NULL;
+        assert_int_equal(pb_device_open(cuda, 0, &dev), PB_OK);
+        int failed = 0;
+        cases_ran = cases_declined = 0;
+        failed += run_case(dev, "cuda", "csr-panels", PB_SPARSE_CSR, &cases[0], PB_DOUBLE, 0, 0);
+        assert_int_equal(cases_declined, 1);
+        static const char *const counts[] = {"1", "2", "3", "7"};
+        cases_ran = cases_declined = 0;
+        for (size_t n = 0; n < PB_ARRAY_LEN(counts); n++) {
+            setenv("PARBENCH_CUDA_PANELS", counts[n], 1);
+            for (size_t c = 0; c < N_CASES; c++)
+                for (int single = 0; single < 2; single++)
+                    failed += run_case(dev, "cuda", "csr-panels", PB_SPARSE_CSR, &cases[c],
+                                       single ? PB_FLOAT : PB_DOUBLE, 0, 0);
+        }
+        unsetenv("PARBENCH_CUDA_PANELS");
+        pb_device_close(dev);
+        assert_int_equal(failed, 0);
+        assert_int_equal(cases_declined, 0);
     }
     /* rows 7 and 8 long: a block row of 3 holds both, one of 8 only one */
     int32_t len[16] = {1, 1, 1, 1, 1, 1, 1, 100, 100, 1, 1, 1, 1, 1, 1, 1}, *lptr = NULL;
