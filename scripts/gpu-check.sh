@@ -125,7 +125,7 @@ zoo_check_section() {
     step "zoo: compute-sanitizer on csr-panels and auto's csr-panels (3 and 7 panels imposed on the small zoo; x past L2 on a rectangle)"
     local n
     for n in 3 7; do
-        run env PARBENCH_CUDA_PANELS=$n PARBENCH_AUTO_PICK=csr-panels compute-sanitizer --tool memcheck --error-exitcode 9 \
+        run env PARBENCH_PANELS=$n PARBENCH_AUTO_PICK=csr-panels compute-sanitizer --tool memcheck --error-exitcode 9 \
             $pb run spmv --backend cuda --variant csr-panels,auto --matrix zoo:3000,dense:20000:3:3:9000,gaps:3000:2 --precision float,double --reps 2 --warmup 1 --quiet
     done
     run compute-sanitizer --tool memcheck --error-exitcode 9 \

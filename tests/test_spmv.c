@@ -10,6 +10,7 @@
 #include "test_util.h"
 
 #include "core/core.h"
+#include "core/cpuinfo.h"
 #include "core/rng.h"
 #include "parbench/pb_backend.h"
 #include "parbench/pb_kernels.h"
@@ -230,7 +231,7 @@ static void test_every_variant(void **state)
     static const int groups[] = {0, 1, 4, 32}, blocks[] = {0, 64};
     int failed = 0;
     size_t runs = 0;
-    setenv("PARBENCH_CUDA_PANELS", "2", 1); /* else cuda/csr-panels refuses matrices whose x fits in L2 */
+    setenv("PARBENCH_PANELS", "2", 1); /* else csr-panels refuses matrices whose x fits in the cache */
     for (size_t bi = 0; bi < pb_backend_count(); bi++) {
         const pb_backend *b = pb_backend_at(bi);
         if (!pb_test_backend_usable(b))
@@ -257,7 +258,7 @@ static void test_every_variant(void **state)
         }
         pb_device_close(dev);
     }
-    unsetenv("PARBENCH_CUDA_PANELS");
+    unsetenv("PARBENCH_PANELS");
     assert_true(runs > 0);
     assert_int_equal(failed, 0);
 }
@@ -692,7 +693,7 @@ static void test_bcsr(void **state)
     static const struct {
         const char *backend, *picks[6];
     } forced[] = {{"opencl", {"ellt", "csr-balanced", "csr-scalar", "csr-vector", "dia"}},
-                  {"openmp", {"bcsr", "csr", "dia"}},
+                  {"openmp", {"bcsr", "csr", "dia", "csr-panels"}},
                   {"cuda", {"ellt", "csr-balanced", "csr-split", "bcsr", "dia", "csr-panels"}}};
     for (size_t f = 0; f < PB_ARRAY_LEN(forced); f++) {
         const pb_backend *be = pb_backend_find(forced[f].backend);
@@ -701,7 +702,7 @@ static void test_bcsr(void **state)
         pb_device *dev = NULL;
         assert_int_equal(pb_device_open(be, 0, &dev), PB_OK);
         int failed = 0;
-        setenv("PARBENCH_CUDA_PANELS", "3", 1); /* csr-panels a candidate however small x is */
+        setenv("PARBENCH_PANELS", "3", 1); /* csr-panels a candidate however small x is */
         for (int k = 0; k < 6 && forced[f].picks[k]; k++) {
             setenv("PARBENCH_AUTO_PICK", forced[f].picks[k], 1);
             for (size_t c = 0; c < N_CASES; c++)
@@ -710,31 +711,35 @@ static void test_bcsr(void **state)
                                        single ? PB_FLOAT : PB_DOUBLE, 0, 0);
         }
         unsetenv("PARBENCH_AUTO_PICK");
-        unsetenv("PARBENCH_CUDA_PANELS");
+        unsetenv("PARBENCH_PANELS");
         pb_device_close(dev);
         assert_int_equal(failed, 0);
     }
-    /* cuda/csr-panels in 1, 2, 3 and 7 panels (PARBENCH_CUDA_PANELS): panels
-     * with no entries, rows in none or in several, the later panels adding
-     * into y; refused on these small matrices without it */
-    const pb_backend *cuda = pb_backend_find("cuda");
-    if (cuda && pb_test_backend_usable(cuda)) {
+    /* csr-panels in 1, 2, 3 and 7 panels (PARBENCH_PANELS): panels with no
+     * entries, rows in none or in several, the later panels adding into y;
+     * refused on these small matrices without it */
+    static const char *const panel_backends[] = {"openmp", "cuda"};
+    for (size_t b = 0; b < PB_ARRAY_LEN(panel_backends); b++) {
+        const pb_backend *be = pb_backend_find(panel_backends[b]);
+        if (!be || !pb_test_backend_usable(be))
+            continue;
         pb_device *dev = NULL;
-        assert_int_equal(pb_device_open(cuda, 0, &dev), PB_OK);
+        assert_int_equal(pb_device_open(be, 0, &dev), PB_OK);
+        pb_device_set_threads(dev, 3);
         int failed = 0;
         cases_ran = cases_declined = 0;
-        failed += run_case(dev, "cuda", "csr-panels", PB_SPARSE_CSR, &cases[0], PB_DOUBLE, 0, 0);
+        failed += run_case(dev, panel_backends[b], "csr-panels", PB_SPARSE_CSR, &cases[0], PB_DOUBLE, 0, 0);
         assert_int_equal(cases_declined, 1);
         static const char *const counts[] = {"1", "2", "3", "7"};
         cases_ran = cases_declined = 0;
         for (size_t n = 0; n < PB_ARRAY_LEN(counts); n++) {
-            setenv("PARBENCH_CUDA_PANELS", counts[n], 1);
+            setenv("PARBENCH_PANELS", counts[n], 1);
             for (size_t c = 0; c < N_CASES; c++)
                 for (int single = 0; single < 2; single++)
-                    failed += run_case(dev, "cuda", "csr-panels", PB_SPARSE_CSR, &cases[c],
+                    failed += run_case(dev, panel_backends[b], "csr-panels", PB_SPARSE_CSR, &cases[c],
                                        single ? PB_FLOAT : PB_DOUBLE, 0, 0);
         }
-        unsetenv("PARBENCH_CUDA_PANELS");
+        unsetenv("PARBENCH_PANELS");
         pb_device_close(dev);
         assert_int_equal(failed, 0);
         assert_int_equal(cases_declined, 0);
@@ -924,6 +929,32 @@ static void test_rows_alone(void **state)
 
 /* The csr-balanced plan, run on the host as the kernels run it, gives every
  * row once, within the limits the kernels rely on. */
+/* csr-panels' count: x over the cache's share, rounded up and capped; none
+ * where x fits; PARBENCH_PANELS imposes a count in range only. And the
+ * cache it is weighed against is read on Linux. */
+static void test_panel_count(void **state)
+{
+    (void)state;
+    unsetenv("PARBENCH_PANELS");
+    const double mib = 1048576.0;
+    assert_int_equal(pb__panels_for(8 * mib, 16 * mib), 0);
+    assert_int_equal(pb__panels_for(16 * mib, 16 * mib), 0);
+    assert_int_equal(pb__panels_for(16 * mib + 1, 16 * mib), 2);
+    assert_int_equal(pb__panels_for(100 * mib, 16.7 * mib), 6);
+    assert_int_equal(pb__panels_for(1e15, 16 * mib), PB_PANELS_MAX);
+    assert_int_equal(pb__panels_for(32 * mib, 0), 0); /* cache unknown: no panels */
+    setenv("PARBENCH_PANELS", "3", 1);
+    assert_int_equal(pb__panels_for(1, 16 * mib), 3);
+    setenv("PARBENCH_PANELS", "65", 1); /* out of range: the rule */
+    assert_int_equal(pb__panels_for(32 * mib, 16 * mib), 2);
+    unsetenv("PARBENCH_PANELS");
+    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index0/size", "r");
+    if (f) { /* where Linux says what the caches are */
+        fclose(f);
+        assert_true(pb__cpu_last_cache_bytes() >= 64 * 1024);
+    }
+}
+
 static void test_balance_plan(void **state)
 {
     (void)state;
@@ -1012,6 +1043,7 @@ int main(void)
         cmocka_unit_test(test_bcsr),
         cmocka_unit_test(test_dia),
         cmocka_unit_test(test_rows_alone),
+        cmocka_unit_test(test_panel_count),
         cmocka_unit_test(test_balance_plan),
     };
     return pb_test_run(tests, setup, teardown);

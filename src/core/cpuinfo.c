@@ -2,6 +2,7 @@
  * /proc/cpuinfo and sysfs; missing files just leave properties out. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -130,6 +131,37 @@ static void add_caches(struct pb_device_info *info)
         snprintf(key, sizeof key, "cache_l%s%s", level, suffix);
         pb__info_add(info, key, "%s", size);
     }
+}
+
+size_t pb__cpu_last_cache_bytes(void)
+{
+    size_t best = 0;
+    int best_level = 0;
+    for (int i = 0; i < 8; i++) {
+        char path[128], size_path[128], level[16], type[32], size[32];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        if (!read_line(path, level, sizeof level))
+            break;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
+        snprintf(size_path, sizeof size_path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        if (!read_line(path, type, sizeof type) || strcmp(type, "Instruction") == 0 ||
+            !read_line(size_path, size, sizeof size))
+            continue;
+        char unit = 0;
+        unsigned long n = 0;
+        if (sscanf(size, "%lu%c", &n, &unit) < 1)
+            continue;
+        size_t bytes = (size_t)n * (unit == 'K' ? 1024u : unit == 'M' ? 1048576u : 1u);
+        if (atoi(level) > best_level)
+            best_level = atoi(level), best = bytes;
+    }
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    if (!best) {
+        long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE), l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+        best = l3 > 0 ? (size_t)l3 : l2 > 0 ? (size_t)l2 : 0;
+    }
+#endif
+    return best;
 }
 
 void pb__cpu_info(struct pb_device_info *info)

@@ -15,6 +15,9 @@ void pb__info_add(struct pb_device_info *info, const char *key, const char *fmt,
 void pb__cpu_info(struct pb_device_info *info);
 /* The CPU model string ("unknown CPU" when not found). */
 void pb__cpu_model(char *buf, size_t len);
+/* Bytes of the last-level data cache of CPU 0 (one instance: what the cores
+ * sharing it hold together); 0 when unknown. */
+size_t pb__cpu_last_cache_bytes(void);
 
 #ifdef __cplusplus
 }

@@ -153,3 +153,15 @@ void pb__bal_free(struct pb_bal_plan *p)
     pb__host_free(p->pieces);
     memset(p, 0, sizeof *p);
 }
+
+int pb__panels_for(double x_bytes, double share_bytes)
+{
+    const char *env = getenv("PARBENCH_PANELS");
+    int forced = env ? atoi(env) : 0;
+    if (forced >= 1 && forced <= PB_PANELS_MAX)
+        return forced;
+    if (!(share_bytes > 0) || x_bytes <= share_bytes)
+        return 0;
+    double n = ceil(x_bytes / share_bytes);
+    return n > PB_PANELS_MAX ? PB_PANELS_MAX : (int)n;
+}

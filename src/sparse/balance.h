@@ -86,6 +86,14 @@ enum pb_spmv_pick {
     PB_PICK_PANELS
 };
 enum pb_spmv_pick pb__spmv_auto_pick(const struct pb_spmv_row_stats *s);
+
+/* csr-panels (CUDA, OpenMP): how many panels of columns a matrix is cut into
+ * where its x (x_bytes) outgrows share_bytes of the cache the gathers of x
+ * should hit: ceil(x_bytes / share_bytes), at most PB_PANELS_MAX; 0 where x
+ * fits. PARBENCH_PANELS=N (1..PB_PANELS_MAX) imposes N, for tests on small
+ * matrices. */
+#define PB_PANELS_MAX 64
+int pb__panels_for(double x_bytes, double share_bytes);
 /* "KERNEL: ELL fill 1.04, rows 7.0 +- 8%, ..." for the row's note. */
 void pb__spmv_pick_note(const char *kernel, const struct pb_spmv_row_stats *s, char *buf, size_t len);
 

@@ -1318,8 +1318,6 @@ pb_status pb__cuda_spmv_split_prepare(pb_device *dev, const void *args, char *no
 // gathers of each panel hit L2, for y read and written once more a panel.
 // (Trial, H100, double: random 4M rows of 8 from 0.52 to 0.42 ms in 2
 // panels; 838860 x 12.6M, 30 a row, from 0.82 to 0.36 ms in 6.)
-constexpr int panels_max = 64;
-
 // The entries of each row in columns [first, first + width): counted into
 // count[row + 1], or (fill) copied, in row order, to where ptr_p says.
 template <typename T, bool FILL>
@@ -1357,25 +1355,17 @@ static void panels_drop(pb_cuda_sparse *sp)
 }
 
 // How many panels a's x needs: its bytes over a third of the device's L2
-// (PARBENCH_CUDA_PANELS=N imposes N, 1..64: tests run the kernel on small
-// matrices); 0 where x fits.
+// (H100: 2 for 32 MiB of x ran 1.09-1.27x cuSPARSE, 3 ran 0.87-1.09; x of
+// 16 MiB in one ran 0.90-0.99, in 2 0.59-0.91); 0 where x fits.
 static int panels_wanted(const pb_device *dev, const pb_spmv_args *a)
 {
-    const char *env = getenv("PARBENCH_CUDA_PANELS");
-    int forced = env ? atoi(env) : 0;
-    if (forced >= 1 && forced <= panels_max)
-        return forced;
-    double x_bytes = (double)a->cols * (double)pb_precision_size(a->prec);
-    double share = pb__cuda(const_cast<pb_device *>(dev))->prop.l2CacheSize / 3.0;
-    if (share <= 0 || x_bytes <= share)
-        return 0;
-    double n = ceil(x_bytes / share);
-    return n > panels_max ? panels_max : (int)n;
+    return pb__panels_for((double)a->cols * (double)pb_precision_size(a->prec),
+                          pb__cuda(const_cast<pb_device *>(dev))->prop.l2CacheSize / 3.0);
 }
 
 static pb_status panels_refuse(const pb_device *dev, const pb_spmv_args *a)
 {
-    return pb__fail(PB_ERR_UNSUPPORTED, "x (%.1f MiB) fits in a third of the L2 cache (%.1f MiB): no panels",
+    return pb__fail(PB_ERR_UNSUPPORTED, "x (%.1f MiB) fits in a third of the %.1f MiB L2 cache: no panels",
                     (double)a->cols * (double)pb_precision_size(a->prec) / 1048576.0,
                     pb__cuda(const_cast<pb_device *>(dev))->prop.l2CacheSize / 1048576.0);
 }
