@@ -307,7 +307,13 @@ static void test_nvml(void **state)
     struct pb_energy_reading r;
     unsetenv("FAKE_NVML_MODE");
     assert_int_equal(pb__energy_open(&gpu, &m), PB_OK);
+    /* the counter moved over a few microseconds: too short to read watts from */
     pb__energy_start(m, false);
+    pb__energy_stop(m, &r);
+    assert_true(isnan(r.joules) && isnan(r.watts));
+    assert_contains(r.note, "too short for its energy counter");
+    pb__energy_start(m, false);
+    nanosleep(&(struct timespec){.tv_nsec = 120 * 1000 * 1000}, NULL); /* past 5 steps of 20 ms */
     pb__energy_stop(m, &r);
     assert_null(r.note);
     assert_string_equal(r.source, "nvml-energy");

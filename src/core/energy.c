@@ -398,10 +398,15 @@ void pb__energy_stop(pb_energy *m, struct pb_energy_reading *out)
         m->active = false;
     }
     out->seconds = m->seconds;
-    double mean_w = pb__power_mean(&m->power);
-    if (m->counting && m->joules > 0) {
+    double mean_w = pb__power_mean(&m->power), floor_s = PB_ENERGY_STEPS * m->ops->counter_step_s;
+    if (m->counting && m->joules > 0 && m->seconds >= floor_s) {
         out->joules = m->joules;
         out->source = m->ops->counter_name;
+    } else if (m->counting && m->joules > 0) {
+        /* a step or two over a few milliseconds: watts no board draws */
+        snprintf(m->note, sizeof m->note, "%.100s: the timed repetitions took %.1f ms, too short for its energy "
+                 "counter, which moves in steps of about %.0f ms (%.0f ms needed: more --reps make them longer)",
+                 m->why, m->seconds * 1e3, m->ops->counter_step_s * 1e3, floor_s * 1e3);
     } else if (m->counting) {
         snprintf(m->note, sizeof m->note, "%.100s: its energy counter did not advance during the timed "
                  "repetitions (too short: more --reps make them longer)", m->why);

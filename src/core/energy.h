@@ -97,9 +97,13 @@ struct pb_energy_sample {
     unsigned throttle;             /* PB_THROTTLE_ bits */
     bool throttle_known;
 };
+#define PB_ENERGY_STEPS 5
 struct pb_energy_ops {
     const char *counter_name, *power_name; /* the reading's source */
     double period_s;                       /* between samples */
+    /* The counter moves in steps about this far apart (0: finely): energy is
+     * read from it only over intervals of PB_ENERGY_STEPS steps or more. */
+    double counter_step_s;
     /* Cumulative energy in joules; false = no counter, or it failed (why set). */
     bool (*counter)(void *state, double *joules, char *why, size_t len);
     /* NULL = nothing to sample. want_power: the counter is not in use. */

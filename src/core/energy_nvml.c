@@ -94,7 +94,7 @@ static void nvml_close(void *state)
 }
 
 static const struct pb_energy_ops nvml_energy_ops = {.counter_name = "nvml-energy", .power_name = "nvml-power",
-                                                     .period_s = 0.015, .counter = nvml_counter,
+                                                     .period_s = 0.015, .counter_step_s = 0.02, .counter = nvml_counter,
                                                      .sample = nvml_sample, .close = nvml_close};
 /* GPUs before Volta have no energy counter: their power is sampled. */
 static const struct pb_energy_ops nvml_power_ops = {.counter_name = "nvml-energy", .power_name = "nvml-power",
