@@ -214,6 +214,7 @@ struct omp_plan {
     uint64_t p_stamp[3];
     enum pb_precision p_prec;
     bool p_refused;
+    size_t p_cache; /* bytes of the last-level cache, read on first use */
     /* auto's pick for the arrays with stamps auto_stamp[3], in auto_prec,
      * and each kernel's time when timed (0: not a candidate) */
     uint64_t auto_stamp[3];
@@ -475,19 +476,19 @@ pb_status pb__omp_spmv_dia_prepare(pb_device *dev, const void *args, char *note,
  * (2-core EPYC, L3 32 MiB, double: 4M x 4M with 8 random columns a row from
  * 64.7 to 45.9 ms in 2 panels; 209715 x 3.1M, 30 a row, from 9.4 to 6.7 ms;
  * x of 8 MiB in 2 panels: 7.1 to 10.5 ms.) */
-static int panels_wanted(const struct pb_spmv_args *a)
+static int panels_wanted(struct omp_plan *c, const struct pb_spmv_args *a)
 {
-    static size_t cache; /* read once */
-    if (!cache)
-        cache = pb__cpu_last_cache_bytes();
-    return pb__panels_for((double)a->cols * (double)pb_precision_size(a->prec), cache / 2.0);
+    if (!c->p_cache) /* read once per matrix, not per product */
+        c->p_cache = pb__cpu_last_cache_bytes();
+    return pb__panels_for((double)a->cols * (double)pb_precision_size(a->prec), c->p_cache / 2.0);
 }
 
-static pb_status panels_refuse(const struct pb_spmv_args *a)
+static pb_status panels_refuse(const struct omp_plan *c, const struct pb_spmv_args *a)
 {
+    if (!c->p_cache)
+        return pb__fail(PB_ERR_UNSUPPORTED, "the last-level cache's size is unknown here: no panels");
     return pb__fail(PB_ERR_UNSUPPORTED, "x (%.1f MiB) fits in half the %.1f MiB last-level cache: no panels",
-                    (double)a->cols * (double)pb_precision_size(a->prec) / 1048576.0,
-                    (double)pb__cpu_last_cache_bytes() / 1048576.0);
+                    (double)a->cols * (double)pb_precision_size(a->prec) / 1048576.0, (double)c->p_cache / 1048576.0);
 }
 
 /* The copy in n panels: each row's entries counted per panel, the offsets
@@ -497,6 +498,10 @@ static pb_status panels_build(const struct pb_spmv_args *a, int n, int threads, 
     const int32_t *ptr = PB__HOST(a->ptr, const int32_t), *idx = PB__HOST(a->idx, const int32_t);
     const char *val = PB__HOST(a->val, const char);
     size_t elt = pb_precision_size(a->prec), rows = (size_t)a->rows;
+    pb_status st = pb__host_mem_need((double)a->nnz * (double)(elt + 4) + (double)n * (double)(rows + 1) * 4,
+                                     "openmp/csr-panels", "for its copy of the matrix");
+    if (st != PB_OK)
+        return st;
     int32_t width = (int32_t)(((int64_t)a->cols + n - 1) / n);
     m->n = n, m->width = width > 0 ? width : 1;
     m->ptr = calloc((size_t)n, sizeof *m->ptr), m->idx = calloc((size_t)n, sizeof *m->idx);
@@ -544,17 +549,17 @@ static pb_status panels_ready(pb_device *dev, const struct pb_spmv_args *a, stru
     if (!c)
         return PB_ERR_NOMEM;
     *out = c;
-    int n = panels_wanted(a);
+    int n = panels_wanted(c, a);
     bool same = c->p_stamp[0] == a->ptr->stamp && c->p_stamp[1] == a->idx->stamp && c->p_stamp[2] == a->val->stamp &&
                 c->p_prec == a->prec && (c->p_refused ? n == 0 : n == c->p.n);
     if (same)
-        return c->p_refused ? panels_refuse(a) : PB_OK;
+        return c->p_refused ? panels_refuse(c, a) : PB_OK;
     panels_free(&c->p);
     memset(c->p_stamp, 0, sizeof c->p_stamp);
     if (a->ptr_bits == 64)
         return pb__fail(PB_ERR_UNSUPPORTED, "openmp/csr-panels reads 32-bit row offsets");
     c->p_refused = n == 0;
-    pb_status st = c->p_refused ? panels_refuse(a) : panels_build(a, n, threads_of(dev), &c->p);
+    pb_status st = c->p_refused ? panels_refuse(c, a) : panels_build(a, n, threads_of(dev), &c->p);
     if (st == PB_OK || c->p_refused) {
         c->p_stamp[0] = a->ptr->stamp, c->p_stamp[1] = a->idx->stamp, c->p_stamp[2] = a->val->stamp;
         c->p_prec = a->prec;
@@ -653,7 +658,7 @@ static void auto_decide(pb_device *dev, const struct pb_spmv_args *a, struct omp
         candidate[K_BCSR] = true, n++, k->auto_b = c->m.b, k->auto_ratio = c->ratio;
     if (dia_ready(dev, a, &c) == PB_OK)
         candidate[K_DIA] = true, n++;
-    if (panels_wanted(a) && panels_ready(dev, a, &c) == PB_OK)
+    if (panels_ready(dev, a, &c) == PB_OK)
         candidate[K_PANELS] = true, n++;
     if (n > 1) { /* in turns, one untimed product each, then the fastest of 5 */
         double best[K_COUNT] = {INFINITY, INFINITY, INFINITY, INFINITY};
