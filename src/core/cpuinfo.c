@@ -114,18 +114,27 @@ static void add_simd(struct pb_device_info *info)
         pb__info_add(info, "simd", "%s", out);
 }
 
+/* Cache `index` of CPU 0 as Linux describes it: level, type (Data,
+ * Instruction, Unified) and size ("32768K"). -1: no such index (the list
+ * ends), 0: one of them unreadable, 1: read. */
+static int cache_at(int index, char level[16], char type[32], char size[32])
+{
+    char path[128];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", index);
+    if (!read_line(path, level, 16))
+        return -1;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", index);
+    if (!read_line(path, type, 32))
+        return 0;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", index);
+    return read_line(path, size, 32) ? 1 : 0;
+}
+
 static void add_caches(struct pb_device_info *info)
 {
-    for (int i = 0; i < 8; i++) {
-        char path[128], level[16], type[32], size[32], key[48];
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
-        if (!read_line(path, level, sizeof level))
-            break;
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
-        if (!read_line(path, type, sizeof type))
-            continue;
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-        if (!read_line(path, size, sizeof size))
+    char level[16], type[32], size[32], key[48];
+    for (int i = 0, got; i < 8 && (got = cache_at(i, level, type, size)) >= 0; i++) {
+        if (!got)
             continue;
         const char *suffix = strcmp(type, "Data") == 0 ? "d" : strcmp(type, "Instruction") == 0 ? "i" : "";
         snprintf(key, sizeof key, "cache_l%s%s", level, suffix);
@@ -137,19 +146,11 @@ size_t pb__cpu_last_cache_bytes(void)
 {
     size_t best = 0;
     int best_level = 0;
-    for (int i = 0; i < 8; i++) {
-        char path[128], size_path[128], level[16], type[32], size[32];
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
-        if (!read_line(path, level, sizeof level))
-            break;
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
-        snprintf(size_path, sizeof size_path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-        if (!read_line(path, type, sizeof type) || strcmp(type, "Instruction") == 0 ||
-            !read_line(size_path, size, sizeof size))
-            continue;
+    char level[16], type[32], size[32];
+    for (int i = 0, got; i < 8 && (got = cache_at(i, level, type, size)) >= 0; i++) {
         char unit = 0;
         unsigned long n = 0;
-        if (sscanf(size, "%lu%c", &n, &unit) < 1)
+        if (!got || strcmp(type, "Instruction") == 0 || sscanf(size, "%lu%c", &n, &unit) < 1)
             continue;
         size_t bytes = (size_t)n * (unit == 'K' ? 1024u : unit == 'M' ? 1048576u : 1u);
         if (atoi(level) > best_level)
