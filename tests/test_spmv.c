@@ -48,7 +48,7 @@ struct matrix_case {
     struct pb_coo m;
 };
 
-#define N_ZOO 13
+#define N_ZOO 15
 #define N_CASES (10 + N_ZOO)
 static struct matrix_case cases[N_CASES];
 
@@ -573,6 +573,26 @@ static void test_formats(void **state)
     assert_true(sum_m == sum_l);
     pb_coo_free(&m);
     pb_coo_free(&l);
+    /* rmat: 2^SCALE rows, heavy-tailed rows and columns, sorted, no duplicates */
+    assert_int_equal(pb__sparse_generate("rmat:12:16", 3, &m), PB_OK);
+    assert_int_equal(m.n_rows, 4096);
+    assert_int_equal(m.n_cols, 4096);
+    assert_true(m.nnz > 4096 * 8 && m.nnz <= 4096 * 17);
+    int32_t *per_col = calloc(4096, sizeof *per_col);
+    assert_non_null(per_col);
+    int32_t busiest_col = 0;
+    for (size_t k = 0; k < m.nnz; k++) {
+        assert_true(k == 0 || m.rows[k] > m.rows[k - 1] || m.cols[k] > m.cols[k - 1]);
+        if (++per_col[m.cols[k]] > busiest_col)
+            busiest_col = per_col[m.cols[k]];
+    }
+    free(per_col);
+    double mean = (double)m.nnz / 4096;
+    assert_true(pb__coo_max_row(&m) > 10 * mean);
+    assert_true(busiest_col > 10 * mean);
+    pb_coo_free(&m);
+    assert_int_equal(pb__sparse_generate("rmat:31", 1, &m), PB_ERR_INVALID);
+    assert_int_equal(pb__sparse_generate("rmat", 1, &m), PB_ERR_INVALID);
     /* dense: D rows of LEN among short ones */
     assert_int_equal(pb__sparse_generate("dense:5000:3:4:1000", 3, &m), PB_OK);
     assert_true(pb__coo_max_row(&m) > 900);
@@ -691,10 +711,10 @@ static void test_bcsr(void **state)
     /* auto's every pick imposed (PARBENCH_AUTO_PICK), so a kernel this
      * machine's clock never picks is still checked behind auto */
     static const struct {
-        const char *backend, *picks[6];
+        const char *backend, *picks[7];
     } forced[] = {{"opencl", {"ellt", "csr-balanced", "csr-scalar", "csr-vector", "dia"}},
                   {"openmp", {"bcsr", "csr", "dia", "csr-panels"}},
-                  {"cuda", {"ellt", "csr-balanced", "csr-split", "bcsr", "dia", "csr-panels"}}};
+                  {"cuda", {"ellt", "csr-balanced", "csr-split", "bcsr", "dia", "csr-panels", "csr-vector"}}};
     for (size_t f = 0; f < PB_ARRAY_LEN(forced); f++) {
         const pb_backend *be = pb_backend_find(forced[f].backend);
         if (!be || !pb_test_backend_usable(be))
@@ -703,7 +723,7 @@ static void test_bcsr(void **state)
         assert_int_equal(pb_device_open(be, 0, &dev), PB_OK);
         int failed = 0;
         setenv("PARBENCH_PANELS", "3", 1); /* csr-panels a candidate however small x is */
-        for (int k = 0; k < 6 && forced[f].picks[k]; k++) {
+        for (int k = 0; k < 7 && forced[f].picks[k]; k++) {
             setenv("PARBENCH_AUTO_PICK", forced[f].picks[k], 1);
             for (size_t c = 0; c < N_CASES; c++)
                 for (int single = 0; single < 2; single++)

@@ -25,6 +25,9 @@
 #include "parbench/pb_backend.h"
 #include "report/cli_util.h"
 #include "report/report.h"
+#include "sparse/sparse.h"
+
+#define DEFAULT_SEED 42 /* --seed's default, which matinfo's generated matrices share */
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_ERROR = 3, EXIT_INTERRUPTED = 130 };
 
@@ -314,12 +317,15 @@ static const struct opt matinfo_opts[] = {
 static void matinfo_help(FILE *f)
 {
     fprintf(f, "usage: parbench matinfo FILE... [options]\n\n"
-               "Reads Matrix Market files (.mtx, plain or gzip-compressed) and prints per matrix:\n"
+               "Reads Matrix Market files (.mtx, plain or gzip-compressed), or makes generated\n"
+               "matrices as `parbench run spmv` does with its default seed (%s,\n"
+               "zoo[:ROWS]), and prints per matrix:\n"
                "rows, columns, non-zeros after symmetric expansion, average, maximum and standard\n"
                "deviation of the non-zeros per row, the declared symmetry, the ELLPACK fill ratio\n"
                "(rows * max per row / NZ), the bandwidth (max |i-j|) and the bytes COO, CSR and\n"
                "ELLPACK take with 32-bit indices and double values. Complex matrices are read by\n"
-               "their real part.\n\noptions:\n");
+               "their real part.\n\noptions:\n",
+            PB_SPARSE_GENERATORS);
     print_opts(f, matinfo_opts, sizeof matinfo_opts / sizeof matinfo_opts[0]);
     fprintf(f, "\nexit status: 0 every file read, 2 usage error, 3 a file could not be read\n"
                "(one line on stderr each; the other files are still reported).\n");
@@ -379,10 +385,20 @@ static int cmd_matinfo(int argc, char **argv)
     if (st != PB_OK)
         rc = fail_status(st);
     const struct pb_mm_options mm_opt = {.complex_real_part = true};
-    for (int i = 0; i < n_files && st == PB_OK; i++) {
+    /* zoo[:ROWS] stands for its members */
+    size_t max_specs = (size_t)n_files * 16, n_specs = 0;
+    const char **specs = malloc(max_specs * sizeof *specs);
+    if (!specs)
+        st = pb__fail(PB_ERR_NOMEM, "out of memory");
+    if (st == PB_OK)
+        st = pb__sparse_expand(files, (size_t)n_files, specs, max_specs, &n_specs);
+    if (st != PB_OK)
+        rc = fail_status(st);
+    for (size_t i = 0; i < n_specs && st == PB_OK; i++) {
         struct pb_coo m;
         pb__clear_error();
-        pb_status rst = pb_coo_read(files[i], &mm_opt, &m);
+        pb_status rst = pb__sparse_is_generated(specs[i]) ? pb__sparse_generate(specs[i], DEFAULT_SEED, &m)
+                                                          : pb_coo_read(specs[i], &mm_opt, &m);
         if (rst != PB_OK) {
             fprintf(stderr, "parbench: %s\n", pb_last_error()[0] ? pb_last_error()
                                                                  : pb_status_message(rst));
@@ -390,7 +406,7 @@ static int cmd_matinfo(int argc, char **argv)
             continue;
         }
         struct pb_matinfo info;
-        pb__matinfo_compute(files[i], &m, &info);
+        pb__matinfo_compute(specs[i], &m, &info);
         pb_coo_free(&m);
         for (size_t w = 0; w < 2 && st == PB_OK; w++)
             if (writers[w])
@@ -403,6 +419,7 @@ static int cmd_matinfo(int argc, char **argv)
         if (cst != PB_OK && st == PB_OK)
             rc = fail_status(cst), st = cst;
     }
+    free(specs);
     free(files);
     return rc;
 }
@@ -681,7 +698,7 @@ static int run_setup(int argc, char **argv, int rank, struct run_cmd *rc_out)
     ctx->reps = 5;
     ctx->warmup = 1;
     int device = 0;
-    int64_t seed = 42;
+    int64_t seed = DEFAULT_SEED;
     pb_status st = PB_OK;
     if (a.values[O_REPS])
         st = parse_count(a.values[O_REPS], "--reps", 1, 1000000, &ctx->reps);

@@ -286,6 +286,63 @@ static void fill_band(struct gen *g, struct pb_coo *m)
     }
 }
 
+/* ---- graphs -------------------------------------------------------------- */
+
+/* rmat:SCALE:K -- a Kronecker graph as Graph500 draws it: 2^SCALE vertices,
+ * K * 2^SCALE edges, each placed by SCALE quadrant choices with odds a, b,
+ * c, d = 0.57, 0.19, 0.19, 0.05, duplicates dropped, vertices renumbered by
+ * one random permutation. Row lengths and column popularity are both
+ * heavy-tailed (social and web graphs): a few hot columns of x take most of
+ * the gathers. The quadrant choices per level are independent, so row i's
+ * share of the edges is a product over its bits (c + d for a 1, a + b for
+ * a 0), and a row's columns draw their bits given the row's. */
+#define RMAT_A 0.57
+#define RMAT_B 0.19
+#define RMAT_C 0.19
+#define RMAT_D 0.05
+static void shape_rmat(struct gen *g) { g->rows = g->cols = (int64_t)1 << (int)g->f[0]; }
+static double estimate_rmat(const struct gen *g) { return (double)g->rows * g->f[1]; }
+static double lengths_rmat(struct gen *g)
+{
+    int64_t rows = g->rows, scale = (int64_t)g->f[0];
+    int32_t *p = g->len + rows, *q = g->len + 2 * rows; /* vertex i is labelled p[i]; q inverts p */
+    for (int64_t i = 0; i < rows; i++)
+        p[i] = (int32_t)i;
+    for (int64_t i = rows - 1; i > 0; i--) {
+        int64_t j = (int64_t)(pb__rng_next(&g->rng) % (uint64_t)(i + 1));
+        int32_t t = p[i];
+        p[i] = p[j], p[j] = t;
+    }
+    for (int64_t i = 0; i < rows; i++)
+        q[p[i]] = (int32_t)i;
+    double edges = estimate_rmat(g);
+    for (int64_t r = 0; r < rows; r++) {
+        double share = 1;
+        for (int64_t b = 0; b < scale; b++)
+            share *= (q[r] >> b) & 1 ? RMAT_C + RMAT_D : RMAT_A + RMAT_B;
+        /* the expected count, rounded up with the odds of its fraction */
+        g->len[r] = capped(floor(edges * share + uniform01(&g->rng)), g);
+    }
+    return sum_len(g);
+}
+static void fill_rmat(struct gen *g, struct pb_coo *m)
+{
+    int64_t rows = g->rows, scale = (int64_t)g->f[0];
+    const int32_t *p = g->len + rows, *q = g->len + 2 * rows;
+    const double right_given_top = RMAT_B / (RMAT_A + RMAT_B), right_given_bottom = RMAT_D / (RMAT_C + RMAT_D);
+    for (int64_t r = 0; r < rows; r++) {
+        int32_t *c = m->cols + m->nnz;
+        for (int32_t k = 0; k < g->len[r]; k++) {
+            int64_t j = 0;
+            for (int64_t b = 0; b < scale; b++)
+                if (uniform01(&g->rng) < ((q[r] >> b) & 1 ? right_given_bottom : right_given_top))
+                    j |= (int64_t)1 << b;
+            c[k] = p[j];
+        }
+        finish_row(m, r, g->len[r], &g->rng);
+    }
+}
+
 #define ROWS_FIELD {"ROWS", NAN, 1, INT32_MAX, false}
 #define K_FIELD(d) {"K", d, 1, INT32_MAX, false}
 
@@ -311,6 +368,8 @@ static const struct kind kinds[] = {
      estimate_blocks, NULL, fill_blocks, 0, 64},
     {"band", "band:ROWS[:W[:F]]", {ROWS_FIELD, {"W", 3, 0, 1024, false}, {"F", 2, 0, 64, false}}, shape_square,
      estimate_band, NULL, fill_band, 0, 0},
+    {"rmat", "rmat:SCALE[:K]", {{"SCALE", NAN, 1, 30, false}, K_FIELD(16)}, shape_rmat, estimate_rmat, lengths_rmat,
+     fill_rmat, 2, 0},
 };
 #define N_KINDS (sizeof kinds / sizeof kinds[0])
 
@@ -517,7 +576,7 @@ pb_status pb__sparse_generate_rows(const char *spec, int32_t first, int32_t coun
 /* ---- the zoo ------------------------------------------------------------- */
 
 /* The zoo at R rows (about R each; sparse.h lists the classes). */
-#define N_ZOO 13
+#define N_ZOO 15
 static void zoo_specs(long long r, char (*out)[PB_SPARSE_SPEC_MAX])
 {
     long long side2 = llround(sqrt((double)r)), side3 = llround(cbrt((double)r));
@@ -535,6 +594,11 @@ static void zoo_specs(long long r, char (*out)[PB_SPARSE_SPEC_MAX])
     snprintf(out[n++], PB_SPARSE_SPEC_MAX, "band:%lld:4:2", r);
     snprintf(out[n++], PB_SPARSE_SPEC_MAX, "random:%lld:8", r);
     snprintf(out[n++], PB_SPARSE_SPEC_MAX, "lap3d:%lld", side3);
+    int scale = 0; /* rmat's vertices: the largest power of two up to r */
+    while (scale < 30 && (2LL << scale) <= r)
+        scale++;
+    snprintf(out[n++], PB_SPARSE_SPEC_MAX, "rmat:%d:16", scale);
+    snprintf(out[n++], PB_SPARSE_SPEC_MAX, "rect:%lld:%lld:1024", r / 128, r);
 }
 
 bool pb__sparse_is_zoo(const char *spec) { return strcmp(spec, "zoo") == 0 || strncmp(spec, "zoo:", 4) == 0; }

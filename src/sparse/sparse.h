@@ -143,12 +143,15 @@ pb_status pb__dia_refuse(int diags, double ratio);
  *   blocks:ROWS[:B[:K]]  dense B x B blocks (3), K (6) per block row within 32 block columns of
  *                      the diagonal (FEM-like)
  *   band:ROWS[:W[:F]]  2W+1 diagonals (W = 3) and F (2) far ones, wrapping
+ *   rmat:SCALE[:K]     a Kronecker graph (Graph500's odds): 2^SCALE vertices, K (16) edges per
+ *                      vertex drawn, heavy-tailed rows and columns, vertices shuffled
  * Random lengths are capped at the columns; sizes take k/M/G suffixes. True
  * when spec names a generator (whether or not it parses:
  * pb__sparse_generate says what is wrong). */
 #define PB_SPARSE_GENERATORS                                                                         \
     "lap2d:N, lap3d:N, plap2d:N, random:ROWS[:K], powerlaw:ROWS[:K], pareto:ROWS[:K[:ALPHA[:EMPTY]]], " \
-    "dense:ROWS[:K[:D[:LEN]]], gaps:ROWS[:K], rect:ROWS:COLS[:K], blocks:ROWS[:B[:K]], band:ROWS[:W[:F]]"
+    "dense:ROWS[:K[:D[:LEN]]], gaps:ROWS[:K], rect:ROWS:COLS[:K], blocks:ROWS[:B[:K]], band:ROWS[:W[:F]], " \
+    "rmat:SCALE[:K]"
 bool pb__sparse_is_generated(const char *spec);
 /* Whether spec parses (PB_ERR_INVALID / PB_ERR_PARSE with a message), without generating. */
 pb_status pb__sparse_check(const char *spec);

@@ -878,8 +878,9 @@ static pb_status cusparse_status(cusparseStatus_t e, const char *expr, const cha
 // anchor: descriptors, workspace and cusparseSpMV_preprocess once per matrix
 // and per x/y, then cusparseSpMV alone. csr-adaptive: its long-row lists.
 // A device keeps one per matrix in use (core/plans.h).
-constexpr int n_picks = PB_PICK_PANELS + 1; // auto's candidates, by pb_spmv_pick
-const char *const pick_names[n_picks] = {"ellt", "csr-balanced", "csr-split", "bcsr", "dia", "csr-panels"};
+constexpr int n_picks = PB_PICK_VECTOR + 1; // auto's candidates, by pb_spmv_pick
+const char *const pick_names[n_picks] = {"ellt", "csr-balanced", "csr-split", "bcsr", "dia", "csr-panels",
+                                         "csr-vector"};
 
 // csr-split's plan for one CSR matrix: the row of each block's first entry
 // (made on the device) and the blocks' carries.
@@ -2060,6 +2061,9 @@ static pb_status auto_launch(pb_cuda_sparse *sp, const pb_spmv_args *a, pb_spmv_
         return dbl ? launch_dia<double>(sp, a, stream) : launch_dia<float>(sp, a, stream);
     if (pick == PB_PICK_PANELS)
         return dbl ? launch_panels<double>(sp, a, stream) : launch_panels<float>(sp, a, stream);
+    if (pick == PB_PICK_VECTOR)
+        return dbl ? dispatch_vector<double>(a, pb__spmv_row_group(a), stream)
+                   : dispatch_vector<float>(a, pb__spmv_row_group(a), stream);
     int block = block_of(a);
     if (dbl)
         ell_rows<double, true><<<blocks_for(a->rows, block), block, 0, stream>>>(
@@ -2124,6 +2128,19 @@ static bool auto_bcsr_worth(const pb_spmv_args *a)
     return b && ratio <= 0.9;
 }
 
+// Whether csr-vector, a group of threads per row as wide as the mean row,
+// is worth timing: rows of 24 or more on average (random 1024 a row on the
+// H100: 1.2-1.4x csr-split, whose block-wide scan then buys nothing), none
+// so long that its group alone takes 16 times the mean's steps (a power-law
+// graph's longest row held csr-vector to a tenth of csr-split's speed).
+static bool auto_vector_worth(const pb_spmv_row_stats &s)
+{
+    const char *forced = getenv("PARBENCH_AUTO_PICK");
+    if (forced && strcmp(forced, pick_names[PB_PICK_VECTOR]) == 0)
+        return true;
+    return s.mean >= 24 && s.max_len <= 16 * s.mean;
+}
+
 // The pick for a's matrix in a's precision, made once. The row statistics
 // rule out ELLT where padding would more than double the entries
 // (pb__spmv_auto_pick), a sample of rows rules out block CSR where blocks
@@ -2144,10 +2161,10 @@ static pb_status auto_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_spars
         return PB_OK;
     sp->pick_ptr = 0; // stale until picked below
     bool can[n_picks] = {pb__spmv_auto_pick(&sp->stats) == PB_PICK_ELLT, true, true, auto_bcsr_worth(a), true,
-                         panels_wanted(dev, a) > 0};
+                         panels_wanted(dev, a) > 0, auto_vector_worth(sp->stats)};
     pb_cuda_sparse *other = nullptr;
     for (int k = 0; k < n_picks; k++) {
-        if (!can[k] || k == PB_PICK_BALANCED)
+        if (!can[k] || k == PB_PICK_BALANCED || k == PB_PICK_VECTOR)
             continue;
         st = k == PB_PICK_ELLT    ? auto_ellt(sp, a)
              : k == PB_PICK_SPLIT ? split_plan_ready(dev, a, nullptr, &other)
