@@ -232,6 +232,7 @@ static void test_every_variant(void **state)
     int failed = 0;
     size_t runs = 0;
     setenv("PARBENCH_PANELS", "2", 1); /* else csr-panels refuses matrices whose x fits in the cache */
+    setenv("PARBENCH_HUBS_ANY", "1", 1); /* else csr-hubs refuses matrices without hub columns */
     for (size_t bi = 0; bi < pb_backend_count(); bi++) {
         const pb_backend *b = pb_backend_at(bi);
         if (!pb_test_backend_usable(b))
@@ -259,6 +260,7 @@ static void test_every_variant(void **state)
         pb_device_close(dev);
     }
     unsetenv("PARBENCH_PANELS");
+    unsetenv("PARBENCH_HUBS_ANY");
     assert_true(runs > 0);
     assert_int_equal(failed, 0);
 }
@@ -605,6 +607,41 @@ static void test_formats(void **state)
     assert_string_equal(zoo[0], "pareto:1048576:8:1.3:0.1");
 }
 
+/* Hub columns: the hottest first, the others after them in their order;
+ * refused where the hubs hold too small a share, unless asked. */
+static void test_hubs_plan(void **state)
+{
+    (void)state;
+    /* 40 entries over 8 columns, mean 5: hubs hold 20 or more */
+    const int32_t count[8] = {1, 20, 2, 0, 3, 1, 1, 12};
+    int32_t label[8];
+    struct pb_hubs h;
+    assert_int_equal(pb__hubs_plan(count, 8, 40, false, &h, label), PB_OK);
+    assert_int_equal(h.n, 1);
+    assert_int_equal(h.list[0], 1);
+    assert_true(fabs(h.share - 0.5) < 1e-12);
+    static const int32_t want[8] = {1, 0, 3, 4, 5, 6, 7, 8};
+    assert_memory_equal(label, want, sizeof want);
+    pb__hubs_free(&h);
+    /* 100 entries over 100 columns, mean 1: hubs hold 4 or more */
+    int32_t flat[100], labels[100];
+    for (int c = 0; c < 100; c++)
+        flat[c] = 1;
+    flat[7] = flat[3] = 5;
+    flat[50] = 8;
+    assert_int_equal(pb__hubs_plan(flat, 100, 115, false, &h, labels), PB_ERR_UNSUPPORTED); /* 18 of 115 */
+    assert_contains(pb_last_error(), "no hub columns");
+    assert_int_equal(pb__hubs_plan(flat, 100, 115, true, &h, labels), PB_OK);
+    assert_int_equal(h.n, 3);
+    assert_int_equal(h.list[0], 50); /* hottest first, then ties by column */
+    assert_int_equal(h.list[1], 3);
+    assert_int_equal(h.list[2], 7);
+    assert_int_equal(labels[50], 0);
+    assert_int_equal(labels[0], 3);
+    assert_int_equal(labels[99], 102);
+    pb__hubs_free(&h);
+}
+
 /* Block CSR: every case at every block size gives the CSR product (in double
  * and in float, whose values are copied as they are), blocks hold what they
  * cover, and the size picked is the blocks' own on block matrices and
@@ -711,10 +748,10 @@ static void test_bcsr(void **state)
     /* auto's every pick imposed (PARBENCH_AUTO_PICK), so a kernel this
      * machine's clock never picks is still checked behind auto */
     static const struct {
-        const char *backend, *picks[7];
+        const char *backend, *picks[8];
     } forced[] = {{"opencl", {"ellt", "csr-balanced", "csr-scalar", "csr-vector", "dia"}},
                   {"openmp", {"bcsr", "csr", "dia", "csr-panels"}},
-                  {"cuda", {"ellt", "csr-balanced", "csr-split", "bcsr", "dia", "csr-panels", "csr-vector"}}};
+                  {"cuda", {"ellt", "csr-balanced", "csr-split", "bcsr", "dia", "csr-panels", "csr-vector", "csr-hubs"}}};
     for (size_t f = 0; f < PB_ARRAY_LEN(forced); f++) {
         const pb_backend *be = pb_backend_find(forced[f].backend);
         if (!be || !pb_test_backend_usable(be))
@@ -723,7 +760,8 @@ static void test_bcsr(void **state)
         assert_int_equal(pb_device_open(be, 0, &dev), PB_OK);
         int failed = 0;
         setenv("PARBENCH_PANELS", "3", 1); /* csr-panels a candidate however small x is */
-        for (int k = 0; k < 7 && forced[f].picks[k]; k++) {
+        setenv("PARBENCH_HUBS_ANY", "1", 1); /* and csr-hubs whatever its columns */
+        for (int k = 0; k < 8 && forced[f].picks[k]; k++) {
             setenv("PARBENCH_AUTO_PICK", forced[f].picks[k], 1);
             for (size_t c = 0; c < N_CASES; c++)
                 for (int single = 0; single < 2; single++)
@@ -732,6 +770,7 @@ static void test_bcsr(void **state)
         }
         unsetenv("PARBENCH_AUTO_PICK");
         unsetenv("PARBENCH_PANELS");
+        unsetenv("PARBENCH_HUBS_ANY");
         pb_device_close(dev);
         assert_int_equal(failed, 0);
     }
@@ -1064,6 +1103,7 @@ int main(void)
         cmocka_unit_test(test_dia),
         cmocka_unit_test(test_rows_alone),
         cmocka_unit_test(test_panel_count),
+        cmocka_unit_test(test_hubs_plan),
         cmocka_unit_test(test_balance_plan),
     };
     return pb_test_run(tests, setup, teardown);

@@ -80,11 +80,12 @@ void pb__spmv_row_stats_of(const int32_t *ptr, int32_t rows, int32_t cols, struc
 enum pb_spmv_pick {
     PB_PICK_ELLT,
     PB_PICK_BALANCED,
-    PB_PICK_SPLIT, /* csr-split, block CSR, diagonals, column panels and csr-vector: CUDA's timed picks */
+    PB_PICK_SPLIT, /* csr-split, block CSR, diagonals, column panels, csr-vector and hub columns: CUDA's timed picks */
     PB_PICK_BCSR,
     PB_PICK_DIA,
     PB_PICK_PANELS,
-    PB_PICK_VECTOR
+    PB_PICK_VECTOR,
+    PB_PICK_HUBS
 };
 enum pb_spmv_pick pb__spmv_auto_pick(const struct pb_spmv_row_stats *s);
 

@@ -152,6 +152,28 @@ pb_status pb__dia_refuse(int diags, double ratio);
     "lap2d:N, lap3d:N, plap2d:N, random:ROWS[:K], powerlaw:ROWS[:K], pareto:ROWS[:K[:ALPHA[:EMPTY]]], " \
     "dense:ROWS[:K[:D[:LEN]]], gaps:ROWS[:K], rect:ROWS:COLS[:K], blocks:ROWS[:B[:K]], band:ROWS[:W[:F]], " \
     "rmat:SCALE[:K]"
+/* Hub columns (csr-hubs). Where a few columns hold most of the entries (a
+ * graph's heavy-tailed in-degrees), their entries of x lie scattered over x,
+ * a cache line each, and the gathers that keep coming back to them miss
+ * caches that would hold them packed. The hubs are the columns of at least
+ * PB_HUB_FACTOR times the mean count of entries, hottest first; renumbered,
+ * x becomes the hubs' entries followed by all of x as it is, so label[c],
+ * column c's place in it, is its place among the hubs, else hubs + c (the
+ * other columns keep their order, and whatever locality it had).
+ * pb__hubs_plan fills label[cols] and out (list malloc'ed: pb__hubs_free)
+ * from the entries per column; PB_ERR_UNSUPPORTED where the hubs hold less
+ * than PB_HUB_SHARE of the entries, unless `any`. */
+#define PB_HUB_FACTOR 4
+#define PB_HUB_SHARE 0.3
+struct pb_hubs {
+    int32_t *list; /* the hub columns, hottest first */
+    int32_t n;
+    double share; /* of the entries, in hub columns */
+};
+pb_status pb__hubs_plan(const int32_t *count, int32_t cols, int64_t nnz, bool any, struct pb_hubs *out,
+                        int32_t *label);
+void pb__hubs_free(struct pb_hubs *h);
+
 bool pb__sparse_is_generated(const char *spec);
 /* Whether spec parses (PB_ERR_INVALID / PB_ERR_PARSE with a message), without generating. */
 pb_status pb__sparse_check(const char *spec);

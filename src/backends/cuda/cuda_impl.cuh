@@ -80,6 +80,8 @@ pb_status pb__cuda_spmv_dia(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__cuda_spmv_dia_prepare(pb_device *dev, const void *args, char *note, size_t len);
 pb_status pb__cuda_spmv_panels(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__cuda_spmv_panels_prepare(pb_device *dev, const void *args, char *note, size_t len);
+pb_status pb__cuda_spmv_hubs(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__cuda_spmv_hubs_prepare(pb_device *dev, const void *args, char *note, size_t len);
 pb_status pb__cuda_spmv_auto(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__cuda_spmv_auto_prepare(pb_device *dev, const void *args, char *note, size_t len);
 pb_status pb__cuda_spmv_cusparse(pb_device *dev, const void *args, pb_stream *s);

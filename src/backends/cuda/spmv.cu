@@ -878,9 +878,9 @@ static pb_status cusparse_status(cusparseStatus_t e, const char *expr, const cha
 // anchor: descriptors, workspace and cusparseSpMV_preprocess once per matrix
 // and per x/y, then cusparseSpMV alone. csr-adaptive: its long-row lists.
 // A device keeps one per matrix in use (core/plans.h).
-constexpr int n_picks = PB_PICK_VECTOR + 1; // auto's candidates, by pb_spmv_pick
+constexpr int n_picks = PB_PICK_HUBS + 1; // auto's candidates, by pb_spmv_pick
 const char *const pick_names[n_picks] = {"ellt", "csr-balanced", "csr-split", "bcsr", "dia", "csr-panels",
-                                         "csr-vector"};
+                                         "csr-vector", "csr-hubs"};
 
 // csr-split's plan for one CSR matrix: the row of each block's first entry
 // (made on the device) and the blocks' carries.
@@ -937,6 +937,17 @@ struct pb_cuda_sparse {
     bool panels_refused;
     uint64_t panels_ptr_stamp, panels_idx_stamp, panels_val_stamp;
     enum pb_precision panels_prec;
+    // csr-hubs, and auto where a few columns hold most entries: the columns
+    // renumbered (hubs_idx), the hub columns (hubs_n of hubs_list) and x
+    // renumbered (hubs_x: the hubs' entries, then all of x), for the column
+    // indices with stamp hubs_idx_stamp in precision hubs_prec, or why not.
+    int32_t *hubs_idx, *hubs_list;
+    void *hubs_x;
+    int32_t hubs_n;
+    double hubs_share;
+    bool hubs_refused, hubs_any;
+    uint64_t hubs_idx_stamp;
+    enum pb_precision hubs_prec;
     // bcsr, and auto where blocks pay: the block copy (bcsr_b = 0: none) of
     // the arrays with stamps bcsr_ptr/idx/val_stamp in precision bcsr_prec,
     // and the bytes it moves per product over CSR's.
@@ -975,6 +986,7 @@ struct pb_cuda_sparse {
 
 static void split_plan_free(split_plan_arrays *p);
 static void panels_drop(pb_cuda_sparse *sp);
+static void hubs_drop(pb_cuda_sparse *sp);
 
 static void sparse_drop_matrix(pb_cuda_sparse *sp)
 {
@@ -1012,6 +1024,7 @@ static void sparse_free(void *plan)
     cudaFree(sp->ell_val);
     split_plan_free(&sp->split);
     panels_drop(sp);
+    hubs_drop(sp);
     cudaFree(sp->bcsr_ptr);
     cudaFree(sp->bcsr_idx);
     cudaFree(sp->bcsr_val);
@@ -1493,6 +1506,164 @@ pb_status pb__cuda_spmv_panels_prepare(pb_device *dev, const void *args, char *n
     pb_status st = a->rows ? panels_ready(dev, a, &sp) : PB_OK;
     if (st == PB_OK && sp && note)
         panels_note(sp, a, note, len);
+    return st;
+}
+
+// ---- csr-hubs -----------------------------------------------------------------
+
+// A graph's hub columns (sparse.h) packed at the front of a renumbered x, so
+// that the gathers that keep coming back to them hit cache lines of hubs
+// only; x is renumbered before each product (a pass over x), and csr-split
+// runs over the renumbered columns.
+__global__ void count_columns(int64_t nnz, const int32_t *__restrict__ idx, int32_t *__restrict__ count)
+{
+    for (int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; k < nnz; k += (int64_t)gridDim.x * blockDim.x)
+        atomicAdd(&count[idx[k]], 1);
+}
+
+__global__ void relabel_columns(int64_t nnz, const int32_t *__restrict__ idx, const int32_t *__restrict__ label,
+                                int32_t *__restrict__ out)
+{
+    for (int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; k < nnz; k += (int64_t)gridDim.x * blockDim.x)
+        out[k] = label[idx[k]];
+}
+
+template <typename T>
+__global__ void hubs_gather(int32_t hubs, int32_t cols, const int32_t *__restrict__ list, const T *__restrict__ x,
+                            T *__restrict__ xh)
+{
+    int64_t n = (int64_t)hubs + cols;
+    for (int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; p < n; p += (int64_t)gridDim.x * blockDim.x)
+        xh[p] = p < hubs ? x[list[p]] : x[p - hubs];
+}
+
+static void hubs_drop(pb_cuda_sparse *sp)
+{
+    cudaFree(sp->hubs_idx);
+    cudaFree(sp->hubs_list);
+    cudaFree(sp->hubs_x);
+    sp->hubs_idx = sp->hubs_list = nullptr, sp->hubs_x = nullptr, sp->hubs_n = 0, sp->hubs_idx_stamp = 0;
+}
+
+static pb_status hubs_refuse(const pb_cuda_sparse *sp)
+{
+    return pb__fail(PB_ERR_UNSUPPORTED, "no hub columns: those of %d times the mean count or more hold %.0f%% of "
+                                        "the entries, under %.0f%%",
+                    PB_HUB_FACTOR, 100 * sp->hubs_share, 100 * PB_HUB_SHARE);
+}
+
+// Counts the entries per column on the device, plans the hubs on the host
+// (pb__hubs_plan) and renumbers the columns on the device.
+static pb_status hubs_make(pb_cuda_sparse *sp, const pb_spmv_args *a)
+{
+    const int32_t *idx = pb__cuda_ptr<const int32_t>(a->idx);
+    int32_t *count = nullptr, *host = nullptr;
+    unsigned grid = blocks_for(a->nnz < (1 << 24) ? a->nnz : (1 << 24), 256);
+    PB_CUDA_CHECK(cudaMalloc(&count, (size_t)a->cols * sizeof(int32_t)));
+    cudaError_t e = cudaMemset(count, 0, (size_t)a->cols * sizeof(int32_t));
+    if (e == cudaSuccess && a->nnz) {
+        count_columns<<<grid, 256>>>(a->nnz, idx, count);
+        e = cudaGetLastError();
+    }
+    pb_status st = e == cudaSuccess ? pb__host_alloc((size_t)a->cols * sizeof *host, "column counts", (void **)&host)
+                                    : pb__cuda_status(e, "counting csr-hubs' columns", __FILE__, __LINE__);
+    if (st == PB_OK && (e = cudaMemcpy(host, count, (size_t)a->cols * sizeof *host, cudaMemcpyDeviceToHost)) !=
+                           cudaSuccess)
+        st = pb__cuda_status(e, "counting csr-hubs' columns", __FILE__, __LINE__);
+    pb_hubs hubs = {};
+    if (st == PB_OK) // the counts' room on the host takes the labels
+        st = pb__hubs_plan(host, a->cols, a->nnz, sp->hubs_any, &hubs, host);
+    sp->hubs_share = hubs.share;
+    if (st == PB_OK) {
+        sp->hubs_n = hubs.n;
+        size_t elt = pb_precision_size(a->prec);
+        e = cudaMemcpy(count, host, (size_t)a->cols * sizeof *host, cudaMemcpyHostToDevice);
+        if (e == cudaSuccess)
+            e = cudaMalloc(&sp->hubs_list, (size_t)(hubs.n ? hubs.n : 1) * sizeof(int32_t));
+        if (e == cudaSuccess && hubs.n)
+            e = cudaMemcpy(sp->hubs_list, hubs.list, (size_t)hubs.n * sizeof(int32_t), cudaMemcpyHostToDevice);
+        if (e == cudaSuccess)
+            e = cudaMalloc(&sp->hubs_x, ((size_t)hubs.n + (size_t)a->cols) * elt);
+        if (e == cudaSuccess)
+            e = cudaMalloc(&sp->hubs_idx, (size_t)a->nnz * sizeof(int32_t) + 16);
+        if (e == cudaSuccess && a->nnz) {
+            relabel_columns<<<grid, 256>>>(a->nnz, idx, count, sp->hubs_idx);
+            e = cudaGetLastError();
+        }
+        if (e == cudaSuccess)
+            e = cudaDeviceSynchronize();
+        if (e != cudaSuccess)
+            st = pb__cuda_status(e, "making csr-hubs' copy", __FILE__, __LINE__);
+    }
+    pb__hubs_free(&hubs);
+    pb__host_free(host);
+    cudaFree(count);
+    return st;
+}
+
+// The renumbered columns of a's matrix, made once per matrix and precision
+// where it has hubs (PARBENCH_HUBS_ANY=1: whatever share they hold, for
+// tests); else UNSUPPORTED with the reason.
+static pb_status hubs_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_sparse **out)
+{
+    pb_status st = split_plan_ready(dev, a, nullptr, out);
+    if (st != PB_OK)
+        return st;
+    pb_cuda_sparse *sp = *out;
+    bool any = getenv("PARBENCH_HUBS_ANY") != nullptr;
+    if (sp->hubs_idx_stamp && sp->hubs_idx_stamp == a->idx->stamp && sp->hubs_prec == a->prec && sp->hubs_any == any)
+        return sp->hubs_refused ? hubs_refuse(sp) : PB_OK;
+    hubs_drop(sp);
+    if (a->ptr_bits == 64)
+        return pb__fail(PB_ERR_UNSUPPORTED, "cuda/csr-hubs reads 32-bit row offsets");
+    sp->hubs_any = any;
+    st = hubs_make(sp, a);
+    sp->hubs_refused = st == PB_ERR_UNSUPPORTED;
+    if (st != PB_OK && !sp->hubs_refused) {
+        hubs_drop(sp);
+        cudaGetLastError(); // a failed allocation is not the next call's error
+        return st;
+    }
+    if (sp->hubs_refused) {
+        hubs_drop(sp);
+        pb__clear_error();
+    }
+    sp->hubs_idx_stamp = a->idx->stamp, sp->hubs_prec = a->prec;
+    return sp->hubs_refused ? hubs_refuse(sp) : PB_OK;
+}
+
+template <typename T> static pb_status launch_hubs(pb_cuda_sparse *sp, const pb_spmv_args *a, cudaStream_t s)
+{
+    T *xh = static_cast<T *>(sp->hubs_x);
+    int64_t n = (int64_t)sp->hubs_n + a->cols;
+    hubs_gather<T><<<blocks_for(n < (1 << 24) ? n : (1 << 24), 256), 256, 0, s>>>(
+        sp->hubs_n, a->cols, sp->hubs_list, pb__cuda_ptr<const T>(a->x), xh);
+    PB_CUDA_CHECK_LAUNCH();
+    return split_run<T, false>(a->rows, a->nnz, pb__cuda_ptr<const int32_t>(a->ptr), sp->hubs_idx,
+                               pb__cuda_ptr<const T>(a->val), xh, pb__cuda_ptr<T>(a->y), sp->split, s);
+}
+
+pb_status pb__cuda_spmv_hubs(pb_device *dev, const void *args, pb_stream *s)
+{
+    const pb_spmv_args *a = spmv_args(args);
+    if (a->rows == 0)
+        return PB_OK;
+    pb_cuda_sparse *sp = nullptr;
+    pb_status st = hubs_ready(dev, a, &sp);
+    if (st != PB_OK)
+        return st;
+    cudaStream_t stream = pb__cuda_stream(s);
+    return a->prec == PB_DOUBLE ? launch_hubs<double>(sp, a, stream) : launch_hubs<float>(sp, a, stream);
+}
+
+pb_status pb__cuda_spmv_hubs_prepare(pb_device *dev, const void *args, char *note, size_t len)
+{
+    const pb_spmv_args *a = spmv_args(args);
+    pb_cuda_sparse *sp = nullptr;
+    pb_status st = a->rows ? hubs_ready(dev, a, &sp) : PB_OK;
+    if (st == PB_OK && sp && note)
+        snprintf(note, len, "%d hub columns holding %.0f%% of the entries first in x, csr-split over the copy",
+                 sp->hubs_n, 100 * sp->hubs_share);
     return st;
 }
 
@@ -2064,6 +2235,8 @@ static pb_status auto_launch(pb_cuda_sparse *sp, const pb_spmv_args *a, pb_spmv_
     if (pick == PB_PICK_VECTOR)
         return dbl ? dispatch_vector<double>(a, pb__spmv_row_group(a), stream)
                    : dispatch_vector<float>(a, pb__spmv_row_group(a), stream);
+    if (pick == PB_PICK_HUBS)
+        return dbl ? launch_hubs<double>(sp, a, stream) : launch_hubs<float>(sp, a, stream);
     int block = block_of(a);
     if (dbl)
         ell_rows<double, true><<<blocks_for(a->rows, block), block, 0, stream>>>(
@@ -2161,7 +2334,7 @@ static pb_status auto_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_spars
         return PB_OK;
     sp->pick_ptr = 0; // stale until picked below
     bool can[n_picks] = {pb__spmv_auto_pick(&sp->stats) == PB_PICK_ELLT, true, true, auto_bcsr_worth(a), true,
-                         panels_wanted(dev, a) > 0, auto_vector_worth(sp->stats)};
+                         panels_wanted(dev, a) > 0, auto_vector_worth(sp->stats), true};
     pb_cuda_sparse *other = nullptr;
     for (int k = 0; k < n_picks; k++) {
         if (!can[k] || k == PB_PICK_BALANCED || k == PB_PICK_VECTOR)
@@ -2170,6 +2343,7 @@ static pb_status auto_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_spars
              : k == PB_PICK_SPLIT ? split_plan_ready(dev, a, nullptr, &other)
              : k == PB_PICK_BCSR  ? bcsr_ready(dev, a, &other)
              : k == PB_PICK_DIA   ? dia_ready(dev, a, &other)
+             : k == PB_PICK_HUBS  ? hubs_ready(dev, a, &other)
                                   : panels_ready(dev, a, &other);
         if (st == PB_ERR_NOMEM || (st == PB_ERR_UNSUPPORTED && k != PB_PICK_SPLIT)) {
             pb__clear_error();
@@ -2202,6 +2376,8 @@ static pb_status auto_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_spars
         dia_drop(sp);
     if (sp->pick != PB_PICK_PANELS && sp->panels_n)
         panels_drop(sp);
+    if (sp->pick != PB_PICK_HUBS && sp->hubs_idx)
+        hubs_drop(sp);
     sp->pick_ptr = a->ptr->stamp, sp->pick_idx = a->idx->stamp, sp->pick_val = a->val->stamp;
     sp->pick_prec = a->prec;
     return PB_OK;
