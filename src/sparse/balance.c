@@ -136,7 +136,7 @@ static double ell_fill(const struct pb_spmv_row_stats *s)
 
 enum pb_spmv_pick pb__spmv_auto_pick(const struct pb_spmv_row_stats *s)
 {
-    return ell_fill(s) <= 2 && s->max_len <= PB_BAL_LONG ? PB_PICK_ELLT : PB_PICK_BALANCED;
+    return ell_fill(s) <= 2 ? PB_PICK_ELLT : PB_PICK_BALANCED;
 }
 
 void pb__spmv_pick_note(const char *kernel, const struct pb_spmv_row_stats *s, char *buf, size_t len)

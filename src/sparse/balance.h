@@ -72,11 +72,12 @@ struct pb_spmv_row_stats {
 void pb__spmv_row_stats_of(const int32_t *ptr, int32_t rows, int32_t cols, struct pb_spmv_row_stats *out);
 
 /* What an `auto` SpMV variant runs for a matrix of these statistics (CUDA's
- * reads PB_PICK_ELLT as "ELLT may run" and times it against the others):
- * ELLPACK transposed (a converted copy) when padding rows to the longest
- * at most doubles the entries and rows are at most PB_BAL_LONG (on
- * a GPU a thread per row then reads coalesced, with no reduction), else the
- * load-balanced CSR kernel (or what the backend has nearest to it). */
+ * and OpenCL's read PB_PICK_ELLT as "ELLT may run" and time it against the
+ * others): ELLPACK transposed (a converted copy) when padding rows to the
+ * longest at most doubles the entries (on a GPU a thread per row then reads
+ * coalesced, with no reduction; rows of 1024 in float ran 1.7x OpenCL's
+ * next kernel on an H200), else the load-balanced CSR kernel (or what the
+ * backend has nearest to it). */
 enum pb_spmv_pick {
     PB_PICK_ELLT,
     PB_PICK_BALANCED,
