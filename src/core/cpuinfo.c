@@ -142,7 +142,8 @@ static void add_caches(struct pb_device_info *info)
     }
 }
 
-size_t pb__cpu_last_cache_bytes(void)
+/* The data (or unified) cache of CPU 0 at `want` (0: the highest level). */
+static size_t cache_bytes(int want)
 {
     size_t best = 0;
     int best_level = 0;
@@ -153,17 +154,21 @@ size_t pb__cpu_last_cache_bytes(void)
         if (!got || strcmp(type, "Instruction") == 0 || sscanf(size, "%lu%c", &n, &unit) < 1)
             continue;
         size_t bytes = (size_t)n * (unit == 'K' ? 1024u : unit == 'M' ? 1048576u : 1u);
-        if (atoi(level) > best_level)
+        if (want ? atoi(level) == want : atoi(level) > best_level)
             best_level = atoi(level), best = bytes;
     }
 #ifdef _SC_LEVEL3_CACHE_SIZE
     if (!best) {
         long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE), l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-        best = l3 > 0 ? (size_t)l3 : l2 > 0 ? (size_t)l2 : 0;
+        long got = want == 2 ? l2 : want == 3 || l3 > 0 ? l3 : l2;
+        best = got > 0 ? (size_t)got : 0;
     }
 #endif
     return best;
 }
+
+size_t pb__cpu_last_cache_bytes(void) { return cache_bytes(0); }
+size_t pb__cpu_l2_cache_bytes(void) { return cache_bytes(2); }
 
 void pb__cpu_info(struct pb_device_info *info)
 {

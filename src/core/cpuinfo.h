@@ -18,6 +18,8 @@ void pb__cpu_model(char *buf, size_t len);
 /* Bytes of the last-level data cache of CPU 0 (one instance: what the cores
  * sharing it hold together); 0 when unknown. */
 size_t pb__cpu_last_cache_bytes(void);
+/* Bytes of CPU 0's level-2 cache (each core's own on most CPUs); 0 when unknown. */
+size_t pb__cpu_l2_cache_bytes(void);
 
 #ifdef __cplusplus
 }

@@ -214,7 +214,7 @@ struct omp_plan {
     uint64_t p_stamp[3];
     enum pb_precision p_prec;
     bool p_refused;
-    size_t p_cache; /* bytes of the last-level cache, read on first use */
+    size_t p_cache, p_l2; /* bytes of the last-level and level-2 caches, read on first use */
     /* auto's pick for the arrays with stamps auto_stamp[3], in auto_prec,
      * and each kernel's time when timed (0: not a candidate) */
     uint64_t auto_stamp[3];
@@ -476,19 +476,34 @@ pb_status pb__omp_spmv_dia_prepare(pb_device *dev, const void *args, char *note,
  * (2-core EPYC, L3 32 MiB, double: 4M x 4M with 8 random columns a row from
  * 64.7 to 45.9 ms in 2 panels; 209715 x 3.1M, 30 a row, from 9.4 to 6.7 ms;
  * x of 8 MiB in 2 panels: 7.1 to 10.5 ms.) */
+/* Where rows are long, panels are cut finer, for half the level-2 cache, as
+ * long as each keeps PANEL_ROW_MIN entries of a row on average: the extra y
+ * is then small beside the gathers it keeps in L2 (2-core EPYC, 32768 x 4M,
+ * 1024 a row, double: 144 ms in the 2 panels of the rule above, 97 in 8,
+ * 60 in 32, 58 in 64; librsb-tuned 97). */
+#define PANEL_ROW_MIN 8
+
 static int panels_wanted(struct omp_plan *c, const struct pb_spmv_args *a)
 {
     if (!c->p_cache) /* read once per matrix, not per product */
-        c->p_cache = pb__cpu_last_cache_bytes();
-    return pb__panels_for((double)a->cols * (double)pb_precision_size(a->prec), c->p_cache / 2.0);
+        c->p_cache = pb__cpu_last_cache_bytes(), c->p_l2 = pb__cpu_l2_cache_bytes();
+    double x = (double)a->cols * (double)pb_precision_size(a->prec);
+    int coarse = pb__panels_for(x, c->p_cache / 2.0), fine = pb__panels_for(x, c->p_l2 / 2.0);
+    double by_rows = a->rows ? (double)a->nnz / a->rows / PANEL_ROW_MIN : 0;
+    if (fine > by_rows)
+        fine = (int)by_rows;
+    return fine >= 2 && fine > coarse ? fine : coarse;
 }
 
 static pb_status panels_refuse(const struct omp_plan *c, const struct pb_spmv_args *a)
 {
     if (!c->p_cache)
         return pb__fail(PB_ERR_UNSUPPORTED, "the last-level cache's size is unknown here: no panels");
-    return pb__fail(PB_ERR_UNSUPPORTED, "x (%.1f MiB) fits in half the %.1f MiB last-level cache: no panels",
-                    (double)a->cols * (double)pb_precision_size(a->prec) / 1048576.0, (double)c->p_cache / 1048576.0);
+    return pb__fail(PB_ERR_UNSUPPORTED,
+                    "x (%.1f MiB) fits in half the %.1f MiB last-level cache, and rows of %.1f entries are too "
+                    "short to cut for the %.1f MiB level-2 cache: no panels",
+                    (double)a->cols * (double)pb_precision_size(a->prec) / 1048576.0, (double)c->p_cache / 1048576.0,
+                    a->rows ? (double)a->nnz / a->rows : 0.0, (double)c->p_l2 / 1048576.0);
 }
 
 /* The copy in n panels: each row's entries counted per panel, the offsets
