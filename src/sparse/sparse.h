@@ -160,8 +160,8 @@ pb_status pb__dia_refuse(int diags, double ratio);
  * x becomes the hubs' entries followed by all of x as it is, so label[c],
  * column c's place in it, is its place among the hubs, else hubs + c (the
  * other columns keep their order, and whatever locality it had).
- * pb__hubs_plan fills label[cols] and out (list malloc'ed: pb__hubs_free)
- * from the entries per column; PB_ERR_UNSUPPORTED where the hubs hold less
+ * pb__hubs_plan fills label[cols] (which may be count itself) and out (list
+ * malloc'ed: pb__hubs_free) from the entries per column; PB_ERR_UNSUPPORTED where the hubs hold less
  * than PB_HUB_SHARE of the entries, unless `any`. */
 #define PB_HUB_FACTOR 4
 #define PB_HUB_SHARE 0.3

@@ -182,8 +182,8 @@ pb_status pb__omp_spmv_csr(pb_device *dev, const void *args, pb_stream *s)
 /* ---- bcsr ------------------------------------------------------------------ */
 
 /* The copies a matrix's kernels read besides its CSR. */
-enum omp_kernel { K_CSR, K_BCSR, K_DIA, K_PANELS, K_COUNT };
-static const char *const kernel_names[K_COUNT] = {"csr", "bcsr", "dia", "csr-panels"};
+enum omp_kernel { K_CSR, K_BCSR, K_DIA, K_PANELS, K_HUBS, K_COUNT };
+static const char *const kernel_names[K_COUNT] = {"csr", "bcsr", "dia", "csr-panels", "csr-hubs"};
 
 /* csr-panels' copy: the matrix cut into n panels of `width` columns, each a
  * CSR matrix of its own (row offsets ptr[p], entries idx[p] / val[p]). */
@@ -215,6 +215,14 @@ struct omp_plan {
     enum pb_precision p_prec;
     bool p_refused;
     size_t p_cache, p_l2; /* bytes of the last-level and level-2 caches, read on first use */
+    /* csr-hubs' columns renumbered (h_idx), its hubs and x renumbered (h_x),
+     * for the column indices with stamp h_stamp in h_prec, or why not */
+    struct pb_hubs h;
+    int32_t *h_idx;
+    void *h_x;
+    uint64_t h_stamp;
+    enum pb_precision h_prec;
+    bool h_refused, h_any;
     /* auto's pick for the arrays with stamps auto_stamp[3], in auto_prec,
      * and each kernel's time when timed (0: not a candidate) */
     uint64_t auto_stamp[3];
@@ -239,12 +247,21 @@ static void panels_free(struct omp_panels *m)
     memset(m, 0, sizeof *m);
 }
 
+static void hubs_free(struct omp_plan *c)
+{
+    pb__hubs_free(&c->h);
+    free(c->h_idx);
+    free(c->h_x);
+    c->h_idx = NULL, c->h_x = NULL, c->h_stamp = 0;
+}
+
 static void plan_drop(void *plan)
 {
     struct omp_plan *c = plan;
     pb__bcsr_free(&c->m);
     pb__dia_free(&c->d);
     panels_free(&c->p);
+    hubs_free(c);
     free(c);
 }
 
@@ -639,6 +656,111 @@ pb_status pb__omp_spmv_panels_prepare(pb_device *dev, const void *args, char *no
     return st;
 }
 
+/* ---- csr-hubs -------------------------------------------------------------- */
+
+/* A graph's hub columns (sparse.h) renumbered to the front of x, so that the
+ * gathers that keep coming back to them hit a few packed cache lines; x is
+ * renumbered before each product, and csr runs over the copy. */
+static pb_status hubs_refuse(const struct omp_plan *c)
+{
+    return pb__fail(PB_ERR_UNSUPPORTED, "no hub columns: those of %d times the mean count or more hold %.0f%% of "
+                                        "the entries, under %.0f%%",
+                    PB_HUB_FACTOR, 100 * c->h.share, 100 * PB_HUB_SHARE);
+}
+
+static pb_status hubs_make(struct omp_plan *c, const struct pb_spmv_args *a, int threads)
+{
+    const int32_t *idx = PB__HOST(a->idx, const int32_t);
+    int32_t *count = calloc((size_t)a->cols + 1, sizeof *count);
+    if (!count)
+        return pb__fail(PB_ERR_NOMEM, "csr-hubs: counts of %d columns", a->cols);
+    for (int64_t k = 0; k < a->nnz; k++)
+        count[idx[k]]++;
+    pb_status st = pb__hubs_plan(count, a->cols, a->nnz, c->h_any, &c->h, count); /* count becomes the labels */
+    if (st == PB_OK &&
+        (!(c->h_idx = malloc((size_t)a->nnz * sizeof *c->h_idx + 1)) ||
+         !(c->h_x = malloc(((size_t)c->h.n + (size_t)a->cols) * pb_precision_size(a->prec) + 1))))
+        st = pb__fail(PB_ERR_NOMEM, "csr-hubs: a copy of %" PRId64 " column indices", a->nnz);
+    if (st == PB_OK) {
+        _Pragma("omp parallel for schedule(static) num_threads(threads)")
+        for (int64_t k = 0; k < a->nnz; k++)
+            c->h_idx[k] = count[idx[k]];
+    }
+    free(count);
+    return st;
+}
+
+static pb_status hubs_ready(pb_device *dev, const struct pb_spmv_args *a, struct omp_plan **out)
+{
+    struct omp_plan *c = plan_of(dev, a);
+    if (!c)
+        return PB_ERR_NOMEM;
+    *out = c;
+    bool any = getenv("PARBENCH_HUBS_ANY") != NULL; /* tests: whatever share the hubs hold */
+    if (c->h_stamp && c->h_stamp == a->idx->stamp && c->h_prec == a->prec && c->h_any == any)
+        return c->h_refused ? hubs_refuse(c) : PB_OK;
+    hubs_free(c);
+    if (a->ptr_bits == 64)
+        return pb__fail(PB_ERR_UNSUPPORTED, "openmp/csr-hubs reads 32-bit row offsets");
+    c->h_any = any;
+    pb_status st = hubs_make(c, a, threads_of(dev));
+    c->h_refused = st == PB_ERR_UNSUPPORTED;
+    if (st != PB_OK) {
+        double share = c->h.share;
+        hubs_free(c);
+        c->h.share = share;
+        if (!c->h_refused)
+            return st;
+    }
+    c->h_stamp = a->idx->stamp, c->h_prec = a->prec;
+    return st;
+}
+
+#define DEFINE_HUBS_X(T, SUFFIX)                                                                 \
+    static void hubs_x_##SUFFIX(const struct omp_plan *c, const struct pb_spmv_args *a, int threads) \
+    {                                                                                            \
+        const T *x = PB__HOST(a->x, const T);                                                    \
+        T *xh = c->h_x;                                                                          \
+        const int32_t n = c->h.n, *list = c->h.list;                                             \
+        _Pragma("omp parallel for schedule(static) num_threads(threads)")                        \
+        for (int64_t p = 0; p < (int64_t)n + a->cols; p++)                                       \
+            xh[p] = p < n ? x[list[p]] : x[p - n];                                               \
+    }
+DEFINE_HUBS_X(float, f32)
+DEFINE_HUBS_X(double, f64)
+
+pb_status pb__omp_spmv_hubs(pb_device *dev, const void *args, pb_stream *s)
+{
+    const struct pb_spmv_args *a = args;
+    if (a->rows == 0)
+        return PB_OK;
+    struct omp_plan *c = NULL;
+    pb_status st = hubs_ready(dev, a, &c);
+    if (st != PB_OK)
+        return st;
+    if (a->prec == PB_DOUBLE)
+        hubs_x_f64(c, a, threads_of(dev));
+    else
+        hubs_x_f32(c, a, threads_of(dev));
+    /* csr over the renumbered columns and x: the same arguments, two arrays swapped */
+    struct pb_buf idx = *a->idx, x = *a->x;
+    idx.host = c->h_idx, x.host = c->h_x;
+    struct pb_spmv_args b = *a;
+    b.idx = &idx, b.x = &x;
+    return pb__omp_spmv_csr(dev, &b, s);
+}
+
+pb_status pb__omp_spmv_hubs_prepare(pb_device *dev, const void *args, char *note, size_t len)
+{
+    const struct pb_spmv_args *a = args;
+    struct omp_plan *c = NULL;
+    pb_status st = a->rows ? hubs_ready(dev, a, &c) : PB_OK;
+    if (st == PB_OK && c && note)
+        snprintf(note, len, "%d hub columns holding %.0f%% of the entries first in x, csr over the copy", c->h.n,
+                 100 * c->h.share);
+    return st;
+}
+
 /* auto: csr, or a copy that moves fewer bytes than CSR -- blocks where a
  * sample of rows says so (bcsr), whole diagonals where the matrix has at most
  * 64 (dia) -- or whose gathers of x hit the cache (csr-panels, where x
@@ -657,13 +779,13 @@ static double seconds_of(pb_status (*run)(pb_device *, const void *, pb_stream *
 }
 
 static pb_status (*const kernel_runs[K_COUNT])(pb_device *, const void *, pb_stream *) = {
-    pb__omp_spmv_csr, pb__omp_spmv_bcsr, pb__omp_spmv_dia, pb__omp_spmv_panels};
+    pb__omp_spmv_csr, pb__omp_spmv_bcsr, pb__omp_spmv_dia, pb__omp_spmv_panels, pb__omp_spmv_hubs};
 
 static void auto_decide(pb_device *dev, const struct pb_spmv_args *a, struct omp_plan *k)
 {
     k->auto_pick = K_CSR;
     memset(k->auto_ms, 0, sizeof k->auto_ms);
-    bool candidate[K_COUNT] = {true, false, false, false};
+    bool candidate[K_COUNT] = {[K_CSR] = true};
     int n = 1;
     double ratio = 0;
     int b = pb__bcsr_pick(PB__HOST(a->ptr, const int32_t), PB__HOST(a->idx, const int32_t), a->rows, a->cols,
@@ -675,8 +797,12 @@ static void auto_decide(pb_device *dev, const struct pb_spmv_args *a, struct omp
         candidate[K_DIA] = true, n++;
     if (panels_ready(dev, a, &c) == PB_OK)
         candidate[K_PANELS] = true, n++;
+    if (hubs_ready(dev, a, &c) == PB_OK)
+        candidate[K_HUBS] = true, n++;
     if (n > 1) { /* in turns, one untimed product each, then the fastest of 5 */
-        double best[K_COUNT] = {INFINITY, INFINITY, INFINITY, INFINITY};
+        double best[K_COUNT];
+        for (int q = 0; q < K_COUNT; q++)
+            best[q] = INFINITY;
         for (int r = -1; r < 5; r++)
             for (int q = 0; q < K_COUNT; q++)
                 if (candidate[q]) {
@@ -706,6 +832,8 @@ static void auto_decide(pb_device *dev, const struct pb_spmv_args *a, struct omp
             panels_free(&k->p);
             memset(k->p_stamp, 0, sizeof k->p_stamp);
         }
+        if (k->auto_pick != K_HUBS)
+            hubs_free(k);
     }
     pb__clear_error(); /* out of memory, or no gain on the whole matrix: csr */
     k->auto_stamp[0] = a->ptr->stamp, k->auto_stamp[1] = a->idx->stamp, k->auto_stamp[2] = a->val->stamp;
@@ -747,7 +875,9 @@ pb_status pb__omp_spmv_auto_prepare(pb_device *dev, const void *args, char *note
         pb__appendf(note, len, &at, " (%d diagonals)", k->d.diags);
     if (pick == K_PANELS)
         pb__appendf(note, len, &at, " (%d panels)", k->p.n);
-    if (k && k->auto_ms[K_BCSR] + k->auto_ms[K_DIA] + k->auto_ms[K_PANELS] > 0) {
+    if (pick == K_HUBS)
+        pb__appendf(note, len, &at, " (%d hubs)", k->h.n);
+    if (k && k->auto_ms[K_BCSR] + k->auto_ms[K_DIA] + k->auto_ms[K_PANELS] + k->auto_ms[K_HUBS] > 0) {
         pb__appendf(note, len, &at, ", fastest of csr %.3f ms", k->auto_ms[K_CSR]);
         if (k->auto_ms[K_BCSR] > 0)
             pb__appendf(note, len, &at, " bcsr %dx%d %.3f ms (%.2fx CSR's bytes)", k->auto_b, k->auto_b,
@@ -756,6 +886,8 @@ pb_status pb__omp_spmv_auto_prepare(pb_device *dev, const void *args, char *note
             pb__appendf(note, len, &at, " dia %.3f ms (%.2fx CSR's bytes)", k->auto_ms[K_DIA], k->d_ratio);
         if (k->auto_ms[K_PANELS] > 0)
             pb__appendf(note, len, &at, " csr-panels %.3f ms", k->auto_ms[K_PANELS]);
+        if (k->auto_ms[K_HUBS] > 0)
+            pb__appendf(note, len, &at, " csr-hubs %.3f ms", k->auto_ms[K_HUBS]);
     } else {
         pb__appendf(note, len, &at, ": rows split by rows + non-zeros over %d threads", pb_device_threads(dev));
     }

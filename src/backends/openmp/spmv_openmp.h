@@ -22,6 +22,8 @@ pb_status pb__omp_spmv_dia(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__omp_spmv_dia_prepare(pb_device *dev, const void *args, char *note, size_t len);
 pb_status pb__omp_spmv_panels(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__omp_spmv_panels_prepare(pb_device *dev, const void *args, char *note, size_t len);
+pb_status pb__omp_spmv_hubs(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__omp_spmv_hubs_prepare(pb_device *dev, const void *args, char *note, size_t len);
 /* Frees what the spmv variants keep with the device (bcsr's block copy). */
 void pb__omp_spmv_release(pb_device *dev);
 void pb__omp_spmv_buf_gone(pb_device *dev, const pb_buf *buf); /* drops its matrix's block copy */
