@@ -132,6 +132,20 @@ static double estimate_lap3d(const struct gen *g) { return 7.0 * (double)g->rows
 static void fill_lap2d(struct gen *g, struct pb_coo *m) { laplacian(m, (int64_t)g->f[0], 2); }
 static void fill_lap3d(struct gen *g, struct pb_coo *m) { laplacian(m, (int64_t)g->f[0], 3); }
 
+/* p[0..n) a random permutation (Fisher-Yates), q its inverse. */
+static void shuffle(struct gen *g, int64_t n, int32_t *p, int32_t *q)
+{
+    for (int64_t i = 0; i < n; i++)
+        p[i] = (int32_t)i;
+    for (int64_t i = n - 1; i > 0; i--) {
+        int64_t j = (int64_t)(pb__rng_next(&g->rng) % (uint64_t)(i + 1));
+        int32_t t = p[i];
+        p[i] = p[j], p[j] = t;
+    }
+    for (int64_t i = 0; i < n; i++)
+        q[p[i]] = (int32_t)i;
+}
+
 /* The 2D Laplacian with rows and columns renumbered by one random
  * permutation p (entry (i, j) moves to (p[i], p[j])): the same operator, no
  * locality left in x. */
@@ -139,15 +153,7 @@ static void fill_plap2d(struct gen *g, struct pb_coo *m)
 {
     int64_t n = (int64_t)g->f[0], rows = g->rows, stride[2] = {1, n};
     int32_t *p = g->len, *q = g->len + rows; /* q: row r of the result is Laplacian row q[r] */
-    for (int64_t i = 0; i < rows; i++)
-        p[i] = (int32_t)i;
-    for (int64_t i = rows - 1; i > 0; i--) {
-        int64_t j = (int64_t)(pb__rng_next(&g->rng) % (uint64_t)(i + 1));
-        int32_t t = p[i];
-        p[i] = p[j], p[j] = t;
-    }
-    for (int64_t i = 0; i < rows; i++)
-        q[p[i]] = (int32_t)i;
+    shuffle(g, rows, p, q);
     for (int64_t r = 0; r < rows; r++) {
         int64_t i = q[r], coord[2] = {i % n, i / n};
         int32_t *c = m->cols + m->nnz, cnt = 0;
@@ -306,15 +312,7 @@ static double lengths_rmat(struct gen *g)
 {
     int64_t rows = g->rows, scale = (int64_t)g->f[0];
     int32_t *p = g->len + rows, *q = g->len + 2 * rows; /* vertex i is labelled p[i]; q inverts p */
-    for (int64_t i = 0; i < rows; i++)
-        p[i] = (int32_t)i;
-    for (int64_t i = rows - 1; i > 0; i--) {
-        int64_t j = (int64_t)(pb__rng_next(&g->rng) % (uint64_t)(i + 1));
-        int32_t t = p[i];
-        p[i] = p[j], p[j] = t;
-    }
-    for (int64_t i = 0; i < rows; i++)
-        q[p[i]] = (int32_t)i;
+    shuffle(g, rows, p, q);
     double edges = estimate_rmat(g);
     for (int64_t r = 0; r < rows; r++) {
         double share = 1;

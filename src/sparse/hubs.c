@@ -27,10 +27,7 @@ pb_status pb__hubs_plan(const int32_t *count, int32_t cols, int64_t nnz, bool an
             n++, in_hubs += count[c];
     out->share = nnz ? (double)in_hubs / (double)nnz : 0;
     if (!any && out->share < PB_HUB_SHARE)
-        return pb__fail(PB_ERR_UNSUPPORTED,
-                        "no hub columns: those of %d or more entries (%d times the mean) hold %.0f%% of them, "
-                        "under %.0f%%",
-                        (int)(least > 1 ? least : 1), PB_HUB_FACTOR, 100 * out->share, 100 * PB_HUB_SHARE);
+        return pb__hubs_refuse(out->share);
     struct hub *h = NULL;
     pb_status st = pb__host_alloc((size_t)(n ? n : 1) * sizeof *h, "hub columns", (void **)&h);
     if (st == PB_OK)
@@ -51,6 +48,14 @@ pb_status pb__hubs_plan(const int32_t *count, int32_t cols, int64_t nnz, bool an
         out->list[i] = h[i].col, label[h[i].col] = (int32_t)i;
     pb__host_free(h);
     return PB_OK;
+}
+
+pb_status pb__hubs_refuse(double share)
+{
+    return pb__fail(PB_ERR_UNSUPPORTED,
+                    "no hub columns: those of %d times the mean count of entries or more hold %.0f%% of them, "
+                    "under %.0f%%",
+                    PB_HUB_FACTOR, 100 * share, 100 * PB_HUB_SHARE);
 }
 
 void pb__hubs_free(struct pb_hubs *h)

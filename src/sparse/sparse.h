@@ -173,6 +173,8 @@ struct pb_hubs {
 pb_status pb__hubs_plan(const int32_t *count, int32_t cols, int64_t nnz, bool any, struct pb_hubs *out,
                         int32_t *label);
 void pb__hubs_free(struct pb_hubs *h);
+/* PB_ERR_UNSUPPORTED, saying the hubs hold `share` of the entries. */
+pb_status pb__hubs_refuse(double share);
 
 bool pb__sparse_is_generated(const char *spec);
 /* Whether spec parses (PB_ERR_INVALID / PB_ERR_PARSE with a message), without generating. */

@@ -1545,13 +1545,6 @@ static void hubs_drop(pb_cuda_sparse *sp)
     sp->hubs_idx = sp->hubs_list = nullptr, sp->hubs_x = nullptr, sp->hubs_n = 0, sp->hubs_idx_stamp = 0;
 }
 
-static pb_status hubs_refuse(const pb_cuda_sparse *sp)
-{
-    return pb__fail(PB_ERR_UNSUPPORTED, "no hub columns: those of %d times the mean count or more hold %.0f%% of "
-                                        "the entries, under %.0f%%",
-                    PB_HUB_FACTOR, 100 * sp->hubs_share, 100 * PB_HUB_SHARE);
-}
-
 // Counts the entries per column on the device, plans the hubs on the host
 // (pb__hubs_plan) and renumbers the columns on the device.
 static pb_status hubs_make(pb_cuda_sparse *sp, const pb_spmv_args *a)
@@ -1612,7 +1605,7 @@ static pb_status hubs_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_spars
     pb_cuda_sparse *sp = *out;
     bool any = getenv("PARBENCH_HUBS_ANY") != nullptr;
     if (sp->hubs_idx_stamp && sp->hubs_idx_stamp == a->idx->stamp && sp->hubs_prec == a->prec && sp->hubs_any == any)
-        return sp->hubs_refused ? hubs_refuse(sp) : PB_OK;
+        return sp->hubs_refused ? pb__hubs_refuse(sp->hubs_share) : PB_OK;
     hubs_drop(sp);
     if (a->ptr_bits == 64)
         return pb__fail(PB_ERR_UNSUPPORTED, "cuda/csr-hubs reads 32-bit row offsets");
@@ -1629,7 +1622,7 @@ static pb_status hubs_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_spars
         pb__clear_error();
     }
     sp->hubs_idx_stamp = a->idx->stamp, sp->hubs_prec = a->prec;
-    return sp->hubs_refused ? hubs_refuse(sp) : PB_OK;
+    return sp->hubs_refused ? pb__hubs_refuse(sp->hubs_share) : PB_OK;
 }
 
 template <typename T> static pb_status launch_hubs(pb_cuda_sparse *sp, const pb_spmv_args *a, cudaStream_t s)

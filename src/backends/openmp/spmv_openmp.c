@@ -661,25 +661,22 @@ pb_status pb__omp_spmv_panels_prepare(pb_device *dev, const void *args, char *no
 /* A graph's hub columns (sparse.h) renumbered to the front of x, so that the
  * gathers that keep coming back to them hit a few packed cache lines; x is
  * renumbered before each product, and csr runs over the copy. */
-static pb_status hubs_refuse(const struct omp_plan *c)
-{
-    return pb__fail(PB_ERR_UNSUPPORTED, "no hub columns: those of %d times the mean count or more hold %.0f%% of "
-                                        "the entries, under %.0f%%",
-                    PB_HUB_FACTOR, 100 * c->h.share, 100 * PB_HUB_SHARE);
-}
-
 static pb_status hubs_make(struct omp_plan *c, const struct pb_spmv_args *a, int threads)
 {
     const int32_t *idx = PB__HOST(a->idx, const int32_t);
+    size_t elt = pb_precision_size(a->prec);
+    pb_status st = pb__host_mem_need((double)a->nnz * 4 + (double)a->cols * (double)(4 + 2 * elt), "openmp/csr-hubs",
+                                     "for its copy");
+    if (st != PB_OK)
+        return st;
     int32_t *count = calloc((size_t)a->cols + 1, sizeof *count);
     if (!count)
         return pb__fail(PB_ERR_NOMEM, "csr-hubs: counts of %d columns", a->cols);
     for (int64_t k = 0; k < a->nnz; k++)
         count[idx[k]]++;
-    pb_status st = pb__hubs_plan(count, a->cols, a->nnz, c->h_any, &c->h, count); /* count becomes the labels */
-    if (st == PB_OK &&
-        (!(c->h_idx = malloc((size_t)a->nnz * sizeof *c->h_idx + 1)) ||
-         !(c->h_x = malloc(((size_t)c->h.n + (size_t)a->cols) * pb_precision_size(a->prec) + 1))))
+    st = pb__hubs_plan(count, a->cols, a->nnz, c->h_any, &c->h, count); /* count becomes the labels */
+    if (st == PB_OK && (!(c->h_idx = malloc((size_t)a->nnz * sizeof *c->h_idx + 1)) ||
+                        !(c->h_x = malloc(((size_t)c->h.n + (size_t)a->cols) * elt + 1))))
         st = pb__fail(PB_ERR_NOMEM, "csr-hubs: a copy of %" PRId64 " column indices", a->nnz);
     if (st == PB_OK) {
         _Pragma("omp parallel for schedule(static) num_threads(threads)")
@@ -698,7 +695,7 @@ static pb_status hubs_ready(pb_device *dev, const struct pb_spmv_args *a, struct
     *out = c;
     bool any = getenv("PARBENCH_HUBS_ANY") != NULL; /* tests: whatever share the hubs hold */
     if (c->h_stamp && c->h_stamp == a->idx->stamp && c->h_prec == a->prec && c->h_any == any)
-        return c->h_refused ? hubs_refuse(c) : PB_OK;
+        return c->h_refused ? pb__hubs_refuse(c->h.share) : PB_OK;
     hubs_free(c);
     if (a->ptr_bits == 64)
         return pb__fail(PB_ERR_UNSUPPORTED, "openmp/csr-hubs reads 32-bit row offsets");
