@@ -1002,6 +1002,13 @@ static void test_panel_count(void **state)
     assert_int_equal(pb__panels_for(100 * mib, 16.7 * mib), 6);
     assert_int_equal(pb__panels_for(1e15, 16 * mib), PB_PANELS_MAX);
     assert_int_equal(pb__panels_for(32 * mib, 0), 0); /* cache unknown: no panels */
+    /* long rows: panels for the private cache while each keeps 8 of a row */
+    assert_int_equal(pb__panels_for_rows(32 * mib, 16 * mib, 1 * mib, 1024), 32);
+    assert_int_equal(pb__panels_for_rows(32 * mib, 16 * mib, 1 * mib, 100), 12);
+    assert_int_equal(pb__panels_for_rows(32 * mib, 16 * mib, 1 * mib, 8), 2); /* short rows: the coarse rule */
+    assert_int_equal(pb__panels_for_rows(8 * mib, 16 * mib, 1 * mib, 12), 0); /* one fine panel a row: none */
+    assert_int_equal(pb__panels_for_rows(8 * mib, 16 * mib, 1 * mib, 64), 8);
+    assert_int_equal(pb__panels_for_rows(8 * mib, 16 * mib, 0, 1024), 0); /* level 2 unknown */
     setenv("PARBENCH_PANELS", "3", 1);
     assert_int_equal(pb__panels_for(1, 16 * mib), 3);
     setenv("PARBENCH_PANELS", "65", 1); /* out of range: the rule */

@@ -165,3 +165,12 @@ int pb__panels_for(double x_bytes, double share_bytes)
     double n = ceil(x_bytes / share_bytes);
     return n > PB_PANELS_MAX ? PB_PANELS_MAX : (int)n;
 }
+
+int pb__panels_for_rows(double x_bytes, double coarse_bytes, double fine_bytes, double mean_row)
+{
+    int coarse = pb__panels_for(x_bytes, coarse_bytes), fine = pb__panels_for(x_bytes, fine_bytes);
+    double by_rows = mean_row / PB_PANEL_ROW_MIN;
+    if (fine > by_rows)
+        fine = (int)by_rows;
+    return fine >= 2 && fine > coarse ? fine : coarse;
+}

@@ -97,6 +97,12 @@ enum pb_spmv_pick pb__spmv_auto_pick(const struct pb_spmv_row_stats *s);
  * matrices. */
 #define PB_PANELS_MAX 64
 int pb__panels_for(double x_bytes, double share_bytes);
+/* The same where a second, smaller share (fine_bytes: a private cache) is
+ * worth cutting for: rows long enough that each of its panels still gets
+ * PB_PANEL_ROW_MIN entries of a row on average (mean_row) make panels for
+ * fine_bytes, where those are more than the coarse rule's. */
+#define PB_PANEL_ROW_MIN 8
+int pb__panels_for_rows(double x_bytes, double coarse_bytes, double fine_bytes, double mean_row);
 /* "KERNEL: ELL fill 1.04, rows 7.0 +- 8%, ..." for the row's note. */
 void pb__spmv_pick_note(const char *kernel, const struct pb_spmv_row_stats *s, char *buf, size_t len);
 

@@ -494,22 +494,16 @@ pb_status pb__omp_spmv_dia_prepare(pb_device *dev, const void *args, char *note,
  * 64.7 to 45.9 ms in 2 panels; 209715 x 3.1M, 30 a row, from 9.4 to 6.7 ms;
  * x of 8 MiB in 2 panels: 7.1 to 10.5 ms.) */
 /* Where rows are long, panels are cut finer, for half the level-2 cache, as
- * long as each keeps PANEL_ROW_MIN entries of a row on average: the extra y
- * is then small beside the gathers it keeps in L2 (2-core EPYC, 32768 x 4M,
- * 1024 a row, double: 144 ms in the 2 panels of the rule above, 97 in 8,
- * 60 in 32, 58 in 64; librsb-tuned 97). */
-#define PANEL_ROW_MIN 8
-
+ * long as each keeps PB_PANEL_ROW_MIN entries of a row on average: the extra
+ * y is then small beside the gathers it keeps in L2 (2-core Xeon VM, L2
+ * 2 MiB, L3 300 MiB; 32768 x 4M, 1024 a row, double: csr 158 ms, 144 in 2
+ * panels, 97 in 8, 60 in 32, 58 in 64; librsb-tuned 97). */
 static int panels_wanted(struct omp_plan *c, const struct pb_spmv_args *a)
 {
     if (!c->p_cache) /* read once per matrix, not per product */
         c->p_cache = pb__cpu_last_cache_bytes(), c->p_l2 = pb__cpu_l2_cache_bytes();
-    double x = (double)a->cols * (double)pb_precision_size(a->prec);
-    int coarse = pb__panels_for(x, c->p_cache / 2.0), fine = pb__panels_for(x, c->p_l2 / 2.0);
-    double by_rows = a->rows ? (double)a->nnz / a->rows / PANEL_ROW_MIN : 0;
-    if (fine > by_rows)
-        fine = (int)by_rows;
-    return fine >= 2 && fine > coarse ? fine : coarse;
+    return pb__panels_for_rows((double)a->cols * (double)pb_precision_size(a->prec), c->p_cache / 2.0,
+                               c->p_l2 / 2.0, a->rows ? (double)a->nnz / a->rows : 0);
 }
 
 static pb_status panels_refuse(const struct omp_plan *c, const struct pb_spmv_args *a)
