@@ -130,6 +130,13 @@ zoo_check_section() {
     done
     run compute-sanitizer --tool memcheck --error-exitcode 9 \
         $pb run spmv --backend cuda --variant csr-panels --matrix rect:20000:8000000:4 --precision double --reps 2 --warmup 1 --quiet
+    step "zoo: compute-sanitizer on csr-hubs and auto's csr-hubs and csr-vector (Kronecker graphs; any matrix with PARBENCH_HUBS_ANY)"
+    run compute-sanitizer --tool memcheck --error-exitcode 9 \
+        $pb run spmv --backend cuda --variant csr-hubs,auto --matrix rmat:12:16,rmat:14:4,rect:300:20000:1024 --precision float,double --reps 2 --warmup 1 --quiet
+    run env PARBENCH_HUBS_ANY=1 PARBENCH_AUTO_PICK=csr-hubs compute-sanitizer --tool memcheck --error-exitcode 9 \
+        $pb run spmv --backend cuda --variant csr-hubs,auto --matrix zoo:3000,gaps:3000:2 --precision float,double --reps 2 --warmup 1 --quiet
+    run env PARBENCH_AUTO_PICK=csr-vector compute-sanitizer --tool memcheck --error-exitcode 9 \
+        $pb run spmv --backend cuda --variant auto --matrix zoo:3000 --precision float,double --reps 2 --warmup 1 --quiet
     step "zoo: compute-sanitizer on bcsr and auto in both layouts (blocks of 2..8, rows and columns no multiple of them; b = 3 imposed on matrices without blocks)"
     local ell blocks=zoo:3000,blocks:5000:2:3,blocks:7001:5:3,blocks:4000:8:2,blocks:3001:7:4,blocks:999:4:40
     for ell in 1 0; do
@@ -152,7 +159,7 @@ zoo_section() {
 
 zoo_cpu_section() {
     step "zoo: OpenMP on every core against librsb and tuned librsb, zoo:1M"
-    local variants=csr,csr-v2,csr-h2,ell,bcsr,dia,auto
+    local variants=csr,csr-v2,csr-h2,ell,bcsr,dia,csr-panels,csr-hubs,auto
     $pb list | grep 'openmp/librsb' >/dev/null && variants+=,librsb,librsb-tuned
     run $pb run spmv --backend openmp --variant "$variants" --matrix zoo:1M --precision float,double --reps 10 --quiet --out "$out/spmv-zoo-openmp.csv"
 }
