@@ -547,11 +547,32 @@ template <typename T, bool ACC> __device__ __forceinline__ void split_put(T *y, 
     y[r] = ACC ? y[r] + v : v;
 }
 
-template <typename T, int PER, bool VEC, bool ACC>
+// Row r's place in y: itself, or where the plan compacted the rows, its row.
+__device__ __forceinline__ int32_t split_y_row(const int32_t *__restrict__ compact_row, int32_t r)
+{
+    return compact_row ? __ldg(&compact_row[r]) : r;
+}
+
+// Where csr-split reads x: x itself, or (csr-hubs) columns below `hubs` from
+// the hubs' packed copy and column c >= hubs from x[c - hubs].
+template <typename T> struct split_x {
+    const T *x, *hubs_x;
+    int32_t hubs;
+};
+
+template <typename T, bool HUBS> __device__ __forceinline__ T split_x_at(const split_x<T> &src, int32_t c)
+{
+    if (HUBS)
+        return c < src.hubs ? __ldg(&src.hubs_x[c]) : __ldg(&src.x[c - src.hubs]);
+    return __ldg(&src.x[c]);
+}
+
+template <typename T, int PER, bool VEC, bool ACC, bool HUBS>
 __global__ void __launch_bounds__(split_threads)
     csr_split(int32_t rows, int64_t nnz, const int32_t *__restrict__ ptr, const int32_t *__restrict__ idx,
-              const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y,
-              const int32_t *__restrict__ block_row, int32_t *__restrict__ carry_row, T *__restrict__ carry_val)
+              const T *__restrict__ val, const split_x<T> x, T *__restrict__ y,
+              const int32_t *__restrict__ block_row, int32_t *__restrict__ carry_row, T *__restrict__ carry_val,
+              const int32_t *__restrict__ compact_row)
 {
     __shared__ int32_t keys[split_threads], warp_key[split_threads / 32];
     __shared__ T sums[split_threads], warp_sum[split_threads / 32];
@@ -563,7 +584,7 @@ __global__ void __launch_bounds__(split_threads)
     T p[PER];
 #pragma unroll
     for (int i = 0; i < PER; i++)
-        p[i] = a + i < nnz ? v[i] * __ldg(&x[c[i]]) : T(0);
+        p[i] = a + i < nnz ? v[i] * split_x_at<T, HUBS>(x, c[i]) : T(0);
 
     int32_t key = -1, head_row = -1;
     T open = 0, head_val = 0;
@@ -586,7 +607,7 @@ __global__ void __launch_bounds__(split_threads)
                 if (started_before)
                     head_row = r, head_val = open, started_before = false;
                 else
-                    split_put<T, ACC>(y, r, open);
+                    split_put<T, ACC>(y, split_y_row(compact_row, r), open);
                 open = 0, any = false;
                 // the empty rows after it, then the next row with entries
                 if (!ACC) {
@@ -605,7 +626,8 @@ __global__ void __launch_bounds__(split_threads)
     keys[t] = key, sums[t] = run;
     __syncthreads();
     if (head_row >= 0)
-        split_put<T, ACC>(y, head_row, head_val + (t > 0 && keys[t - 1] == head_row ? sums[t - 1] : T(0)));
+        split_put<T, ACC>(y, split_y_row(compact_row, head_row),
+                          head_val + (t > 0 && keys[t - 1] == head_row ? sums[t - 1] : T(0)));
     if (t == split_threads - 1)
         carry_row[blockIdx.x] = key, carry_val[blockIdx.x] = run;
 }
@@ -614,7 +636,7 @@ __global__ void __launch_bounds__(split_threads)
 // adds the run's parts, in block order, to what the row's last block wrote.
 template <typename T>
 __global__ void split_fixup(int32_t blocks, const int32_t *__restrict__ carry_row, const T *__restrict__ carry_val,
-                           T *__restrict__ y)
+                           T *__restrict__ y, const int32_t *__restrict__ compact_row)
 {
     int32_t b = blockIdx.x * blockDim.x + threadIdx.x;
     if (b >= blocks)
@@ -625,7 +647,7 @@ __global__ void split_fixup(int32_t blocks, const int32_t *__restrict__ carry_ro
     T sum = 0;
     for (int32_t j = b; j < blocks && carry_row[j] == r; j++)
         sum += carry_val[j];
-    y[r] += sum;
+    y[split_y_row(compact_row, r)] += sum;
 }
 
 // A thread writes the empty rows that follow its row one by one: where the
@@ -662,6 +684,28 @@ __global__ void split_plan(int32_t rows, int64_t per_block, int32_t blocks, cons
             hi = mid - 1;
     }
     block_row[b] = lo;
+}
+
+// csr-split's compacted rows: flag[r] = whether row r has entries (then
+// scanned into each row's count of such rows up to it, `at`), and the rows
+// with entries moved to their places.
+__global__ void split_row_flags(int32_t rows, const int32_t *__restrict__ ptr, int32_t *__restrict__ flag)
+{
+    int32_t r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < rows)
+        flag[r] = ptr[r + 1] > ptr[r];
+}
+
+__global__ void split_compact(int32_t rows, const int32_t *__restrict__ ptr, const int32_t *__restrict__ at,
+                              int32_t *__restrict__ compact_ptr, int32_t *__restrict__ compact_row)
+{
+    int32_t r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= rows)
+        return;
+    if (ptr[r + 1] > ptr[r])
+        compact_ptr[at[r] - 1] = ptr[r], compact_row[at[r] - 1] = r;
+    if (r == rows - 1)
+        compact_ptr[at[r]] = ptr[rows];
 }
 
 // auto's ELLPACK transposed copy of a CSR matrix: a thread per row, padding
@@ -889,6 +933,12 @@ struct split_plan_arrays {
     void *carry_val;
     int32_t blocks, per;
     bool zero_first; // a run of split_empty_run empty rows or more: y zeroed, then added into
+    // Where many rows are empty (split_compact_share): the rows with entries
+    // alone, their offsets (compact_ptr, compact_rows + 1 of them) and each
+    // one's row in y (compact_row); y is zeroed, and the blocks walk no empty
+    // rows. The blocks and block_row are then over the compacted rows.
+    int32_t *compact_ptr, *compact_row;
+    int32_t compact_rows;
 };
 
 // One column panel of csr-panels: its own CSR arrays and csr-split plan.
@@ -938,9 +988,9 @@ struct pb_cuda_sparse {
     uint64_t panels_ptr_stamp, panels_idx_stamp, panels_val_stamp;
     enum pb_precision panels_prec;
     // csr-hubs, and auto where a few columns hold most entries: the columns
-    // renumbered (hubs_idx), the hub columns (hubs_n of hubs_list) and x
-    // renumbered (hubs_x: the hubs' entries, then all of x), for the column
-    // indices with stamp hubs_idx_stamp in precision hubs_prec, or why not.
+    // renumbered (hubs_idx), the hub columns (hubs_n of hubs_list) and their
+    // entries of x (hubs_x), for the column indices with stamp
+    // hubs_idx_stamp in precision hubs_prec, or why not.
     int32_t *hubs_idx, *hubs_list;
     void *hubs_x;
     int32_t hubs_n;
@@ -1194,7 +1244,58 @@ static void split_plan_free(split_plan_arrays *p)
     cudaFree(p->block_row);
     cudaFree(p->carry_row);
     cudaFree(p->carry_val);
+    cudaFree(p->compact_ptr);
+    cudaFree(p->compact_row);
     *p = {};
+}
+
+// A thread that ends a row walks the empty rows after it, a dependent load
+// each; past this share of empty rows the plan compacts them away instead
+// (PARBENCH_SPLIT_COMPACT=0: never, 1: wherever a row is empty).
+constexpr double split_compact_share = 0.25;
+
+// Fills p's compacted rows where ptr's rows call for it (above).
+static pb_status split_compact_make(int32_t rows, int64_t nnz, const int32_t *ptr, cudaStream_t s,
+                                    split_plan_arrays *p)
+{
+    const char *env = getenv("PARBENCH_SPLIT_COMPACT");
+    if ((env && atoi(env) == 0) || rows == 0 || nnz == 0)
+        return PB_OK;
+    int32_t *at = nullptr, kept = rows;
+    void *scratch = nullptr;
+    size_t bytes = 0;
+    cudaError_t e = cub::DeviceScan::InclusiveSum(nullptr, bytes, (int32_t *)nullptr, (int32_t *)nullptr, rows, s);
+    if (e == cudaSuccess)
+        e = cudaMalloc(&at, (size_t)rows * sizeof *at);
+    if (e == cudaSuccess)
+        e = cudaMalloc(&scratch, bytes ? bytes : 1);
+    if (e == cudaSuccess) {
+        split_row_flags<<<blocks_for(rows, 256), 256, 0, s>>>(rows, ptr, at);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess)
+        e = cub::DeviceScan::InclusiveSum(scratch, bytes, at, at, rows, s);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(&kept, at + rows - 1, sizeof kept, cudaMemcpyDeviceToHost, s);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(s);
+    bool compact = kept < rows && (env ? atoi(env) == 1 : rows - kept >= split_compact_share * rows);
+    if (e == cudaSuccess && compact) {
+        e = cudaMalloc(&p->compact_ptr, ((size_t)kept + 1) * sizeof(int32_t));
+        if (e == cudaSuccess)
+            e = cudaMalloc(&p->compact_row, (size_t)kept * sizeof(int32_t));
+        if (e == cudaSuccess) {
+            split_compact<<<blocks_for(rows, 256), 256, 0, s>>>(rows, ptr, at, p->compact_ptr, p->compact_row);
+            e = cudaGetLastError();
+        }
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(s);
+        p->compact_rows = kept;
+    }
+    cudaFree(at);
+    cudaFree(scratch);
+    PB_CUDA_CHECK(e);
+    return PB_OK;
 }
 
 // The plan for CSR row offsets ptr (device memory) of rows rows and nnz
@@ -1206,6 +1307,13 @@ static pb_status split_plan_make(int32_t rows, int64_t nnz, const int32_t *ptr, 
     int per = split_items();
     int64_t per_block = (int64_t)split_threads * per, blocks = (nnz + per_block - 1) / per_block;
     split_plan_arrays p = {};
+    pb_status st = split_compact_make(rows, nnz, ptr, s, &p);
+    if (st != PB_OK) {
+        split_plan_free(&p);
+        return st;
+    }
+    if (p.compact_row)
+        rows = p.compact_rows, ptr = p.compact_ptr;
     cudaError_t e = cudaMalloc(&p.block_row, (size_t)(blocks + 1) * sizeof(int32_t));
     if (e == cudaSuccess)
         e = cudaMalloc(&p.carry_row, (size_t)(blocks + 1) * sizeof(int32_t));
@@ -1257,23 +1365,30 @@ static pb_status split_plan_ready(pb_device *dev, const pb_spmv_args *a, cudaStr
 
 // One product y = A x (ACC: y += A x) by csr-split over CSR arrays and their plan.
 template <typename T, int PER, bool VEC, bool ACC>
-static void split_kernel(int32_t rows, int64_t nnz, const int32_t *ptr, const int32_t *idx, const T *val, const T *x,
-                         T *y, const split_plan_arrays &p, cudaStream_t s)
+static void split_kernel(int32_t rows, int64_t nnz, const int32_t *ptr, const int32_t *idx, const T *val,
+                         const split_x<T> &x, T *y, const split_plan_arrays &p, cudaStream_t s)
 {
-    csr_split<T, PER, VEC, ACC><<<(unsigned)p.blocks, split_threads, 0, s>>>(
-        rows, nnz, ptr, idx, val, x, y, p.block_row, p.carry_row, static_cast<T *>(p.carry_val));
+    if (x.hubs)
+        csr_split<T, PER, VEC, ACC, true><<<(unsigned)p.blocks, split_threads, 0, s>>>(
+            rows, nnz, ptr, idx, val, x, y, p.block_row, p.carry_row, static_cast<T *>(p.carry_val), p.compact_row);
+    else
+        csr_split<T, PER, VEC, ACC, false><<<(unsigned)p.blocks, split_threads, 0, s>>>(
+            rows, nnz, ptr, idx, val, x, y, p.block_row, p.carry_row, static_cast<T *>(p.carry_val), p.compact_row);
 }
 
 template <typename T, bool ACC>
 static pb_status split_run(int32_t rows, int64_t nnz, const int32_t *ptr, const int32_t *idx, const T *val,
-                           const T *x, T *y, const split_plan_arrays &p, cudaStream_t s)
+                           const split_x<T> &x, T *y, const split_plan_arrays &p, cudaStream_t s)
 {
-    if (!ACC && (nnz == 0 || p.zero_first)) {
+    if (!ACC && (nnz == 0 || p.zero_first || p.compact_row)) {
         PB_CUDA_CHECK(cudaMemsetAsync(y, 0, (size_t)rows * sizeof(T), s));
-        return nnz ? split_run<T, true>(rows, nnz, ptr, idx, val, x, y, p, s) : PB_OK;
+        if (nnz && !p.compact_row)
+            return split_run<T, true>(rows, nnz, ptr, idx, val, x, y, p, s);
     }
     if (nnz == 0)
         return PB_OK;
+    if (p.compact_row) // every row left has entries, stored once (y was zeroed)
+        rows = p.compact_rows, ptr = p.compact_ptr;
     // 16-byte loads need the arrays 16-byte aligned (each thread starts at a multiple of 4 entries)
     bool vec = (reinterpret_cast<uintptr_t>(idx) | reinterpret_cast<uintptr_t>(val)) % 16 == 0;
     switch (p.per * 2 + vec) {
@@ -1286,7 +1401,7 @@ static pb_status split_run(int32_t rows, int64_t nnz, const int32_t *ptr, const 
     }
     PB_CUDA_CHECK_LAUNCH();
     split_fixup<T><<<blocks_for(p.blocks, 256), 256, 0, s>>>(p.blocks, p.carry_row,
-                                                              static_cast<const T *>(p.carry_val), y);
+                                                              static_cast<const T *>(p.carry_val), y, p.compact_row);
     PB_CUDA_CHECK_LAUNCH();
     return PB_OK;
 }
@@ -1295,7 +1410,8 @@ template <typename T> static pb_status launch_split(pb_cuda_sparse *sp, const pb
 {
     return split_run<T, false>(a->rows, a->nnz, pb__cuda_ptr<const int32_t>(a->ptr),
                                pb__cuda_ptr<const int32_t>(a->idx), pb__cuda_ptr<const T>(a->val),
-                               pb__cuda_ptr<const T>(a->x), pb__cuda_ptr<T>(a->y), sp->split, s);
+                               split_x<T>{pb__cuda_ptr<const T>(a->x), nullptr, 0}, pb__cuda_ptr<T>(a->y), sp->split,
+                               s);
 }
 
 pb_status pb__cuda_spmv_split(pb_device *dev, const void *args, pb_stream *s)
@@ -1317,8 +1433,8 @@ pb_status pb__cuda_spmv_split_prepare(pb_device *dev, const void *args, char *no
     pb_cuda_sparse *sp = nullptr;
     pb_status st = a->rows ? split_plan_ready(dev, a, nullptr, &sp) : PB_OK;
     if (st == PB_OK && sp && note)
-        snprintf(note, len, "%d blocks of %d entries (%d per thread), planned on the device", sp->split.blocks,
-                 split_threads * sp->split.per, sp->split.per);
+        snprintf(note, len, "%d blocks of %d entries (%d per thread)%s, planned on the device", sp->split.blocks,
+                 split_threads * sp->split.per, sp->split.per, sp->split.compact_row ? ", empty rows compacted away" : "");
     return st;
 }
 
@@ -1468,7 +1584,7 @@ static pb_status panels_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_spa
 
 template <typename T> static pb_status launch_panels(pb_cuda_sparse *sp, const pb_spmv_args *a, cudaStream_t s)
 {
-    const T *x = pb__cuda_ptr<const T>(a->x);
+    const split_x<T> x = {pb__cuda_ptr<const T>(a->x), nullptr, 0};
     T *y = pb__cuda_ptr<T>(a->y);
     pb_status st = PB_OK;
     for (int p = 0; p < sp->panels_n && st == PB_OK; p++) {
@@ -1511,10 +1627,10 @@ pb_status pb__cuda_spmv_panels_prepare(pb_device *dev, const void *args, char *n
 
 // ---- csr-hubs -----------------------------------------------------------------
 
-// A graph's hub columns (sparse.h) packed at the front of a renumbered x, so
+// A graph's hub columns (sparse.h) packed into an array of their own, so
 // that the gathers that keep coming back to them hit cache lines of hubs
-// only; x is renumbered before each product (a pass over x), and csr-split
-// runs over the renumbered columns.
+// only; the hubs are copied out of x before each product, and csr-split runs
+// over the renumbered columns, reading the others from x as it is.
 __global__ void count_columns(int64_t nnz, const int32_t *__restrict__ idx, int32_t *__restrict__ count)
 {
     for (int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; k < nnz; k += (int64_t)gridDim.x * blockDim.x)
@@ -1529,12 +1645,10 @@ __global__ void relabel_columns(int64_t nnz, const int32_t *__restrict__ idx, co
 }
 
 template <typename T>
-__global__ void hubs_gather(int32_t hubs, int32_t cols, const int32_t *__restrict__ list, const T *__restrict__ x,
-                            T *__restrict__ xh)
+__global__ void hubs_gather(int32_t hubs, const int32_t *__restrict__ list, const T *__restrict__ x, T *__restrict__ xh)
 {
-    int64_t n = (int64_t)hubs + cols;
-    for (int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; p < n; p += (int64_t)gridDim.x * blockDim.x)
-        xh[p] = p < hubs ? x[list[p]] : x[p - hubs];
+    for (int32_t p = blockIdx.x * blockDim.x + threadIdx.x; p < hubs; p += gridDim.x * blockDim.x)
+        xh[p] = x[list[p]];
 }
 
 static void hubs_drop(pb_cuda_sparse *sp)
@@ -1576,7 +1690,7 @@ static pb_status hubs_make(pb_cuda_sparse *sp, const pb_spmv_args *a)
         if (e == cudaSuccess && hubs.n)
             e = cudaMemcpy(sp->hubs_list, hubs.list, (size_t)hubs.n * sizeof(int32_t), cudaMemcpyHostToDevice);
         if (e == cudaSuccess)
-            e = cudaMalloc(&sp->hubs_x, ((size_t)hubs.n + (size_t)a->cols) * elt);
+            e = cudaMalloc(&sp->hubs_x, (size_t)(hubs.n ? hubs.n : 1) * elt);
         if (e == cudaSuccess)
             e = cudaMalloc(&sp->hubs_idx, (size_t)a->nnz * sizeof(int32_t) + 16);
         if (e == cudaSuccess && a->nnz) {
@@ -1628,12 +1742,14 @@ static pb_status hubs_ready(pb_device *dev, const pb_spmv_args *a, pb_cuda_spars
 template <typename T> static pb_status launch_hubs(pb_cuda_sparse *sp, const pb_spmv_args *a, cudaStream_t s)
 {
     T *xh = static_cast<T *>(sp->hubs_x);
-    int64_t n = (int64_t)sp->hubs_n + a->cols;
-    hubs_gather<T><<<blocks_for(n < (1 << 24) ? n : (1 << 24), 256), 256, 0, s>>>(
-        sp->hubs_n, a->cols, sp->hubs_list, pb__cuda_ptr<const T>(a->x), xh);
-    PB_CUDA_CHECK_LAUNCH();
+    const T *x = pb__cuda_ptr<const T>(a->x);
+    if (sp->hubs_n) {
+        hubs_gather<T><<<blocks_for(sp->hubs_n, 256), 256, 0, s>>>(sp->hubs_n, sp->hubs_list, x, xh);
+        PB_CUDA_CHECK_LAUNCH();
+    }
     return split_run<T, false>(a->rows, a->nnz, pb__cuda_ptr<const int32_t>(a->ptr), sp->hubs_idx,
-                               pb__cuda_ptr<const T>(a->val), xh, pb__cuda_ptr<T>(a->y), sp->split, s);
+                               pb__cuda_ptr<const T>(a->val), split_x<T>{x, xh, sp->hubs_n}, pb__cuda_ptr<T>(a->y),
+                               sp->split, s);
 }
 
 pb_status pb__cuda_spmv_hubs(pb_device *dev, const void *args, pb_stream *s)
@@ -1655,7 +1771,7 @@ pb_status pb__cuda_spmv_hubs_prepare(pb_device *dev, const void *args, char *not
     pb_cuda_sparse *sp = nullptr;
     pb_status st = a->rows ? hubs_ready(dev, a, &sp) : PB_OK;
     if (st == PB_OK && sp && note)
-        snprintf(note, len, "%d hub columns holding %.0f%% of the entries first in x, csr-split over the copy",
+        snprintf(note, len, "%d hub columns holding %.0f%% of the entries read from a packed copy, csr-split",
                  sp->hubs_n, 100 * sp->hubs_share);
     return st;
 }
