@@ -834,6 +834,11 @@ if [ "$have_stb" -eq 1 ]; then
     contains "$tmp/err" "a truncated file"
     printf 'P5\n3 2\n255\nabcdef' >"$tmp/whole.pgm"
     expect 0 "$pb" conv --image "$tmp/whole.pgm" --radius 1 --save "$tmp/whole-out.pgm" --backend ref --quiet
+    # two-byte samples are big-endian: 0xFF00 of 65535 is 254 of 255, not 0
+    { printf 'P5\n3 2\n65535\n'; printf '\377\000%.0s' 1 2 3 4 5 6; } >"$tmp/w16.pgm"
+    expect 0 "$pb" conv --image "$tmp/w16.pgm" --radius 1 --sigma 1e-200 --save "$tmp/w16-out.pgm" --backend ref --quiet
+    [ "$(tail -c 6 "$tmp/w16-out.pgm" | od -An -tu1 | tr -s ' ')" = " 254 254 254 254 254 254" ] && ok ||
+        bad "a 16-bit PGM's samples read in the wrong byte order"
     # maxval 0 (stb_image would read every pixel as white) and past 65535: refused, named
     for maxval in 0 70000; do
         printf 'P5\n# m\n3 2\n%s\nabcdef' $maxval >"$tmp/maxval.pgm"

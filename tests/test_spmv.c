@@ -49,7 +49,7 @@ struct matrix_case {
 };
 
 #define N_ZOO 15
-#define N_CASES (10 + N_ZOO)
+#define N_CASES (11 + N_ZOO)
 static struct matrix_case cases[N_CASES];
 
 static int setup(void **state)
@@ -99,6 +99,9 @@ static int setup(void **state)
     cases[n].name = "pieces";
     make_rows(&cases[n++].m, 6000, 9500, many, 10);
     free(many);
+    len[0] = len[1] = len[2] = len[3] = 0;
+    cases[n].name = "no-columns"; /* y = 0, though no entry writes it */
+    make_rows(&cases[n++].m, 4, 0, len, 7);
     /* the zoo, small */
     const char *zoo[N_ZOO];
     size_t n_zoo;

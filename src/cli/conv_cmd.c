@@ -31,7 +31,7 @@ static void conv_help(FILE *f)
             "usage: parbench conv --image FILE [--save FILE] --radius R [options]\n\n"
             "Filters an image with a separable filter (row pass, then column pass), each\n"
             "channel of a colour image on its own, in strips through the device (images\n"
-            "larger than device memory work). Files: PNG, JPEG, BMP, TGA, PGM/PPM (8-bit,\n"
+            "larger than device memory work). Files: PNG, JPEG, BMP, TGA, PGM/PPM (8/16-bit,\n"
             "grey or colour) and raw float32 (.f32/.raw, one channel, with --width/--height).\n\n"
             "options:\n"
             "  --image FILE          input image\n"
@@ -389,7 +389,9 @@ int pb__cmd_conv(int argc, char **argv)
     double seconds = 0;
     if (rc == EXIT_OK) {
         if (st == PB_OK && !pb__conv_engine_auto_variant_ok(e)) {
-            rc = usage("backend has no conv variant '%s' (see parbench list)", o.variant ? o.variant : "auto");
+            fprintf(stderr, "parbench: backend %s has no conv variant '%s' (see parbench list)\n",
+                    pb_backend_name(pb_device_backend(dev)), o.variant ? o.variant : "auto");
+            rc = EXIT_USAGE;
         } else if (st == PB_OK && pb__conv_engine_unsupported(e)) {
             fprintf(stderr, "parbench: %s/%s cannot filter this image: %s\n", pb_backend_name(pb_device_backend(dev)),
                     pb__conv_engine_variant(e), pb__conv_engine_unsupported(e));

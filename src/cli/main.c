@@ -379,16 +379,15 @@ static int cmd_matinfo(int argc, char **argv)
         return rc;
     }
     struct pb_matinfo_writer *writers[2] = {NULL, NULL};
-    pb_status st = pb__matinfo_writer_open(std_format, NULL, &writers[0]);
-    if (st == PB_OK && out)
-        st = pb__matinfo_writer_open(out_format, out, &writers[1]);
-    if (st != PB_OK)
-        rc = fail_status(st);
+    /* the file first: a path that cannot be written stops before any output */
+    pb_status st = out ? pb__matinfo_writer_open(out_format, out, &writers[1]) : PB_OK;
+    if (st == PB_OK)
+        st = pb__matinfo_writer_open(std_format, NULL, &writers[0]);
     const struct pb_mm_options mm_opt = {.complex_real_part = true};
     /* zoo[:ROWS] stands for its members */
     size_t max_specs = (size_t)n_files * 16, n_specs = 0;
-    const char **specs = malloc(max_specs * sizeof *specs);
-    if (!specs)
+    const char **specs = st == PB_OK ? malloc(max_specs * sizeof *specs) : NULL;
+    if (st == PB_OK && !specs)
         st = pb__fail(PB_ERR_NOMEM, "out of memory");
     if (st == PB_OK)
         st = pb__sparse_expand(files, (size_t)n_files, specs, max_specs, &n_specs);

@@ -220,6 +220,45 @@ static pb_status not_a_directory(const char *path, FILE *f)
 }
 #endif
 
+#ifdef PB_HAVE_STB
+static uint64_t pnm_header_bytes(const unsigned char *hd, size_t got, uint64_t samples);
+
+/* A binary PGM/PPM of two-byte samples. stb_image 2.27 hands them out in the
+ * file's big-endian order read as the host's, so they are read here, scaled
+ * to 0..255 as stb_image scales a 16-bit PNG's. */
+static pb_status read_pnm16(const char *path, const unsigned char *hd, size_t got, long maxval, struct pb_image *out)
+{
+    uint64_t at = pnm_header_bytes(hd, got, 0);
+    int w, h, n;
+    if (!at || !stbi_info(path, &w, &h, &n) || w < 1 || h < 1 || n < 1)
+        return unreadable(path, hd, got);
+    *out = (struct pb_image){.width = (size_t)w, .height = (size_t)h, .channels = (size_t)n};
+    size_t px = out->width * out->height, samples = px * out->channels;
+    unsigned char *raw = NULL;
+    pb_status st = alloc_planes(out, "image");
+    if (st == PB_OK)
+        st = pb__host_alloc(2 * samples, "16-bit samples", (void **)&raw);
+    FILE *f = st == PB_OK ? fopen(path, "rb") : NULL;
+    if (st == PB_OK && !f)
+        st = pb__fail(PB_ERR_IO, "cannot read image '%s': %s", path, strerror(errno));
+    if (f) {
+        if (fseek(f, (long)at, SEEK_SET) != 0 || fread(raw, 2, samples, f) != samples)
+            st = pb__fail(PB_ERR_IO, "cannot read image '%s': it ends before its %zu samples", path, samples);
+        fclose(f);
+    }
+    if (st == PB_OK)
+        for (size_t i = 0; i < px; i++)
+            for (size_t c = 0; c < out->channels; c++) {
+                const unsigned char *b = raw + 2 * (i * out->channels + c);
+                out->data[c * px + i] = (float)((b[0] << 8 | b[1]) * 255.0 / (double)maxval);
+            }
+    pb__host_free(raw);
+    if (st != PB_OK)
+        pb__image_free(out);
+    return st;
+}
+#endif
+
 pb_status pb__image_read(const char *path, size_t width, size_t height, struct pb_image *out)
 {
     *out = (struct pb_image){0};
@@ -243,6 +282,8 @@ pb_status pb__image_read(const char *path, size_t width, size_t height, struct p
                         path);
     if ((st = pnm_check(path, hd, got)) != PB_OK)
         return st;
+    if (pnm_maxval(hd, got) > 255)
+        return read_pnm16(path, hd, got, pnm_maxval(hd, got), out);
     int w, h, n;
     unsigned char *pixels = stbi_load(path, &w, &h, &n, 0);
     if (!pixels)
@@ -394,7 +435,8 @@ pb_status pb__image_probe(const char *path, size_t width, size_t height, uint64_
         if (iw < 0 || ih < 0) /* stb_image's int overflowed */
             return pb__fail(PB_ERR_IO, "image '%s' declares a side of 2^31 pixels or more", path);
         if (iw < 1 || ih < 1 || in < 1)
-            return pb__fail(PB_ERR_IO, "image '%s' declares %dx%d pixels of %d channels", path, iw, ih, in);
+            return pb__fail(PB_ERR_IO, "image '%s' declares %dx%d pixels of %d channel(s); sides and channels must "
+                            "be 1 or more", path, iw, ih, in);
         w = (uint64_t)iw, h = (uint64_t)ih, n = (uint64_t)in;
         uint64_t need = min_file_bytes(hd, got, w, h, n);
         if ((uint64_t)size < need)

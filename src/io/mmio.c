@@ -780,7 +780,10 @@ static pb_status parse_banner(struct mm_reader *r, const struct pb_mm_options *o
                            excerpt(p, tok, sizeof tok), choices[t]);
         p = e;
     }
+    const char *after = p;
     p = skip_blanks(p);
+    if (*p != '\n' && memchr(after, '\r', (size_t)(p - after)))
+        return mm_fail(r, "lines end in a bare carriage return (old Mac style); Matrix Market lines end in '\\n'");
     if (*p != '\n')
         return mm_fail(r, "unexpected %s after the banner's symmetry", excerpt(p, tok, sizeof tok));
     if (h->array && h->field == PB_MM_PATTERN)

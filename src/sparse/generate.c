@@ -596,7 +596,7 @@ static void zoo_specs(long long r, char (*out)[PB_SPARSE_SPEC_MAX])
     while (scale < 30 && (2LL << scale) <= r)
         scale++;
     snprintf(out[n++], PB_SPARSE_SPEC_MAX, "rmat:%d:16", scale);
-    snprintf(out[n++], PB_SPARSE_SPEC_MAX, "rect:%lld:%lld:1024", r / 128, r);
+    snprintf(out[n++], PB_SPARSE_SPEC_MAX, "rect:%lld:%lld:1024", r >= 128 ? r / 128 : 1, r);
 }
 
 bool pb__sparse_is_zoo(const char *spec) { return strcmp(spec, "zoo") == 0 || strncmp(spec, "zoo:", 4) == 0; }
