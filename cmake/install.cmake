@@ -80,6 +80,20 @@ file(RELATIVE_PATH pc_prefix "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefi
 string(REGEX REPLACE "/$" "" pc_prefix "\${pcfiledir}/${pc_prefix}")
 configure_file(cmake/parbench.pc.in ${CMAKE_BINARY_DIR}/parbench.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/parbench.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+# pkg-config takes NAME-uninstalled.pc before NAME.pc where both are on its
+# path: with PKG_CONFIG_PATH=BUILD_DIR, this build's headers and library, not
+# those of an installed parbench (parbench.pc's prefix is ../.. of its folder).
+file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/parbench-uninstalled.pc @ONLY CONTENT "libdir=\${pcfiledir}
+includedir=@PROJECT_SOURCE_DIR@/include
+
+Name: parbench
+Description: parbench from its build tree
+Version: @PROJECT_VERSION@
+Requires.private: @pc_requires@
+Cflags: -I\${includedir}
+Libs: -L\${libdir} -lparbench
+Libs.private: @pc_libs_private@
+")
 
 # ---- the CMake package --------------------------------------------------------
 set(pb_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/parbench)

@@ -478,6 +478,8 @@ static void test_threads(void **state)
             pb_device_set_threads(dev, 5);
             pb_device_set_threads(dev, -1);
             assert_int_equal(pb_device_threads(dev), def);
+            pb_device_set_threads(dev, 1 << 30); /* more than any machine may create */
+            assert_int_equal(pb_device_threads(dev), PB_MAX_THREADS);
         } else {
             assert_int_equal(pb_device_threads(dev), def); /* ignored, not half-applied */
         }
@@ -485,6 +487,64 @@ static void test_threads(void **state)
     }
     /* The OpenMP backend, when built, is the threaded one: the test checked something. */
     assert_true(threaded >= (pb_backend_find("openmp") ? 1u : 0u));
+}
+
+/* A NULL handle or a buffer of another device is the caller's mistake: a
+ * status and a message, never a crash. */
+static void test_misuse(void **state)
+{
+    struct fixture *f = *state;
+    pb_device *dev = NULL;
+    pb_buf *buf = NULL;
+    double x = 0, seconds = 0;
+    assert_null(pb_backend_find(NULL));
+    assert_fails(pb_device_open(NULL, 0, &dev), PB_ERR_INVALID);
+    assert_fails(pb_device_open(pb_backend_find("ref"), 0, NULL), PB_ERR_INVALID);
+    assert_fails(pb_buf_alloc(NULL, PB_MEM_DEVICE, 8, &buf), PB_ERR_INVALID);
+    assert_fails(pb_buf_alloc(f->dev, PB_MEM_DEVICE, 8, NULL), PB_ERR_INVALID);
+    assert_fails(pb_buf_alloc(f->dev, (enum pb_mem)7, 8, &buf), PB_ERR_INVALID);
+    assert_fails(pb_buf_write(f->a, 0, NULL, 8), PB_ERR_INVALID);
+    assert_fails(pb_buf_read(f->a, 0, NULL, 8), PB_ERR_INVALID);
+    assert_fails(pb_buf_write(NULL, 0, &x, 8), PB_ERR_INVALID);
+    assert_int_equal(pb_buf_size(NULL), 0);
+    assert_fails(pb_gemm(NULL, NULL, &f->args), PB_ERR_INVALID);
+    assert_fails(pb_kernel_run(f->dev, NULL, NULL, &f->args), PB_ERR_INVALID);
+    const char *variant = NULL;
+    assert_fails(pb_kernel_default(f->dev, "gemm", &f->args, NULL), PB_ERR_INVALID);
+    assert_int_equal(pb_kernel_default(f->dev, "gemm", &f->args, &variant), PB_OK);
+    enum pb_sparse_format format;
+    assert_int_equal(pb_spmv_format(pb_backend_find("ref"), NULL, &format), PB_OK); /* the default's */
+    assert_fails(pb_stream_create(f->dev, NULL), PB_ERR_INVALID);
+
+    /* the host timer: both ends, in order */
+    pb_timer *t = NULL;
+    assert_int_equal(pb_timer_create(f->dev, &t), PB_OK);
+    assert_fails(pb_timer_elapsed(t, &seconds), PB_ERR_INVALID);
+    assert_fails(pb_timer_stop(t, NULL), PB_ERR_INVALID);
+    assert_int_equal(pb_timer_start(t, NULL), PB_OK);
+    assert_fails(pb_timer_elapsed(t, &seconds), PB_ERR_INVALID);
+    assert_int_equal(pb_timer_stop(t, NULL), PB_OK);
+    assert_int_equal(pb_timer_elapsed(t, &seconds), PB_OK);
+    assert_true(seconds >= 0);
+    assert_fails(pb_timer_elapsed(t, NULL), PB_ERR_INVALID);
+    pb_timer_destroy(t);
+
+    /* OpenCL's buffers (a context per handle) and ref's host memory, crossed */
+    const pb_backend *cl = pb_backend_find("opencl");
+    pb_device *cl_dev = cl ? open_usable(cl) : NULL, *cl_other = cl_dev ? open_usable(cl) : NULL;
+    if (!cl_dev)
+        return;
+    pb_buf *cl_a = alloc_buf(cl_dev, M * K * sizeof(double));
+    struct pb_gemm_args g = f->args;
+    g.a = cl_a;
+    assert_fails(pb_gemm(f->dev, NULL, &g), PB_ERR_INVALID);
+    assert_non_null(strstr(pb_last_error(), "another device"));
+    assert_fails(pb_gemm(cl_other, NULL, &g), PB_ERR_INVALID); /* the same device, another handle */
+    g = f->args;
+    assert_fails(pb_gemm(cl_dev, NULL, &g), PB_ERR_INVALID);
+    pb_buf_free(cl_a);
+    pb_device_close(cl_other);
+    pb_device_close(cl_dev);
 }
 
 int main(void)
@@ -504,6 +564,7 @@ int main(void)
         cmocka_unit_test(test_backends),
         cmocka_unit_test(test_devices),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_misuse),
     };
     return pb_test_run(tests, setup, teardown);
 }

@@ -52,8 +52,10 @@ const pb_backend *pb_device_backend(const pb_device *dev);
 const char *pb_device_name(const pb_device *dev);
 pb_status pb_device_info(pb_device *dev, struct pb_device_info *out);
 /* Threads the device's kernels use (openmp; ignored by backends that do not
- * take a thread count). n <= 0 restores the default. pb_device_threads: 1 for
- * the serial reference, 0 where a thread count does not apply (GPUs). */
+ * take a thread count). n <= 0 restores the default, n > PB_MAX_THREADS is
+ * taken as PB_MAX_THREADS. pb_device_threads: 1 for the serial reference, 0
+ * where a thread count does not apply (GPUs). */
+#define PB_MAX_THREADS 4096
 void pb_device_set_threads(pb_device *dev, int n);
 int pb_device_threads(const pb_device *dev);
 /* Wait until all work queued on the device is done. */

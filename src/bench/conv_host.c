@@ -604,6 +604,7 @@ static void copy_host(void *dst, const void *src, size_t bytes)
     size_t threads = 1;
 #ifdef _OPENMP
     threads = (size_t)omp_get_max_threads();
+    threads = threads < PB_MAX_THREADS ? threads : PB_MAX_THREADS;
 #endif
     size_t chunk = (bytes / threads + 4095) / 4096 * 4096;
     if (chunk < ((size_t)1 << 18))

@@ -589,9 +589,9 @@ static pb_status build_plan(const struct pb_bench *bench, const struct run_args 
         if (!p->threads)
             return pb__fail(PB_ERR_NOMEM, "out of memory");
         for (size_t i = 0; i < p->n_threads; i++) {
-            if (p->threads64[i] < 1 || p->threads64[i] > 4096)
-                return pb__fail(PB_ERR_INVALID, "--threads: %lld is not between 1 and 4096",
-                                (long long)p->threads64[i]);
+            if (p->threads64[i] < 1 || p->threads64[i] > PB_MAX_THREADS)
+                return pb__fail(PB_ERR_INVALID, "--threads: %lld is not between 1 and %d", (long long)p->threads64[i],
+                                PB_MAX_THREADS);
             p->threads[i] = (int)p->threads64[i];
         }
     }

@@ -174,7 +174,44 @@ static pb_status peak_args_check(const void *args)
     return pb__float_or_double("peak", ((const struct pb_peak_args *)args)->prec);
 }
 
-pb_status pb__kernel_args_check(const char *bench, const void *args)
+/* The buffers of a kernel family's arguments, up to 5 (p2p's span devices:
+ * not listed). */
+static size_t args_buffers(const char *bench, const void *args, const pb_buf *buf[5], const char *name[5])
+{
+    size_t n = 0;
+#define PB_ARG_BUF(T, field) (buf[n] = ((const T *)args)->field, name[n++] = #field)
+    if (strcmp(bench, "gemm") == 0) {
+        PB_ARG_BUF(struct pb_gemm_args, a), PB_ARG_BUF(struct pb_gemm_args, b), PB_ARG_BUF(struct pb_gemm_args, c);
+    } else if (strcmp(bench, "spmv") == 0) {
+        PB_ARG_BUF(struct pb_spmv_args, ptr), PB_ARG_BUF(struct pb_spmv_args, idx);
+        PB_ARG_BUF(struct pb_spmv_args, val), PB_ARG_BUF(struct pb_spmv_args, x), PB_ARG_BUF(struct pb_spmv_args, y);
+    } else if (strcmp(bench, "conv") == 0) {
+        PB_ARG_BUF(struct pb_conv_args, filter), PB_ARG_BUF(struct pb_conv_args, in);
+        PB_ARG_BUF(struct pb_conv_args, tmp), PB_ARG_BUF(struct pb_conv_args, out);
+    } else if (strcmp(bench, "transpose") == 0) {
+        PB_ARG_BUF(struct pb_transpose_args, in), PB_ARG_BUF(struct pb_transpose_args, out);
+    } else if (strcmp(bench, "reduce") == 0) {
+        PB_ARG_BUF(struct pb_reduce_args, in), PB_ARG_BUF(struct pb_reduce_args, out);
+        PB_ARG_BUF(struct pb_reduce_args, work);
+    } else if (strcmp(bench, "access") == 0) {
+        PB_ARG_BUF(struct pb_access_args, in), PB_ARG_BUF(struct pb_access_args, out);
+    }
+#undef PB_ARG_BUF
+    return n;
+}
+
+/* Whether dev's kernels may read buf: its own, any host-memory backend's
+ * where dev's is one too, or another handle's of the same device where the
+ * backend shares buffers between handles. */
+static bool usable_by(const pb_buf *buf, const pb_device *dev)
+{
+    const pb_backend *b = buf->dev->backend;
+    if (buf->dev == dev || (!b->alloc && !dev->backend->alloc))
+        return true;
+    return b == dev->backend && buf->dev->index == dev->index && !b->buffers_per_handle;
+}
+
+pb_status pb__kernel_args_check(const pb_device *dev, const char *bench, const void *args)
 {
     static const struct {
         const char *bench;
@@ -190,8 +227,16 @@ pb_status pb__kernel_args_check(const char *bench, const void *args)
     };
     if (!args)
         return pb__fail(PB_ERR_INVALID, "%s: NULL arguments", bench);
-    for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
-        if (strcmp(checks[i].bench, bench) == 0)
-            return checks[i].check(args);
+    for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
+        pb_status st = strcmp(checks[i].bench, bench) == 0 ? checks[i].check(args) : PB_OK;
+        if (st != PB_OK)
+            return st;
+    }
+    const pb_buf *buf[5];
+    const char *name[5];
+    for (size_t i = 0, n = args_buffers(bench, args, buf, name); i < n; i++)
+        if (buf[i] && !usable_by(buf[i], dev))
+            return pb__fail(PB_ERR_INVALID, "%s: %s is a buffer of another device (%s/%s), not of %s/%s", bench,
+                            name[i], buf[i]->dev->backend->name, buf[i]->dev->name, dev->backend->name, dev->name);
     return PB_OK;
 }

@@ -5,10 +5,11 @@
 #include <stdbool.h>
 
 #include "parbench/pb.h"
+#include "parbench/pb_backend.h"
 
 /* Checks the family's argument struct (dimensions, leading dimensions, that
- * every buffer is large enough); families without a checker pass. */
-pb_status pb__kernel_args_check(const char *bench, const void *args);
+ * every buffer is dev's and large enough); families without a checker pass. */
+pb_status pb__kernel_args_check(const pb_device *dev, const char *bench, const void *args);
 pb_status pb__gemm_args_check(const void *args);
 pb_status pb__spmv_args_check(const void *args);
 /* PB_OK for float and double; PB_ERR_INVALID naming the family otherwise

@@ -49,6 +49,9 @@ struct pb_backend {
     const char *name;
     const char *summary;
     bool threaded; /* kernels honour dev->threads (--threads sweeps them) */
+    /* Buffers belong to the handle that made them (a context of its own),
+     * not to every handle of the same device. */
+    bool buffers_per_handle;
     /* Runtime check, called once; NULL means always available. */
     bool (*available)(const char **why);
     int (*device_count)(void);
@@ -134,6 +137,7 @@ struct pb_timer {
     pb_device *dev;
     void *start, *stop; /* device events */
     double host_start, host_stop;
+    bool host_started, host_stopped; /* since the last start */
 };
 
 /* Host pointer of a buffer as a typed pointer; for host-memory backends. */

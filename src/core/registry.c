@@ -37,7 +37,7 @@ const pb_backend *pb_backend_at(size_t i) { return i < pb_backend_count() ? back
 
 const pb_backend *pb_backend_find(const char *name)
 {
-    for (size_t i = 0; i < pb_backend_count(); i++)
+    for (size_t i = 0; name && i < pb_backend_count(); i++)
         if (strcmp(backends[i]->name, name) == 0)
             return backends[i];
     return NULL;
@@ -68,10 +68,20 @@ int pb_backend_device_count(const pb_backend *b)
     return pb_backend_available(b, NULL) ? b->device_count() : 0;
 }
 
+/* The public entry points take NULL for a handle as a caller's mistake,
+ * not a crash. */
+#define PB_NOT_NULL(p, what)                                                         \
+    do {                                                                             \
+        if (!(p))                                                                    \
+            return pb__fail(PB_ERR_INVALID, "%s: %s is NULL", __func__, what);       \
+    } while (0)
+
 pb_status pb_device_open(const pb_backend *b, int index, pb_device **out)
 {
     const char *why;
+    PB_NOT_NULL(out, "the device to fill");
     *out = NULL;
+    PB_NOT_NULL(b, "the backend (pb_backend_find finds only the backends built in)");
     if (!pb_backend_available(b, &why))
         return pb__fail(PB_ERR_UNAVAILABLE, "backend %s: %s", b->name, why);
     if (index < 0 || index >= b->device_count())
@@ -116,8 +126,8 @@ pb_status pb_device_info(pb_device *dev, struct pb_device_info *out)
 
 void pb_device_set_threads(pb_device *dev, int n)
 {
-    if (dev->backend->threaded)
-        dev->threads = n > 0 ? n : dev->default_threads;
+    if (dev && dev->backend->threaded)
+        dev->threads = n > 0 ? (n < PB_MAX_THREADS ? n : PB_MAX_THREADS) : dev->default_threads;
 }
 int pb_device_threads(const pb_device *dev) { return dev->threads; }
 
@@ -136,7 +146,11 @@ uint64_t pb__new_stamp(void)
 
 pb_status pb_buf_alloc(pb_device *dev, enum pb_mem kind, size_t bytes, pb_buf **out)
 {
+    PB_NOT_NULL(out, "the buffer to fill");
     *out = NULL;
+    PB_NOT_NULL(dev, "the device");
+    if (kind != PB_MEM_DEVICE && kind != PB_MEM_PINNED && kind != PB_MEM_PAGEABLE)
+        return pb__fail(PB_ERR_INVALID, "pb_buf_alloc: unknown memory kind %d", (int)kind);
     pb_buf *buf = calloc(1, sizeof *buf);
     if (!buf)
         return pb__fail(PB_ERR_NOMEM, "cannot allocate a buffer handle");
@@ -157,7 +171,9 @@ pb_status pb_buf_alloc(pb_device *dev, enum pb_mem kind, size_t bytes, pb_buf **
 
 pb_status pb_buf_wrap_host(pb_device *dev, void *ptr, size_t bytes, pb_buf **out)
 {
+    PB_NOT_NULL(out, "the buffer to fill");
     *out = NULL;
+    PB_NOT_NULL(dev, "the device");
     if (dev->backend->alloc)
         return pb__fail(PB_ERR_UNSUPPORTED, "backend %s cannot wrap host memory",
                         dev->backend->name);
@@ -174,7 +190,9 @@ pb_status pb_buf_wrap_host(pb_device *dev, void *ptr, size_t bytes, pb_buf **out
 
 pb_status pb_buf_pin_host(pb_device *dev, void *ptr, size_t bytes, pb_buf **out)
 {
+    PB_NOT_NULL(out, "the buffer to fill");
     *out = NULL;
+    PB_NOT_NULL(dev, "the device");
     if (!dev->backend->alloc)
         return pb_buf_wrap_host(dev, ptr, bytes, out);
     if (!dev->backend->pin_host)
@@ -222,8 +240,8 @@ void pb_buf_free(pb_buf *buf)
     free(buf);
 }
 
-size_t pb_buf_size(const pb_buf *buf) { return buf->bytes; }
-void *pb_buf_host_ptr(const pb_buf *buf) { return buf->host; }
+size_t pb_buf_size(const pb_buf *buf) { return buf ? buf->bytes : 0; }
+void *pb_buf_host_ptr(const pb_buf *buf) { return buf ? buf->host : NULL; }
 
 static pb_status check_range(const pb_buf *buf, size_t off, size_t bytes)
 {
@@ -236,6 +254,9 @@ static pb_status check_range(const pb_buf *buf, size_t off, size_t bytes)
 
 pb_status pb_buf_write(pb_buf *dst, size_t dst_off, const void *src, size_t bytes)
 {
+    PB_NOT_NULL(dst, "the buffer");
+    if (bytes)
+        PB_NOT_NULL(src, "the host memory to write from");
     pb_status st = check_range(dst, dst_off, bytes);
     if (st != PB_OK)
         return st;
@@ -249,6 +270,9 @@ pb_status pb_buf_write(pb_buf *dst, size_t dst_off, const void *src, size_t byte
 
 pb_status pb_buf_read(const pb_buf *src, size_t src_off, void *dst, size_t bytes)
 {
+    PB_NOT_NULL(src, "the buffer");
+    if (bytes)
+        PB_NOT_NULL(dst, "the host memory to read into");
     pb_status st = check_range(src, src_off, bytes);
     if (st != PB_OK)
         return st;
@@ -261,6 +285,7 @@ pb_status pb_buf_read(const pb_buf *src, size_t src_off, void *dst, size_t bytes
 
 pb_status pb_buf_fill_bytes(pb_buf *buf, unsigned char value)
 {
+    PB_NOT_NULL(buf, "the buffer");
     buf->stamp = pb__new_stamp();
     if (buf->dev->backend->fill)
         return buf->dev->backend->fill(buf, value);
@@ -273,6 +298,8 @@ pb_status pb_buf_copy(pb_buf *dst, size_t dst_off, const pb_buf *src, size_t src
                       pb_stream *stream)
 {
     pb_status st;
+    PB_NOT_NULL(dst, "the destination buffer");
+    PB_NOT_NULL(src, "the source buffer");
     if (dst->dev != src->dev)
         return pb__fail(PB_ERR_INVALID, "copy between buffers of different devices");
     if ((st = check_range(dst, dst_off, bytes)) != PB_OK || (st = check_range(src, src_off, bytes)) != PB_OK)
@@ -289,7 +316,9 @@ pb_status pb_buf_copy(pb_buf *dst, size_t dst_off, const pb_buf *src, size_t src
 
 static pb_status stream_create(pb_device *dev, bool urgent, pb_stream **out)
 {
+    PB_NOT_NULL(out, "the stream to fill");
     *out = NULL;
+    PB_NOT_NULL(dev, "the device");
     pb_stream *s = calloc(1, sizeof *s);
     if (!s)
         return pb__fail(PB_ERR_NOMEM, "cannot allocate a stream handle");
@@ -319,6 +348,7 @@ void pb_stream_destroy(pb_stream *s)
 
 pb_status pb_stream_sync(pb_stream *s)
 {
+    PB_NOT_NULL(s, "the stream");
     return s->dev->backend->stream_sync ? s->dev->backend->stream_sync(s) : PB_OK;
 }
 
@@ -326,6 +356,8 @@ pb_status pb_stream_wait(pb_stream *waiter, pb_stream *on)
 {
     if (waiter == on)
         return PB_OK;
+    PB_NOT_NULL(waiter, "the waiting stream");
+    PB_NOT_NULL(on, "the stream waited on");
     const struct pb_backend *b = on->dev->backend;
     return b->stream_wait && waiter->dev == on->dev ? b->stream_wait(waiter, on) : pb_stream_sync(on);
 }
@@ -334,7 +366,9 @@ bool pb_device_has_event_timers(const pb_device *dev) { return dev->backend->tim
 
 pb_status pb_timer_create(pb_device *dev, pb_timer **out)
 {
+    PB_NOT_NULL(out, "the timer to fill");
     *out = NULL;
+    PB_NOT_NULL(dev, "the device");
     pb_timer *t = calloc(1, sizeof *t);
     if (!t)
         return pb__fail(PB_ERR_NOMEM, "cannot allocate a timer");
@@ -361,18 +395,28 @@ void pb_timer_destroy(pb_timer *t)
 
 pb_status pb_timer_start(pb_timer *t, pb_stream *s)
 {
+    PB_NOT_NULL(t, "the timer");
     t->host_start = pb__now();
+    t->host_started = true, t->host_stopped = false;
     return t->dev->backend->timer_record ? t->dev->backend->timer_record(t, false, s) : PB_OK;
 }
 
 pb_status pb_timer_stop(pb_timer *t, pb_stream *s)
 {
+    PB_NOT_NULL(t, "the timer");
+    if (!t->host_started)
+        return pb__fail(PB_ERR_INVALID, "pb_timer_stop: the timer was not started");
     t->host_stop = pb__now();
+    t->host_stopped = true;
     return t->dev->backend->timer_record ? t->dev->backend->timer_record(t, true, s) : PB_OK;
 }
 
 pb_status pb_timer_elapsed(pb_timer *t, double *seconds)
 {
+    PB_NOT_NULL(t, "the timer");
+    PB_NOT_NULL(seconds, "the seconds to fill");
+    if (!t->host_stopped)
+        return pb__fail(PB_ERR_INVALID, "pb_timer_elapsed: start and stop must both be recorded, in that order");
     if (t->dev->backend->timer_elapsed)
         return t->dev->backend->timer_elapsed(t, seconds);
     *seconds = t->host_stop - t->host_start;
@@ -450,8 +494,11 @@ static bool default_takes(const pb_device *dev, const struct pb_variant *v, cons
 
 pb_status pb_kernel_default(pb_device *dev, const char *bench, const void *args, const char **variant)
 {
+    PB_NOT_NULL(variant, "the variant to fill");
     *variant = NULL;
-    pb_status st = args ? pb__kernel_args_check(bench, args) : PB_OK;
+    PB_NOT_NULL(dev, "the device");
+    PB_NOT_NULL(bench, "the kernel family");
+    pb_status st = args ? pb__kernel_args_check(dev, bench, args) : PB_OK;
     if (st != PB_OK)
         return st;
     bool any = false;
@@ -479,6 +526,10 @@ pb_status pb_kernel_default(pb_device *dev, const char *bench, const void *args,
 pb_status pb_kernel_launch(pb_device *dev, const char *bench, const char *variant, const void *args,
                            pb_stream *s)
 {
+    PB_NOT_NULL(dev, "the device");
+    PB_NOT_NULL(bench, "the kernel family");
+    if (s && s->dev != dev)
+        return pb__fail(PB_ERR_INVALID, "%s: the stream is another device's", bench);
     if (!variant) {
         pb_status st = pb_kernel_default(dev, bench, args, &variant);
         if (st != PB_OK)
@@ -488,7 +539,7 @@ pb_status pb_kernel_launch(pb_device *dev, const char *bench, const char *varian
     if (!v)
         return pb__fail(PB_ERR_NOT_FOUND, "backend %s has no %s variant '%s'", dev->backend->name,
                         bench, variant);
-    pb_status st = pb__kernel_args_check(bench, args);
+    pb_status st = pb__kernel_args_check(dev, bench, args);
     if (st != PB_OK)
         return st;
     if (strcmp(bench, "spmv") == 0 && ((const struct pb_spmv_args *)args)->format != pb__spmv_variant_format(v))
@@ -540,9 +591,16 @@ enum pb_sparse_format pb__spmv_variant_format(const struct pb_variant *v)
 
 pb_status pb_spmv_format(const pb_backend *b, const char *variant, enum pb_sparse_format *out)
 {
-    const struct pb_variant *v = b ? pb__variant_find(b, "spmv", variant) : NULL;
+    PB_NOT_NULL(out, "the format to fill");
+    PB_NOT_NULL(b, "the backend");
+    const struct pb_variant *v = NULL;
+    for (size_t i = 0; !variant && i < sizeof defaults / sizeof defaults[0]; i++) /* NULL: the default's */
+        for (size_t j = 0; strcmp(defaults[i].bench, "spmv") == 0 && j < sizeof defaults[i].names / sizeof *defaults[i].names && defaults[i].names[j] && !v; j++)
+            v = pb__variant_find(b, "spmv", defaults[i].names[j]);
+    if (variant)
+        v = pb__variant_find(b, "spmv", variant);
     if (!v)
-        return pb__fail(PB_ERR_NOT_FOUND, "no spmv variant '%s'", variant);
+        return pb__fail(PB_ERR_NOT_FOUND, "no spmv variant '%s'", variant ? variant : "(default)");
     *out = pb__spmv_variant_format(v);
     return PB_OK;
 }

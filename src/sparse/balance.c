@@ -109,6 +109,18 @@ pb_status pb__bal_plan(const int32_t *ptr, int32_t rows, int32_t block_nnz, bool
     return PB_OK;
 }
 
+pb_status pb__csr_offsets_agree(const int32_t *ptr, int32_t rows, int64_t nnz)
+{
+    if (ptr[0] != 0 || ptr[rows] != nnz)
+        return pb__fail(PB_ERR_INVALID, "spmv: the row offsets run from %d to %d, the arguments say 0 to %lld", ptr[0],
+                        ptr[rows], (long long)nnz);
+    for (int32_t r = 0; r < rows; r++)
+        if (ptr[r + 1] < ptr[r])
+            return pb__fail(PB_ERR_INVALID, "spmv: row offsets decrease after row %d (%d, then %d)", r, ptr[r],
+                            ptr[r + 1]);
+    return PB_OK;
+}
+
 void pb__spmv_row_stats_of(const int32_t *ptr, int32_t rows, int32_t cols, struct pb_spmv_row_stats *out)
 {
     memset(out, 0, sizeof *out);

@@ -70,6 +70,10 @@ struct pb_spmv_row_stats {
     double empty;         /* fraction of rows that are empty */
 };
 void pb__spmv_row_stats_of(const int32_t *ptr, int32_t rows, int32_t cols, struct pb_spmv_row_stats *out);
+/* Whether CSR row offsets read back agree with the arguments (ptr[0] = 0,
+ * ptr[rows] = nnz, never decreasing); PB_ERR_INVALID saying where not. The
+ * plans built from them would otherwise index past the arrays. */
+pb_status pb__csr_offsets_agree(const int32_t *ptr, int32_t rows, int64_t nnz);
 
 /* What an `auto` SpMV variant runs for a matrix of these statistics (CUDA's
  * and OpenCL's read PB_PICK_ELLT as "ELLT may run" and time it against the

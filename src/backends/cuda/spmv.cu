@@ -1144,7 +1144,9 @@ static pb_status balanced_plan(pb_device *dev, const pb_spmv_args *a, pb_cuda_sp
         return st;
     pb_bal_plan plan = {};
     cudaError_t e = cudaMemcpy(ptr, a->ptr->handle, ((size_t)a->rows + 1) * sizeof *ptr, cudaMemcpyDeviceToHost);
-    if (e == cudaSuccess) {
+    if (e == cudaSuccess)
+        st = pb__csr_offsets_agree(ptr, a->rows, a->nnz);
+    if (e == cudaSuccess && st == PB_OK) {
         pb__spmv_row_stats_of(ptr, a->rows, a->cols, &sp->stats);
         // PARBENCH_CUDA_BAL_WARP_ROWS=0: the plan before warp rows (groups as wide as the longest row), for A/B runs
         const char *env = getenv("PARBENCH_CUDA_BAL_WARP_ROWS");

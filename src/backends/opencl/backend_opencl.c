@@ -1208,6 +1208,7 @@ const struct pb_backend pb__backend_opencl = {
     .name = "opencl",
     .summary = "OpenCL devices of every platform (ICD loader)",
     .threaded = false,
+    .buffers_per_handle = true,
     .available = cl_available,
     .device_count = cl_device_count,
     .open = cl_open,

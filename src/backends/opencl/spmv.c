@@ -209,6 +209,8 @@ static pb_status plan_ready(pb_device *dev, const struct pb_spmv_args *a, struct
     pb_status st = pb__host_alloc(((size_t)a->rows + 1) * sizeof *ptr, "spmv row offsets", (void **)&ptr);
     if (st == PB_OK)
         st = pb_buf_read(a->ptr, 0, ptr, ((size_t)a->rows + 1) * sizeof *ptr);
+    if (st == PB_OK)
+        st = pb__csr_offsets_agree(ptr, a->rows, a->nnz);
     if (st == PB_OK) {
         pb__spmv_row_stats_of(ptr, a->rows, a->cols, &c->stats);
         st = pb__bal_plan(ptr, a->rows, PB_BAL_NNZ, false, &plan);

@@ -19,7 +19,8 @@ static pb_status omp_open(pb_device *dev, int index)
 {
     (void)index;
     pb__cpu_model(dev->name, sizeof dev->name);
-    dev->threads = omp_get_max_threads();
+    int n = omp_get_max_threads(); /* OMP_NUM_THREADS, unchecked */
+    dev->threads = n < PB_MAX_THREADS ? n : PB_MAX_THREADS;
     return PB_OK;
 }
 
