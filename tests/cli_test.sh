@@ -609,7 +609,11 @@ contains "$tmp/out" "REGRESSION: ERROR (was OK)"
 # Ceilings: measured, saved, then read by runs for the fraction-of-ceiling column.
 expect 0 "$pb" run gemm --n 16 --variant ref/ikj --reps 1 --quiet
 contains "$tmp/err" "no ceilings file"
+# quick figures are no ceilings: never saved over the default file, only where asked
 expect 0 "$pb" ceilings --quick --backend openmp --reps 1
+[ ! -e "$tmp/cache/parbench/ceilings.json" ] && ok || bad "ceilings --quick saved over the default file"
+contains "$tmp/out" "nothing saved"
+expect 0 "$pb" ceilings --quick --backend openmp --reps 1 --ceilings "$tmp/cache/parbench/ceilings.json"
 contains "$tmp/cache/parbench/ceilings.json" '"fp32_gflops"'
 contains "$tmp/out" "saved to"
 # ref measures copies only: the rest is "-", never nan

@@ -320,6 +320,27 @@ static void test_filters(void **state)
     assert_int_equal(pb__conv_filter_make("/no/such/taps.txt", &r, &t), PB_ERR_IO);
 }
 
+/* A sampled check covers the strips' seams: both sides of each. */
+static void test_seam_rows(void **state)
+{
+    (void)state;
+    size_t rows[64];
+    struct pb_conv_shape shape = {.width = 10, .height = 1000, .radius = 1, .strips = {100, 0}};
+    assert_int_equal(pb__conv_seam_rows(&shape, rows, 64), 18);
+    for (size_t i = 0; i < 18; i++)
+        assert_int_equal(rows[i], (i / 2 + 1) * 100 - 1 + i % 2);
+    shape.strips[1] = 64; /* two variants' strips share the room */
+    size_t n = pb__conv_seam_rows(&shape, rows, 64);
+    assert_true(n > 18 && n <= 64 && n % 2 == 0);
+    assert_int_equal(rows[18], 63);
+    shape.strips[0] = 3, shape.strips[1] = 0; /* 333 seams spread over the room of 8 */
+    n = pb__conv_seam_rows(&shape, rows, 16);
+    assert_true(n >= 8 && n <= 16);
+    assert_true(rows[n - 1] > 500);
+    shape.strips[0] = 1000; /* one strip: no seam */
+    assert_int_equal(pb__conv_seam_rows(&shape, rows, 64), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -327,6 +348,7 @@ int main(void)
         cmocka_unit_test(test_engine_cap_too_small),
         cmocka_unit_test(test_kernels),
         cmocka_unit_test(test_engine),
+        cmocka_unit_test(test_seam_rows),
     };
     return pb_test_run(tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@
 
 #define FULL_ORACLE_PIXELS ((size_t)1 << 27)
 #define SAMPLED_ROWS 64
+#define SEAM_ROWS 256 /* at most, spread over the seams */
 #define FILL_CHUNK ((size_t)1 << 20) /* elements per seeded stream of the image */
 
 pb_status pb__conv_border_parse(const char *s, enum pb_conv_border *out)
@@ -239,6 +240,27 @@ static pb_status oracle(struct pb_conv_host *h)
     return st;
 }
 
+static int by_row(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+size_t pb__conv_seam_rows(const struct pb_conv_shape *shape, size_t *out, size_t max)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < 2; k++) {
+        size_t s = shape->strips[k], ht = shape->height;
+        if (!s || s >= ht)
+            continue;
+        size_t seams = (ht - 1) / s, room = (max - n) / 2 / (k == 0 && shape->strips[1] ? 2 : 1);
+        size_t step = seams > room && room ? (seams + room - 1) / room : 1;
+        for (size_t b = 1; b <= seams && n + 2 <= max && room; b += step)
+            out[n++] = b * s - 1, out[n++] = b * s;
+    }
+    return n;
+}
+
 pb_status pb__conv_host_prepare(const struct pb_conv_shape *shape, uint64_t seed, struct pb_conv_host **out)
 {
     *out = NULL;
@@ -249,12 +271,25 @@ pb_status pb__conv_host_prepare(const struct pb_conv_shape *shape, uint64_t seed
     size_t w = shape->width, ht = shape->height, px = w * ht, elt = pb_precision_size(shape->prec);
     size_t radius = shape->radius;
     bool full = px <= FULL_ORACLE_PIXELS || ht <= SAMPLED_ROWS;
-    h->n_rows = full ? ht : SAMPLED_ROWS;
+    h->n_rows = full ? ht : SAMPLED_ROWS + SEAM_ROWS;
     pb_status st = pb__conv_filter_make(shape->filter, &radius, &h->taps);
     if (st == PB_OK && radius != shape->radius)
         st = pb__fail(PB_ERR_INVALID, "filter '%s' has radius %zu, not %zu", shape->filter, radius, shape->radius);
     if (st == PB_OK && !(h->rows = malloc(h->n_rows * sizeof *h->rows)))
         st = pb__fail(PB_ERR_NOMEM, "conv: out of host memory");
+    if (st == PB_OK && full) {
+        for (size_t i = 0; i < ht; i++)
+            h->rows[i] = i;
+    } else if (st == PB_OK) {
+        pb__rng_sample_rows(seed, ht, h->rows, SAMPLED_ROWS);
+        h->n_rows = SAMPLED_ROWS + pb__conv_seam_rows(shape, h->rows + SAMPLED_ROWS, SEAM_ROWS);
+        qsort(h->rows, h->n_rows, sizeof *h->rows, by_row);
+        size_t kept = 1; /* a seam may be a sampled row */
+        for (size_t r = 1; r < h->n_rows; r++)
+            if (h->rows[r] != h->rows[kept - 1])
+                h->rows[kept++] = h->rows[r];
+        h->n_rows = kept;
+    }
     if (st == PB_OK)
         st = pb__host_alloc(px * elt, "conv input image", &h->image);
     if (st == PB_OK)
@@ -291,12 +326,6 @@ pb_status pb__conv_host_prepare(const struct pb_conv_shape *shape, uint64_t seed
         size_t first = (size_t)c * FILL_CHUNK, n = px - first < FILL_CHUNK ? px - first : FILL_CHUNK;
         pb__rng_init(&rng, seed, 100 + (uint64_t)c);
         pb__rng_fill(&rng, (char *)h->image + first * elt, shape->prec, n);
-    }
-    if (full) {
-        for (size_t i = 0; i < ht; i++)
-            h->rows[i] = i;
-    } else {
-        pb__rng_sample_rows(seed, ht, h->rows, h->n_rows);
     }
     st = oracle(h);
     if (st != PB_OK) {

@@ -36,10 +36,14 @@ struct pb_conv_shape {
     enum pb_conv_border border;
     const char *filter; /* spec */
     enum pb_precision prec;
+    /* Strip heights (0: none) whose seams a sampled check covers: the last
+     * row of every strip and the first of the next. */
+    size_t strips[2];
 };
 
 /* Seeded image and the oracle: every row when the image is small enough,
- * else a sample of rows (first, last and seeded ones) plus a finite check.
+ * else a sample of rows (first, last, seeded ones and the strips' seams, up
+ * to SEAM_ROWS of them) plus a finite check.
  * Each output element is checked against its rounding-error scale
  * (verify.h): u sqrt(N) sum|t| + N tiny, sum|t| = the |taps| x |taps|
  * filter applied to |image|, N = 2(2R+1) + 1 roundings on the path of a
@@ -59,6 +63,9 @@ struct pb_conv_host {
     char overflow[192];
 };
 pb_status pb__conv_host_prepare(const struct pb_conv_shape *shape, uint64_t seed, struct pb_conv_host **out);
+/* The rows on either side of shape's strips' seams, at most max of them
+ * (seams spread evenly where there are more), into out; their count. */
+size_t pb__conv_seam_rows(const struct pb_conv_shape *shape, size_t *out, size_t max);
 void pb__conv_host_release(void *host);
 /* Compare an output image (host memory, prec) with the oracle; corrupt:
  * first add a fault to a seeded element anywhere in the image. */

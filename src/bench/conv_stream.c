@@ -113,6 +113,13 @@ static void cs_describe(const struct pb_problem *p, char *buf, size_t len)
 static pb_status cs_prepare(const struct pb_problem *p, uint64_t seed, void **host)
 {
     struct pb_conv_shape shape = pb__conv_shape(p);
+    /* the strips of both variants (one set of buffers, --streams sets), for the check's sample */
+    for (int k = 0; k < 2; k++) {
+        struct pb_conv_job job = {.shape = shape, .slots = k ? (size_t)p->v[P_STREAMS] : 1,
+                                  .strip_rows = (size_t)p->v[P_STRIP], .device_mem = (size_t)p->v[P_DEVMEM]};
+        if (pb__conv_strip_rows(&job, &shape.strips[k]) != PB_OK)
+            shape.strips[k] = 0, pb__clear_error();
+    }
     return pb__conv_host_prepare(&shape, seed, (struct pb_conv_host **)host);
 }
 

@@ -48,7 +48,7 @@ static const struct pb_param_def gemm_params[] = {
 #define WG_MAX 65536 /* per dimension; what a device takes is its variant's check */
 
 #define EXACT_ROWS 8 /* rows of C compared element by element */
-#define N_VECTORS 2  /* Freivalds vectors */
+#define N_VECTORS 2  /* Freivalds vectors, on each side */
 #define FAULT 1e-3   /* --inject-fault: one element off by this times sum_p |a_ip b_pj| */
 
 struct gemm_host {
@@ -59,6 +59,8 @@ struct gemm_host {
     double *ref, *ref_scale; /* their oracle and error scales, n_rows x n */
     double *r;               /* Freivalds vectors, N_VECTORS x n */
     double *abr, *abr_scale; /* A*(B*r) and its scales, N_VECTORS x m */
+    double *l;               /* left ones, N_VECTORS x m */
+    double *lab, *lab_scale; /* (l*A)*B and its scales, N_VECTORS x n */
 };
 
 struct gemm_state {
@@ -238,8 +240,22 @@ static void exact_rows(struct gemm_host *h)
     }
 }
 
-/* For vector v: r (entries +-[0.5, 1), never near 0, so no error hides behind
- * a small weight), w = B*r, then A*w and its scales. */
+/* A check vector's entries: +-[0.5, 1), never near 0, so no error hides
+ * behind a small weight; returns their 2-norm. */
+static double check_vector(uint64_t seed, uint64_t stream, double *r, size_t n)
+{
+    struct pb_rng rng;
+    pb__rng_init(&rng, seed, stream);
+    double norm = 0;
+    for (size_t j = 0; j < n; j++) {
+        double u = pb__rng_uniform(&rng);
+        r[j] = u < 0 ? -0.5 + 0.5 * u : 0.5 + 0.5 * u;
+        norm += r[j] * r[j];
+    }
+    return sqrt(norm);
+}
+
+/* For vector v: r (check_vector), w = B*r, then A*w and its scales. */
 static pb_status freivalds_prepare(struct gemm_host *h, size_t v)
 {
     size_t m, n, k;
@@ -250,14 +266,7 @@ static pb_status freivalds_prepare(struct gemm_host *h, size_t v)
     if (st != PB_OK)
         return st;
     bq = w + k;
-    struct pb_rng rng;
-    pb__rng_init(&rng, h->seed, 10 + v);
-    for (size_t j = 0; j < n; j++) {
-        double u = pb__rng_uniform(&rng);
-        r[j] = u < 0 ? -0.5 + 0.5 * u : 0.5 + 0.5 * u;
-        rnorm += r[j] * r[j];
-    }
-    rnorm = sqrt(rnorm);
+    rnorm = check_vector(h->seed, 10 + v, r, n);
     const long kk = (long)k, mm = (long)m;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static)
@@ -293,6 +302,55 @@ static pb_status freivalds_prepare(struct gemm_host *h, size_t v)
     return PB_OK;
 }
 
+/* The same from the left, for vector v: l, w = l*A, then w*B and its scales.
+ * C*r sums a row's n elements, so an error in one element weighs against a
+ * scale of sqrt(n) elements' and escapes where C is wide (n of a million in
+ * float); l*C sums a column's m elements. */
+static pb_status freivalds_left_prepare(struct gemm_host *h, size_t v)
+{
+    size_t m, n, k;
+    dims(&h->p, &m, &n, &k);
+    enum pb_precision prec = h->p.prec;
+    double *l = &h->l[v * m], *w, *aq;
+    pb_status st = pb__host_alloc(2 * k * sizeof *w, "gemm check vectors", (void **)&w);
+    if (st != PB_OK)
+        return st;
+    aq = w + k;
+    double lnorm = check_vector(h->seed, 30 + v, l, m);
+    const long kk = (long)k, nn = (long)n;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+    for (long p = 0; p < kk; p++) {
+        struct ksum s = {0, 0};
+        double q = 0;
+        for (size_t i = 0; i < m; i++) {
+            double t = elem(h->a, prec, i * k + (size_t)p) * l[i];
+            ksum_add(&s, t);
+            q += t * t;
+        }
+        w[p] = s.s + s.c;
+        aq[p] = q;
+    }
+    double *z = &h->lab[v * n], *zs = &h->lab_scale[v * n], tiny = pb__dot_scale(prec, (double)k, 0);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+    for (long j = 0; j < nn; j++) {
+        struct ksum s = {0, 0};
+        double q = 0;
+        for (size_t p = 0; p < k; p++) {
+            double b = elem(h->b, prec, p * n + (size_t)j);
+            ksum_add(&s, w[p] * b);
+            q += aq[p] * b * b;
+        }
+        z[j] = s.s + s.c;
+        zs[j] = pb__dot_scale(prec, (double)k, q) - tiny + tiny * lnorm;
+    }
+    pb__host_free(w);
+    return PB_OK;
+}
+
 void pb__gemm_host_release(void *host)
 {
     struct gemm_host *h = host;
@@ -305,6 +363,9 @@ void pb__gemm_host_release(void *host)
     pb__host_free(h->r);
     pb__host_free(h->abr);
     pb__host_free(h->abr_scale);
+    pb__host_free(h->l);
+    pb__host_free(h->lab);
+    pb__host_free(h->lab_scale);
     free(h->rows);
     free(h);
 }
@@ -341,6 +402,12 @@ pb_status pb__gemm_host_adopt(const struct pb_problem *p, uint64_t seed, void *a
         st = pb__host_alloc(N_VECTORS * m * sizeof(double), "gemm check products", (void **)&h->abr);
     if (st == PB_OK)
         st = pb__host_alloc(N_VECTORS * m * sizeof(double), "gemm check scales", (void **)&h->abr_scale);
+    if (st == PB_OK)
+        st = pb__host_alloc(N_VECTORS * m * sizeof(double), "gemm check vectors", (void **)&h->l);
+    if (st == PB_OK)
+        st = pb__host_alloc(N_VECTORS * n * sizeof(double), "gemm check products", (void **)&h->lab);
+    if (st == PB_OK)
+        st = pb__host_alloc(N_VECTORS * n * sizeof(double), "gemm check scales", (void **)&h->lab_scale);
     if (st != PB_OK) {
         pb__gemm_host_release(h);
         return st;
@@ -354,6 +421,8 @@ pb_status pb__gemm_host_adopt(const struct pb_problem *p, uint64_t seed, void *a
     exact_rows(h);
     for (size_t v = 0; v < N_VECTORS && st == PB_OK; v++)
         st = freivalds_prepare(h, v);
+    for (size_t v = 0; v < N_VECTORS && st == PB_OK; v++)
+        st = freivalds_left_prepare(h, v);
     if (st != PB_OK) {
         pb__gemm_host_release(h);
         return st;
@@ -371,7 +440,7 @@ pb_status pb__gemm_host_prepare(const struct pb_problem *p, uint64_t seed, void 
      * could never be checked: A, B, the reference rows, the check vectors. */
     double rows = (double)(m < EXACT_ROWS ? m : EXACT_ROWS),
            need = ((double)m * (double)k + (double)k * (double)n) * (double)elt + 2 * rows * (double)n * 8 +
-                  N_VECTORS * ((double)n + 2 * (double)m) * 8 + 2 * (double)k * 8;
+                  3 * N_VECTORS * ((double)n + (double)m) * 8 + 2 * (double)k * 8 + (double)n * 16;
     char who[96];
     snprintf(who, sizeof who, "gemm %zux%zux%zu", m, n, k);
     pb_status st = pb__host_mem_need(need, who, "(inputs, reference, check vectors)");
@@ -507,6 +576,29 @@ pb_status pb__gemm_host_check(const void *host, void *c, bool corrupt, struct pb
         pb__check_add_scaled(out, y, PB_DOUBLE, &h->abr[v * m], &h->abr_scale[v * m], m, 0, "row of C*r");
     }
     pb__host_free(y);
+    struct ksum *col;
+    if ((st = pb__host_alloc(n * sizeof *col, "gemm check", (void **)&col)) != PB_OK)
+        return st;
+    const long nn = (long)n, chunk = 256;
+    for (size_t v = 0; v < N_VECTORS; v++) {
+        const double *l = &h->l[v * m];
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+        for (long j0 = 0; j0 < nn; j0 += chunk) { /* a run of columns, down the rows */
+            size_t j1 = (size_t)(j0 + chunk < nn ? j0 + chunk : nn);
+            for (size_t j = (size_t)j0; j < j1; j++)
+                col[j] = (struct ksum){0, 0};
+            for (size_t i = 0; i < m; i++)
+                for (size_t j = (size_t)j0; j < j1; j++)
+                    ksum_add(&col[j], elem(c, prec, i * n + j) * l[i]);
+        }
+        double *yc = (double *)col; /* in place: col[j] is read before yc[j] is written */
+        for (size_t j = 0; j < n; j++)
+            yc[j] = col[j].s + col[j].c;
+        pb__check_add_scaled(out, yc, PB_DOUBLE, &h->lab[v * n], &h->lab_scale[v * n], n, 0, "column of l*C");
+    }
+    pb__host_free(col);
     pb__check_end(out);
     return PB_OK;
 }

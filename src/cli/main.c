@@ -103,7 +103,7 @@ static bool is_help(const char *arg) { return strcmp(arg, "--help") == 0 || strc
 
 /* --device NAME: whether some device of some usable backend has NAME in its
  * name (a typo would otherwise skip every row and exit 0). */
-static bool any_device_matches(const char *name)
+bool pb__cli_any_device_matches(const char *name)
 {
     for (size_t i = 0; i < pb_backend_count(); i++) {
         const pb_backend *b = pb_backend_at(i);
@@ -730,7 +730,7 @@ static int run_setup(int argc, char **argv, int rank, struct run_cmd *rc_out)
             st = pb__fail(PB_ERR_INVALID, "--seed must be between 0 and 2^53 (got %s)",
                           a.values[O_SEED]);
     }
-    if (st == PB_OK && device_match && !any_device_matches(device_match))
+    if (st == PB_OK && device_match && !pb__cli_any_device_matches(device_match))
         return pb__cli_die(EXIT_USAGE, "no device of any backend here matches '%s' (parbench devices lists them)",
                            device_match);
     if (st == PB_OK && !device_match && device > 0 && !any_device_index((int)device))

@@ -170,13 +170,21 @@ static void keep_in_build(const struct pb_bench *bench, bool variant, const char
  * would be a usage error). false with r->missing[e] set when it cannot run
  * here (no matrix found, none of its backends or variants built); *rc set on
  * a memory error. */
+/* Whether --device's value (len bytes at p) matches a device here. */
+static bool device_named(const char *p, size_t len)
+{
+    char name[128];
+    snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), p);
+    return pb__cli_any_device_matches(name);
+}
+
 static bool build_args(struct study_run *r, size_t e, struct args *a, int *rc)
 {
     const struct pb_study_exp *x = &r->st->exps[e];
     const char *spec = r->quick ? x->quick : x->full;
     a->n = 0;
     bool ok = args_add(a, "parbench", 8) && args_add(a, "run", 3);
-    bool matrix_next = false, backend_next = false, variant_next = false, device_next = false;
+    bool matrix_next = false, backend_next = false, variant_next = false, device_next = false, named_next = false;
     const struct pb_bench *bench = NULL;
     for (const char *p = spec; ok && *p;) {
         while (*p == ' ')
@@ -232,9 +240,17 @@ static bool build_args(struct study_run *r, size_t e, struct args *a, int *rc)
             }
             ok = args_add(a, list, strlen(list));
             free(list);
+        } else if (named_next && !device_named(p, len)) {
+            /* the study's GPU, on a machine without one: its rows are not measured here */
+            snprintf(r->missing_buf[e], sizeof r->missing_buf[e], "no device here matches '%.*s', the device it names",
+                     (int)(len < 64 ? len : 64), p);
+            r->missing[e] = r->missing_buf[e];
+            args_free(a);
+            return false;
         } else {
             ok = args_add(a, p, len);
         }
+        named_next = len == 8 && strncmp(p, "--device", len) == 0;
         matrix_next = len == 8 && strncmp(p, "--matrix", len) == 0;
         backend_next = len == 9 && strncmp(p, "--backend", len) == 0;
         variant_next = len == 9 && strncmp(p, "--variant", len) == 0;

@@ -204,7 +204,8 @@ static void ceilings_help(FILE *f)
                "  --ceilings FILE         where to save (default $XDG_CACHE_HOME/parbench/ceilings.json\n"
                "                          or ~/.cache/parbench/ceilings.json); other devices' entries are kept\n"
                "  --reps N                timed repetitions (default 5)\n"
-               "  --quick                 small problems (a check that it works, not a measurement)\n"
+               "  --quick                 small problems (a check that it works, not a measurement;\n"
+               "                          saved only to a --ceilings FILE given)\n"
                "\nexit status: 0 saved, 1 a kernel FAILED verification, 2 usage error, 3 device or I/O error.\n");
 }
 
@@ -235,6 +236,8 @@ int pb__cmd_ceilings(int argc, char **argv)
     if (rc != PB_EXIT_OK)
         return rc;
     char default_path[1024];
+    /* quick figures are no ceilings: they go where asked, never over the default file */
+    bool save = !quick || path;
     if (!path && !pb__ceilings_default_path(default_path, sizeof default_path))
         return pb__cli_die(PB_EXIT_USAGE, "%s", "neither XDG_CACHE_HOME nor HOME is set: give --ceilings FILE");
     if (!path)
@@ -335,7 +338,9 @@ int pb__cmd_ceilings(int argc, char **argv)
         rc = pb__cli_fail(st);
     if (rc == PB_EXIT_OK && total.interrupted)
         rc = 130;
-    if (rc == PB_EXIT_OK && measured) {
+    if (rc == PB_EXIT_OK && measured && !save) {
+        printf("\n--quick: nothing saved (--ceilings FILE keeps these figures; a full run saves to %s)\n", path);
+    } else if (rc == PB_EXIT_OK && measured) {
         snprintf(saved.date, sizeof saved.date, "%s", ctx.date);
         snprintf(saved.commit, sizeof saved.commit, "%s", ctx.commit);
         st = pb__ceilings_write(path, &saved);

@@ -159,9 +159,9 @@ pb_status pb__dia_refuse(int diags, double ratio);
  * PB_HUB_FACTOR times the mean count of entries, hottest first; renumbered,
  * x reads as the hubs' entries followed by all of x as it is, so label[c],
  * column c's place in it, is its place among the hubs, else hubs + c (the
- * other columns keep their order, and whatever locality it had). OpenMP
- * copies x so before each product; CUDA copies the hubs alone and reads
- * labels of hubs + c from x[c].
+ * other columns keep their order, and whatever locality it had). Before
+ * each product the hubs' entries are copied out, and label hubs + c reads
+ * x[c] as it is.
  * pb__hubs_plan fills label[cols] (which may be count itself) and out (list
  * malloc'ed: pb__hubs_free) from the entries per column; PB_ERR_UNSUPPORTED where the hubs hold less
  * than PB_HUB_SHARE of the entries, unless `any`. */
