@@ -215,8 +215,8 @@ struct omp_plan {
     enum pb_precision p_prec;
     bool p_refused;
     size_t p_cache, p_l2; /* bytes of the last-level and level-2 caches, read on first use */
-    /* csr-hubs' columns renumbered (h_idx), its hubs and their entries of x
-     * (h_x), for the column indices with stamp h_stamp in h_prec, or why not */
+    /* csr-hubs' columns renumbered (h_idx), its hubs and x renumbered (h_x),
+     * for the column indices with stamp h_stamp in h_prec, or why not */
     struct pb_hubs h;
     int32_t *h_idx;
     void *h_x;
@@ -653,14 +653,13 @@ pb_status pb__omp_spmv_panels_prepare(pb_device *dev, const void *args, char *no
 /* ---- csr-hubs -------------------------------------------------------------- */
 
 /* A graph's hub columns (sparse.h) renumbered to the front of x, so that the
- * gathers that keep coming back to them hit a few packed cache lines; the
- * hubs' entries of x are copied out before each product, and the product
- * reads a hub from the copy, any other column from x as it is. */
+ * gathers that keep coming back to them hit a few packed cache lines; x is
+ * renumbered before each product, and csr runs over the copy. */
 static pb_status hubs_make(struct omp_plan *c, const struct pb_spmv_args *a, int threads)
 {
     const int32_t *idx = PB__HOST(a->idx, const int32_t);
     size_t elt = pb_precision_size(a->prec);
-    pb_status st = pb__host_mem_need((double)a->nnz * 4 + (double)a->cols * (double)(4 + elt), "openmp/csr-hubs",
+    pb_status st = pb__host_mem_need((double)a->nnz * 4 + (double)a->cols * (double)(4 + 2 * elt), "openmp/csr-hubs",
                                      "for its copy");
     if (st != PB_OK)
         return st;
@@ -671,7 +670,7 @@ static pb_status hubs_make(struct omp_plan *c, const struct pb_spmv_args *a, int
         count[idx[k]]++;
     st = pb__hubs_plan(count, a->cols, a->nnz, c->h_any, &c->h, count); /* count becomes the labels */
     if (st == PB_OK && (!(c->h_idx = malloc((size_t)a->nnz * sizeof *c->h_idx + 1)) ||
-                        !(c->h_x = malloc((size_t)c->h.n * elt + 1))))
+                        !(c->h_x = malloc(((size_t)c->h.n + (size_t)a->cols) * elt + 1))))
         st = pb__fail(PB_ERR_NOMEM, "csr-hubs: a copy of %" PRId64 " column indices", a->nnz);
     if (st == PB_OK) {
         _Pragma("omp parallel for schedule(static) num_threads(threads)")
@@ -708,37 +707,21 @@ static pb_status hubs_ready(pb_device *dev, const struct pb_spmv_args *a, struct
     return st;
 }
 
-/* csr over the renumbered columns: below n, the hubs' copy; above, x. */
-#define DEFINE_HUBS(T, SUFFIX)                                                                   \
-    static void hubs_##SUFFIX(const struct omp_plan *c, const struct pb_spmv_args *a, int threads)   \
+#define DEFINE_HUBS_X(T, SUFFIX)                                                                 \
+    static void hubs_x_##SUFFIX(const struct omp_plan *c, const struct pb_spmv_args *a, int threads) \
     {                                                                                            \
-        const int32_t *ptr = PB__HOST(a->ptr, const int32_t), *idx = c->h_idx;                   \
-        const T *val = PB__HOST(a->val, const T), *x = PB__HOST(a->x, const T);                 \
-        T *xh = c->h_x, *y = PB__HOST(a->y, T);                                                  \
+        const T *x = PB__HOST(a->x, const T);                                                    \
+        T *xh = c->h_x;                                                                          \
         const int32_t n = c->h.n, *list = c->h.list;                                             \
-        _Pragma("omp parallel num_threads(threads)")                                             \
-        {                                                                                        \
-            _Pragma("omp for schedule(static)")                                                  \
-            for (int32_t p = 0; p < n; p++)                                                      \
-                xh[p] = x[list[p]];                                                              \
-            int t = omp_get_thread_num(), nt = omp_get_num_threads();                            \
-            int32_t end = split_row(ptr, a->rows, t + 1, nt);                                    \
-            for (int32_t i = split_row(ptr, a->rows, t, nt); i < end; i++) {                     \
-                T sum = 0;                                                                       \
-                for (int32_t k = ptr[i]; k < ptr[i + 1]; k++) {                                  \
-                    int32_t col = idx[k];                                                        \
-                    sum += val[k] * *(col < n ? xh + col : x + (col - n));                       \
-                }                                                                                \
-                y[i] = sum;                                                                      \
-            }                                                                                    \
-        }                                                                                        \
+        _Pragma("omp parallel for schedule(static) num_threads(threads)")                        \
+        for (int64_t p = 0; p < (int64_t)n + a->cols; p++)                                       \
+            xh[p] = p < n ? x[list[p]] : x[p - n];                                               \
     }
-DEFINE_HUBS(float, f32)
-DEFINE_HUBS(double, f64)
+DEFINE_HUBS_X(float, f32)
+DEFINE_HUBS_X(double, f64)
 
 pb_status pb__omp_spmv_hubs(pb_device *dev, const void *args, pb_stream *s)
 {
-    (void)s;
     const struct pb_spmv_args *a = args;
     if (a->rows == 0)
         return PB_OK;
@@ -747,10 +730,15 @@ pb_status pb__omp_spmv_hubs(pb_device *dev, const void *args, pb_stream *s)
     if (st != PB_OK)
         return st;
     if (a->prec == PB_DOUBLE)
-        hubs_f64(c, a, threads_of(dev));
+        hubs_x_f64(c, a, threads_of(dev));
     else
-        hubs_f32(c, a, threads_of(dev));
-    return PB_OK;
+        hubs_x_f32(c, a, threads_of(dev));
+    /* csr over the renumbered columns and x: the same arguments, two arrays swapped */
+    struct pb_buf idx = *a->idx, x = *a->x;
+    idx.host = c->h_idx, x.host = c->h_x;
+    struct pb_spmv_args b = *a;
+    b.idx = &idx, b.x = &x;
+    return pb__omp_spmv_csr(dev, &b, s);
 }
 
 pb_status pb__omp_spmv_hubs_prepare(pb_device *dev, const void *args, char *note, size_t len)
@@ -759,7 +747,7 @@ pb_status pb__omp_spmv_hubs_prepare(pb_device *dev, const void *args, char *note
     struct omp_plan *c = NULL;
     pb_status st = a->rows ? hubs_ready(dev, a, &c) : PB_OK;
     if (st == PB_OK && c && note)
-        snprintf(note, len, "%d hub columns holding %.0f%% of the entries read from a packed copy", c->h.n,
+        snprintf(note, len, "%d hub columns holding %.0f%% of the entries first in x, csr over the copy", c->h.n,
                  100 * c->h.share);
     return st;
 }
