@@ -589,16 +589,24 @@ enum pb_sparse_format pb__spmv_variant_format(const struct pb_variant *v)
     return v->data ? *(const enum pb_sparse_format *)v->data : PB_SPARSE_CSR;
 }
 
+/* b's first variant of bench in the defaults' order, whatever the arguments. */
+static const struct pb_variant *default_of(const pb_backend *b, const char *bench)
+{
+    const size_t names = sizeof defaults[0].names / sizeof defaults[0].names[0];
+    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
+        for (size_t j = 0; strcmp(defaults[i].bench, bench) == 0 && j < names && defaults[i].names[j]; j++) {
+            const struct pb_variant *v = pb__variant_find(b, bench, defaults[i].names[j]);
+            if (v)
+                return v;
+        }
+    return NULL;
+}
+
 pb_status pb_spmv_format(const pb_backend *b, const char *variant, enum pb_sparse_format *out)
 {
     PB_NOT_NULL(out, "the format to fill");
     PB_NOT_NULL(b, "the backend");
-    const struct pb_variant *v = NULL;
-    for (size_t i = 0; !variant && i < sizeof defaults / sizeof defaults[0]; i++) /* NULL: the default's */
-        for (size_t j = 0; strcmp(defaults[i].bench, "spmv") == 0 && j < sizeof defaults[i].names / sizeof *defaults[i].names && defaults[i].names[j] && !v; j++)
-            v = pb__variant_find(b, "spmv", defaults[i].names[j]);
-    if (variant)
-        v = pb__variant_find(b, "spmv", variant);
+    const struct pb_variant *v = variant ? pb__variant_find(b, "spmv", variant) : default_of(b, "spmv");
     if (!v)
         return pb__fail(PB_ERR_NOT_FOUND, "no spmv variant '%s'", variant ? variant : "(default)");
     *out = pb__spmv_variant_format(v);
