@@ -255,98 +255,61 @@ static double check_vector(uint64_t seed, uint64_t stream, double *r, size_t n)
     return sqrt(norm);
 }
 
-/* For vector v: r (check_vector), w = B*r, then A*w and its scales. */
-static pb_status freivalds_prepare(struct gemm_host *h, size_t v)
+/* out[i] = sum_t x[i*row_step + t*step] * v[t] over t < len, compensated,
+ * and outq[i] = sum_t x^2 vq[t] (vq NULL: v^2), for rows i < rows. */
+static void weighted_products(const void *x, enum pb_precision prec, size_t rows, size_t len, size_t row_step,
+                              size_t step, const double *v, const double *vq, double *out, double *outq)
 {
-    size_t m, n, k;
-    dims(&h->p, &m, &n, &k);
-    enum pb_precision prec = h->p.prec;
-    double *r = &h->r[v * n], *w, *bq, rnorm = 0;
-    pb_status st = pb__host_alloc(2 * k * sizeof *w, "gemm check vectors", (void **)&w);
-    if (st != PB_OK)
-        return st;
-    bq = w + k;
-    rnorm = check_vector(h->seed, 10 + v, r, n);
-    const long kk = (long)k, mm = (long)m;
+    const long nr = (long)rows;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static)
 #endif
-    for (long p = 0; p < kk; p++) {
+    for (long i = 0; i < nr; i++) {
         struct ksum s = {0, 0};
         double q = 0;
-        for (size_t j = 0; j < n; j++) {
-            double t = elem(h->b, prec, (size_t)p * n + j) * r[j];
-            ksum_add(&s, t);
-            q += t * t;
+        for (size_t t = 0; t < len; t++) {
+            double e = elem(x, prec, (size_t)i * row_step + t * step);
+            ksum_add(&s, e * v[t]);
+            q += e * e * (vq ? vq[t] : v[t] * v[t]);
         }
-        w[p] = s.s + s.c;
-        bq[p] = q;
+        out[i] = s.s + s.c;
+        outq[i] = q;
     }
-    double *z = &h->abr[v * m], *zs = &h->abr_scale[v * m], tiny = pb__dot_scale(prec, (double)k, 0);
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static)
-#endif
-    for (long i = 0; i < mm; i++) {
-        struct ksum s = {0, 0};
-        double q = 0;
-        for (size_t p = 0; p < k; p++) {
-            double a = elem(h->a, prec, (size_t)i * k + p);
-            ksum_add(&s, a * w[p]);
-            q += a * a * bq[p];
-        }
-        z[i] = s.s + s.c;
-        /* sqrt(sum_j s_ij^2 r_j^2) for the elements' scales s_ij (Minkowski). */
-        zs[i] = pb__dot_scale(prec, (double)k, q) - tiny + tiny * rnorm;
-    }
-    pb__host_free(w);
-    return PB_OK;
 }
 
-/* The same from the left, for vector v: l, w = l*A, then w*B and its scales.
- * C*r sums a row's n elements, so an error in one element weighs against a
- * scale of sqrt(n) elements' and escapes where C is wide (n of a million in
- * float); l*C sums a column's m elements. */
-static pb_status freivalds_left_prepare(struct gemm_host *h, size_t v)
+/* Freivalds vector v: from the right, r (check_vector), w = B*r, then A*w
+ * and its scales, a row of C each; from the left, l, w = l*A, then w*B, a
+ * column each. C*r sums a row's n elements, so an error in one element
+ * weighs against a scale of sqrt(n) elements' and escapes where C is wide
+ * (n of a million in float); l*C sums a column's m elements. */
+static pb_status freivalds_prepare(struct gemm_host *h, size_t v, bool left)
 {
     size_t m, n, k;
     dims(&h->p, &m, &n, &k);
     enum pb_precision prec = h->p.prec;
-    double *l = &h->l[v * m], *w, *aq;
+    double *w;
     pb_status st = pb__host_alloc(2 * k * sizeof *w, "gemm check vectors", (void **)&w);
     if (st != PB_OK)
         return st;
-    aq = w + k;
-    double lnorm = check_vector(h->seed, 30 + v, l, m);
-    const long kk = (long)k, nn = (long)n;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static)
-#endif
-    for (long p = 0; p < kk; p++) {
-        struct ksum s = {0, 0};
-        double q = 0;
-        for (size_t i = 0; i < m; i++) {
-            double t = elem(h->a, prec, i * k + (size_t)p) * l[i];
-            ksum_add(&s, t);
-            q += t * t;
-        }
-        w[p] = s.s + s.c;
-        aq[p] = q;
+    double *wq = w + k, *z, *zs, norm;
+    size_t out;
+    if (!left) {
+        double *r = &h->r[v * n];
+        norm = check_vector(h->seed, 10 + v, r, n);
+        weighted_products(h->b, prec, k, n, n, 1, r, NULL, w, wq);
+        z = &h->abr[v * m], zs = &h->abr_scale[v * m], out = m;
+        weighted_products(h->a, prec, m, k, k, 1, w, wq, z, zs);
+    } else {
+        double *l = &h->l[v * m];
+        norm = check_vector(h->seed, 30 + v, l, m);
+        weighted_products(h->a, prec, k, m, 1, k, l, NULL, w, wq);
+        z = &h->lab[v * n], zs = &h->lab_scale[v * n], out = n;
+        weighted_products(h->b, prec, n, k, 1, n, w, wq, z, zs);
     }
-    double *z = &h->lab[v * n], *zs = &h->lab_scale[v * n], tiny = pb__dot_scale(prec, (double)k, 0);
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static)
-#endif
-    for (long j = 0; j < nn; j++) {
-        struct ksum s = {0, 0};
-        double q = 0;
-        for (size_t p = 0; p < k; p++) {
-            double b = elem(h->b, prec, p * n + (size_t)j);
-            ksum_add(&s, w[p] * b);
-            q += aq[p] * b * b;
-        }
-        z[j] = s.s + s.c;
-        zs[j] = pb__dot_scale(prec, (double)k, q) - tiny + tiny * lnorm;
-    }
+    /* sqrt(sum s^2 r^2) over the elements' scales s (Minkowski) */
+    double tiny = pb__dot_scale(prec, (double)k, 0);
+    for (size_t i = 0; i < out; i++)
+        zs[i] = pb__dot_scale(prec, (double)k, zs[i]) - tiny + tiny * norm;
     pb__host_free(w);
     return PB_OK;
 }
@@ -419,10 +382,8 @@ pb_status pb__gemm_host_adopt(const struct pb_problem *p, uint64_t seed, void *a
         pb__rng_sample_rows(seed, m, h->rows, h->n_rows);
     }
     exact_rows(h);
-    for (size_t v = 0; v < N_VECTORS && st == PB_OK; v++)
-        st = freivalds_prepare(h, v);
-    for (size_t v = 0; v < N_VECTORS && st == PB_OK; v++)
-        st = freivalds_left_prepare(h, v);
+    for (size_t v = 0; v < 2 * N_VECTORS && st == PB_OK; v++)
+        st = freivalds_prepare(h, v % N_VECTORS, v >= N_VECTORS);
     if (st != PB_OK) {
         pb__gemm_host_release(h);
         return st;
