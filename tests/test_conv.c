@@ -341,6 +341,74 @@ static void test_seam_rows(void **state)
     assert_int_equal(pb__conv_seam_rows(&shape, rows, 64), 0);
 }
 
+/* An element of out (prec) set to v. */
+static void put(void *out, enum pb_precision prec, size_t i, double v)
+{
+    if (prec == PB_DOUBLE)
+        ((double *)out)[i] = v;
+    else
+        ((float *)out)[i] = (float)v;
+}
+
+/* The row of out furthest from every row the sampled check compares. */
+static size_t unsampled_row(const struct pb_conv_host *h)
+{
+    size_t best = 0, gap = 0;
+    for (size_t y = 0; y < h->shape.height; y++) {
+        size_t d = SIZE_MAX;
+        for (size_t r = 0; r < h->n_rows; r++)
+            d = h->rows[r] > y ? (h->rows[r] - y < d ? h->rows[r] - y : d) : (y - h->rows[r] < d ? y - h->rows[r] : d);
+        if (d > gap)
+            gap = d, best = y;
+    }
+    return best;
+}
+
+/* Above its pixel cap, the check compares a sample of rows and, through
+ * projections of every row's segments, every element: one wrong element in
+ * a row it does not sample fails it, at both borders, with segments of 64
+ * columns (R = 3) and of R (R = 70). */
+static void test_sampled_projections(void **state)
+{
+    (void)state;
+    const size_t w = 301, ht = 203, radii_p[] = {3, 70};
+    const enum pb_precision precs[] = {PB_FLOAT, PB_DOUBLE};
+    for (size_t ri = 0; ri < 2; ri++)
+        for (int b = 0; b < 2; b++)
+            for (size_t pi = 0; pi < 2; pi++) {
+                enum pb_precision prec = precs[pi];
+                struct pb_conv_shape shape = {.width = w, .height = ht, .radius = radii_p[ri],
+                                              .border = b ? PB_CONV_CLAMP : PB_CONV_ZERO, .filter = "gauss",
+                                              .prec = prec, .full_pixels = 1000};
+                struct pb_conv_host *h = NULL;
+                assert_int_equal(pb__conv_host_prepare(&shape, 7, &h), PB_OK);
+                assert_true(h->n_rows < ht && h->n_segs == (w + h->seg_len - 1) / h->seg_len);
+                double *img = malloc(w * ht * sizeof *img), *ref = malloc(w * ht * sizeof *ref);
+                void *out = malloc(w * ht * pb_precision_size(prec));
+                assert_true(img && ref && out);
+                for (size_t i = 0; i < w * ht; i++)
+                    img[i] = prec == PB_DOUBLE ? ((double *)h->image)[i] : ((float *)h->image)[i];
+                reference(img, w, ht, h->taps, shape.radius, shape.border, ref);
+                for (size_t i = 0; i < w * ht; i++)
+                    put(out, prec, i, ref[i]);
+                struct pb_check c;
+                assert_int_equal(pb__conv_host_check(h, out, false, &c), PB_OK);
+                assert_true(c.pass);
+                assert_string_equal(c.mode, "sampled");
+                assert_true(c.checked == h->n_rows * w + ht * h->n_segs);
+                size_t y = unsampled_row(h), i = y * w + w / 2;
+                put(out, prec, i, ref[i] + 1e-3);
+                assert_int_equal(pb__conv_host_check(h, out, false, &c), PB_OK);
+                assert_false(c.pass);
+                assert_non_null(strstr(c.detail, "of out * r"));
+                put(out, prec, i, ref[i]);
+                assert_int_equal(pb__conv_host_check(h, out, true, &c), PB_OK); /* the seeded fault */
+                assert_false(c.pass);
+                free(img), free(ref), free(out);
+                pb__conv_host_release(h);
+            }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -349,6 +417,7 @@ int main(void)
         cmocka_unit_test(test_kernels),
         cmocka_unit_test(test_engine),
         cmocka_unit_test(test_seam_rows),
+        cmocka_unit_test(test_sampled_projections),
     };
     return pb_test_run(tests, NULL, NULL);
 }

@@ -15,9 +15,13 @@
 #include "bench/conv_host.h"
 #include "core/core.h"
 #include "core/rng.h"
+#include "core/verify.h"
 
 #define FULL_ORACLE_PIXELS ((size_t)1 << 27)
 #define SAMPLED_ROWS 64
+#define SEGMENT_MIN 64   /* columns per projected segment: max(this, R) */
+#define PROJ_STREAM 40   /* the projections' seeded vector */
+#define PROJ_CHUNK 1024  /* rows projected at a time at check time */
 #define SEAM_ROWS 256 /* at most, spread over the seams */
 #define FILL_CHUNK ((size_t)1 << 20) /* elements per seeded stream of the image */
 
@@ -179,6 +183,9 @@ void pb__conv_host_release(void *host)
     free(h->taps);
     pb__host_free(h->ref);
     pb__host_free(h->scale);
+    pb__host_free(h->proj_r);
+    pb__host_free(h->proj_ref);
+    pb__host_free(h->proj_bound);
     free(h->rows);
     free(h);
 }
@@ -240,6 +247,169 @@ static pb_status oracle(struct pb_conv_host *h)
     return st;
 }
 
+/* ---- projections of sampled images ------------------------------------- */
+
+static inline double pixel(const void *image, enum pb_precision prec, size_t i)
+{
+    return prec == PB_DOUBLE ? ((const double *)image)[i] : (double)((const float *)image)[i];
+}
+
+/* Segment g's columns [x0, x1), and [lo, hi): those of w_g = K_W^T r_g. */
+static void segment_cols(const struct pb_conv_host *h, size_t g, size_t *x0, size_t *x1, size_t *lo, size_t *hi)
+{
+    size_t w = h->shape.width, R = h->shape.radius;
+    *x0 = g * h->seg_len;
+    *x1 = *x0 + h->seg_len < w ? *x0 + h->seg_len : w;
+    *lo = *x0 > R ? *x0 - R : 0;
+    *hi = *x1 + R < w ? *x1 + R : w;
+}
+
+/* out = K c over a line of n elements (c's element i at c[i * stride]),
+ * compensated: the oracle's rounding stays far below double kernels'. */
+static void filter_line(const struct pb_conv_host *h, const double *c, size_t n, size_t stride, size_t i, double *out)
+{
+    long R = (long)h->shape.radius;
+    struct pb_ksum acc = {0, 0};
+    for (long k = -R; k <= R; k++) {
+        long j = pb__conv_border_index((long)i + k, (long)n, h->shape.border);
+        if (j >= 0)
+            pb__ksum_add(&acc, h->taps[k + R] * c[(size_t)j * stride]);
+    }
+    *out = acc.s + acc.c;
+}
+
+/* The projections' oracle: w_g = K_W^T r_g for each segment g, then
+ * c[y][g] = image row y . w_g and proj_ref = K_H c, column by column; and
+ * proj_bound = sum|t| (|K_H| m), m[y] = the largest |pixel| of row y, which
+ * bounds the |taps| filter of |image| over the row. */
+static pb_status projection_oracle(struct pb_conv_host *h)
+{
+    const struct pb_conv_shape *s = &h->shape;
+    const size_t w = s->width, ht = s->height, R = s->radius, n = 2 * R + 1, ns = h->n_segs, span = h->seg_len + 2 * R;
+    double *wv = NULL, *c = NULL, *m = NULL;
+    pb_status st = pb__host_alloc(ns * span * sizeof *wv, "conv projections", (void **)&wv);
+    if (st == PB_OK)
+        st = pb__host_alloc(ht * ns * sizeof *c, "conv projections", (void **)&c);
+    if (st == PB_OK)
+        st = pb__host_alloc(ht * sizeof *m, "conv projections", (void **)&m);
+    if (st != PB_OK) {
+        pb__host_free(wv);
+        pb__host_free(c);
+        return st;
+    }
+    pb__check_vector(h->seed, PROJ_STREAM, h->proj_r, w);
+    for (size_t g = 0; g < ns; g++) {
+        size_t x0, x1, lo, hi;
+        segment_cols(h, g, &x0, &x1, &lo, &hi);
+        double *wg = wv + g * span;
+        memset(wg, 0, span * sizeof *wg);
+        for (size_t x = x0; x < x1; x++)
+            for (size_t k = 0; k < n; k++) {
+                long j = pb__conv_border_index((long)(x + k) - (long)R, (long)w, s->border);
+                if (j >= 0)
+                    wg[(size_t)j - lo] += h->taps[k] * h->proj_r[x];
+            }
+    }
+    const long rows = (long)ht;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+    for (long y = 0; y < rows; y++) {
+        size_t row = (size_t)y * w;
+        double most = 0;
+        for (size_t x = 0; x < w; x++)
+            most = fmax(most, fabs(pixel(h->image, s->prec, row + x)));
+        m[y] = most;
+        for (size_t g = 0; g < ns; g++) {
+            size_t x0, x1, lo, hi;
+            segment_cols(h, g, &x0, &x1, &lo, &hi);
+            const double *wg = wv + g * span;
+            struct pb_ksum acc = {0, 0};
+            for (size_t j = lo; j < hi; j++)
+                pb__ksum_add(&acc, pixel(h->image, s->prec, row + j) * wg[j - lo]);
+            c[(size_t)y * ns + g] = acc.s + acc.c;
+        }
+    }
+    double l1 = 0;
+    for (size_t k = 0; k < n; k++)
+        l1 += fabs(h->taps[k]);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+    for (long y = 0; y < rows; y++) {
+        for (size_t g = 0; g < ns; g++)
+            filter_line(h, c + g, ht, ns, (size_t)y, &h->proj_ref[(size_t)y * ns + g]);
+        double b = 0;
+        for (long k = -(long)R; k <= (long)R; k++) {
+            long j = pb__conv_border_index(y + k, rows, s->border);
+            if (j >= 0)
+                b += fabs(h->taps[k + (long)R]) * m[j];
+        }
+        h->proj_bound[y] = l1 * b;
+    }
+    pb__host_free(wv);
+    pb__host_free(c);
+    pb__host_free(m);
+    return PB_OK;
+}
+
+/* Each row's segments of out times r against the oracle's. A segment's
+ * elements err by at most their scales s_x (u sqrt(N) S_x + N tiny, S_x <=
+ * the row's bound), independently, so its projection errs by about
+ * sqrt(sum r_x^2 s_x^2) <= |r_g| s_max: a wrong element weighs against
+ * sqrt(seg_len) elements' scales. */
+static pb_status check_projections(const struct pb_conv_host *h, const void *image, struct pb_check *out)
+{
+    const struct pb_conv_shape *s = &h->shape;
+    const size_t w = s->width, ht = s->height, ns = h->n_segs;
+    const double paths = 2.0 * (2 * s->radius + 1) + 1;
+    double *got = NULL, *scale = NULL, *norm = NULL;
+    pb_status st = pb__host_alloc(PROJ_CHUNK * ns * sizeof *got, "conv check projections", (void **)&got);
+    if (st == PB_OK)
+        st = pb__host_alloc(2 * ns * sizeof *scale, "conv check projections", (void **)&scale);
+    if (st != PB_OK) {
+        pb__host_free(got);
+        return st;
+    }
+    norm = scale + ns;
+    for (size_t g = 0; g < ns; g++) {
+        size_t x0, x1, lo, hi;
+        segment_cols(h, g, &x0, &x1, &lo, &hi);
+        norm[g] = 0;
+        for (size_t x = x0; x < x1; x++)
+            norm[g] += h->proj_r[x] * h->proj_r[x];
+        norm[g] = sqrt(norm[g]);
+    }
+    for (size_t y0 = 0; y0 < ht; y0 += PROJ_CHUNK) {
+        const long rows = (long)(ht - y0 < PROJ_CHUNK ? ht - y0 : PROJ_CHUNK);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+        for (long i = 0; i < rows; i++) {
+            size_t row = (y0 + (size_t)i) * w;
+            for (size_t g = 0; g < ns; g++) {
+                size_t x0, x1, lo, hi;
+                segment_cols(h, g, &x0, &x1, &lo, &hi);
+                struct pb_ksum acc = {0, 0};
+                for (size_t x = x0; x < x1; x++)
+                    pb__ksum_add(&acc, pixel(image, s->prec, row + x) * h->proj_r[x]);
+                got[(size_t)i * ns + g] = acc.s + acc.c;
+            }
+        }
+        for (long i = 0; i < rows; i++) {
+            size_t y = y0 + (size_t)i;
+            double sy = pb__dot_scale(s->prec, paths, h->proj_bound[y] * h->proj_bound[y]);
+            for (size_t g = 0; g < ns; g++)
+                scale[g] = norm[g] * sy;
+            pb__check_add_scaled(out, got + (size_t)i * ns, PB_DOUBLE, h->proj_ref + y * ns, scale, ns, y * ns,
+                                 h->proj_what);
+        }
+    }
+    pb__host_free(got);
+    pb__host_free(scale);
+    return PB_OK;
+}
+
 static int by_row(const void *a, const void *b)
 {
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
@@ -270,7 +440,7 @@ pb_status pb__conv_host_prepare(const struct pb_conv_shape *shape, uint64_t seed
     h->shape = *shape;
     size_t w = shape->width, ht = shape->height, px = w * ht, elt = pb_precision_size(shape->prec);
     size_t radius = shape->radius;
-    bool full = px <= FULL_ORACLE_PIXELS || ht <= SAMPLED_ROWS;
+    bool full = px <= (shape->full_pixels ? shape->full_pixels : FULL_ORACLE_PIXELS) || ht <= SAMPLED_ROWS;
     h->n_rows = full ? ht : SAMPLED_ROWS + SEAM_ROWS;
     pb_status st = pb__conv_filter_make(shape->filter, &radius, &h->taps);
     if (st == PB_OK && radius != shape->radius)
@@ -296,6 +466,17 @@ pb_status pb__conv_host_prepare(const struct pb_conv_shape *shape, uint64_t seed
         st = pb__host_alloc(h->n_rows * w * sizeof(double), "conv reference result", (void **)&h->ref);
     if (st == PB_OK)
         st = pb__host_alloc(h->n_rows * w * sizeof(double), "conv reference scales", (void **)&h->scale);
+    if (st == PB_OK && !full) {
+        h->seg_len = radius > SEGMENT_MIN ? radius : SEGMENT_MIN;
+        h->n_segs = (w + h->seg_len - 1) / h->seg_len;
+        snprintf(h->proj_what, sizeof h->proj_what, "segment (row * %zu + segment of %zu columns) of out * r",
+                 h->n_segs, h->seg_len);
+        st = pb__host_alloc(w * sizeof(double), "conv check vector", (void **)&h->proj_r);
+        if (st == PB_OK)
+            st = pb__host_alloc(ht * h->n_segs * sizeof(double), "conv reference projections", (void **)&h->proj_ref);
+        if (st == PB_OK)
+            st = pb__host_alloc(ht * sizeof(double), "conv reference projections", (void **)&h->proj_bound);
+    }
     if (st != PB_OK) {
         pb__conv_host_release(h);
         return st;
@@ -328,6 +509,8 @@ pb_status pb__conv_host_prepare(const struct pb_conv_shape *shape, uint64_t seed
         pb__rng_fill(&rng, (char *)h->image + first * elt, shape->prec, n);
     }
     st = oracle(h);
+    if (st == PB_OK && !full)
+        st = projection_oracle(h);
     if (st != PB_OK) {
         pb__conv_host_release(h);
         return st;
@@ -394,10 +577,13 @@ pb_status pb__conv_host_check(const struct pb_conv_host *h, void *image, bool co
     for (size_t r = 0; r < h->n_rows; r++)
         pb__check_add_scaled(out, (char *)image + h->rows[r] * w * elt, s->prec, h->ref + r * w, h->scale + r * w, w,
                              h->rows[r] * w, "element");
-    if (!full)
+    pb_status st = PB_OK;
+    if (!full) {
         pb__check_finite(out, image, s->prec, w * s->height, 0);
+        st = check_projections(h, image, out);
+    }
     pb__check_end(out);
-    return PB_OK;
+    return st;
 }
 
 /* ---- the strip engine -------------------------------------------------- */

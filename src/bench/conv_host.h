@@ -39,11 +39,17 @@ struct pb_conv_shape {
     /* Strip heights (0: none) whose seams a sampled check covers: the last
      * row of every strip and the first of the next. */
     size_t strips[2];
+    /* Images of up to this many pixels are checked whole; 0: 2^27. */
+    size_t full_pixels;
 };
 
 /* Seeded image and the oracle: every row when the image is small enough,
  * else a sample of rows (first, last, seeded ones and the strips' seams, up
- * to SEAM_ROWS of them) plus a finite check.
+ * to SEAM_ROWS of them), a finite check, and projections that reach every
+ * element: each row's segments of seg_len columns times a seeded vector r,
+ * whose oracle K_H (I (K_W^T r_s)) costs a few passes over the image where
+ * the filter's costs 2(2R+1) (the output is K_H I K_W^T, K the 1D filter
+ * with its border as a matrix).
  * Each output element is checked against its rounding-error scale
  * (verify.h): u sqrt(N) sum|t| + N tiny, sum|t| = the |taps| x |taps|
  * filter applied to |image|, N = 2(2R+1) + 1 roundings on the path of a
@@ -59,6 +65,14 @@ struct pb_conv_host {
     double *scale;      /* n_rows x width: each element's error scale */
     size_t *rows;       /* rows of the output the oracle covers */
     size_t n_rows;
+    /* Sampled images: each row's segments of seg_len columns (n_segs of
+     * them, the last maybe shorter) times r, their oracle, and a bound on
+     * the |taps| filter of |image| over each row (its elements' scales). */
+    size_t seg_len, n_segs;
+    double *proj_r;     /* width */
+    double *proj_ref;   /* height x n_segs */
+    double *proj_bound; /* height */
+    char proj_what[96]; /* what a projection is, in messages */
     /* Why the filter's outputs may not fit in prec ("" when they do): its rows are UNSUPPORTED. */
     char overflow[192];
 };

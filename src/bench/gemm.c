@@ -181,19 +181,6 @@ static double gemm_bytes(const struct pb_problem *p, const struct pb_variant *v,
 
 static double elem(const void *x, enum pb_precision prec, size_t i) { return pb__precision_value(x, prec, i); }
 
-/* Compensated (Neumaier) sum: the check's own rounding stays far below the
- * double kernels' errors it must judge. */
-struct ksum {
-    double s, c;
-};
-
-static inline void ksum_add(struct ksum *k, double x)
-{
-    double t = k->s + x;
-    k->c += fabs(k->s) >= fabs(x) ? (k->s - t) + x : (x - t) + k->s;
-    k->s = t;
-}
-
 /* Exact rows in double, ikj order, with each element's sum of squared terms
  * for its scale; rows are independent so threads split them. */
 static void exact_rows(struct gemm_host *h)
@@ -240,21 +227,6 @@ static void exact_rows(struct gemm_host *h)
     }
 }
 
-/* A check vector's entries: +-[0.5, 1), never near 0, so no error hides
- * behind a small weight; returns their 2-norm. */
-static double check_vector(uint64_t seed, uint64_t stream, double *r, size_t n)
-{
-    struct pb_rng rng;
-    pb__rng_init(&rng, seed, stream);
-    double norm = 0;
-    for (size_t j = 0; j < n; j++) {
-        double u = pb__rng_uniform(&rng);
-        r[j] = u < 0 ? -0.5 + 0.5 * u : 0.5 + 0.5 * u;
-        norm += r[j] * r[j];
-    }
-    return sqrt(norm);
-}
-
 /* out[i] = sum_t x[i*row_step + t*step] * v[t] over t < len, compensated,
  * and outq[i] = sum_t x^2 vq[t] (vq NULL: v^2), for rows i < rows. */
 static void weighted_products(const void *x, enum pb_precision prec, size_t rows, size_t len, size_t row_step,
@@ -265,11 +237,11 @@ static void weighted_products(const void *x, enum pb_precision prec, size_t rows
 #pragma omp parallel for schedule(static)
 #endif
     for (long i = 0; i < nr; i++) {
-        struct ksum s = {0, 0};
+        struct pb_ksum s = {0, 0};
         double q = 0;
         for (size_t t = 0; t < len; t++) {
             double e = elem(x, prec, (size_t)i * row_step + t * step);
-            ksum_add(&s, e * v[t]);
+            pb__ksum_add(&s, e * v[t]);
             q += e * e * (vq ? vq[t] : v[t] * v[t]);
         }
         out[i] = s.s + s.c;
@@ -277,7 +249,7 @@ static void weighted_products(const void *x, enum pb_precision prec, size_t rows
     }
 }
 
-/* Freivalds vector v: from the right, r (check_vector), w = B*r, then A*w
+/* Freivalds vector v: from the right, r (pb__check_vector), w = B*r, then A*w
  * and its scales, a row of C each; from the left, l, w = l*A, then w*B, a
  * column each. C*r sums a row's n elements, so an error in one element
  * weighs against a scale of sqrt(n) elements' and escapes where C is wide
@@ -295,13 +267,13 @@ static pb_status freivalds_prepare(struct gemm_host *h, size_t v, bool left)
     size_t out;
     if (!left) {
         double *r = &h->r[v * n];
-        norm = check_vector(h->seed, 10 + v, r, n);
+        norm = pb__check_vector(h->seed, 10 + v, r, n);
         weighted_products(h->b, prec, k, n, n, 1, r, NULL, w, wq);
         z = &h->abr[v * m], zs = &h->abr_scale[v * m], out = m;
         weighted_products(h->a, prec, m, k, k, 1, w, wq, z, zs);
     } else {
         double *l = &h->l[v * m];
-        norm = check_vector(h->seed, 30 + v, l, m);
+        norm = pb__check_vector(h->seed, 30 + v, l, m);
         weighted_products(h->a, prec, k, m, 1, k, l, NULL, w, wq);
         z = &h->lab[v * n], zs = &h->lab_scale[v * n], out = n;
         weighted_products(h->b, prec, n, k, 1, n, w, wq, z, zs);
@@ -529,15 +501,15 @@ pb_status pb__gemm_host_check(const void *host, void *c, bool corrupt, struct pb
 #pragma omp parallel for schedule(static)
 #endif
         for (long i = 0; i < mm; i++) {
-            struct ksum s = {0, 0};
+            struct pb_ksum s = {0, 0};
             for (size_t j = 0; j < n; j++)
-                ksum_add(&s, elem(c, prec, (size_t)i * n + j) * r[j]);
+                pb__ksum_add(&s, elem(c, prec, (size_t)i * n + j) * r[j]);
             y[i] = s.s + s.c;
         }
         pb__check_add_scaled(out, y, PB_DOUBLE, &h->abr[v * m], &h->abr_scale[v * m], m, 0, "row of C*r");
     }
     pb__host_free(y);
-    struct ksum *col;
+    struct pb_ksum *col;
     if ((st = pb__host_alloc(n * sizeof *col, "gemm check", (void **)&col)) != PB_OK)
         return st;
     const long nn = (long)n, chunk = 256;
@@ -549,10 +521,10 @@ pb_status pb__gemm_host_check(const void *host, void *c, bool corrupt, struct pb
         for (long j0 = 0; j0 < nn; j0 += chunk) { /* a run of columns, down the rows */
             size_t j1 = (size_t)(j0 + chunk < nn ? j0 + chunk : nn);
             for (size_t j = (size_t)j0; j < j1; j++)
-                col[j] = (struct ksum){0, 0};
+                col[j] = (struct pb_ksum){0, 0};
             for (size_t i = 0; i < m; i++)
                 for (size_t j = (size_t)j0; j < j1; j++)
-                    ksum_add(&col[j], elem(c, prec, i * n + j) * l[i]);
+                    pb__ksum_add(&col[j], elem(c, prec, i * n + j) * l[i]);
         }
         double *yc = (double *)col; /* in place: col[j] is read before yc[j] is written */
         for (size_t j = 0; j < n; j++)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/precision.h"
+#include "core/rng.h"
 #include "core/verify.h"
 
 double pb__epsilon(enum pb_precision p)
@@ -178,4 +179,17 @@ void pb__check_end(struct pb_check *c)
     else
         snprintf(c->detail, sizeof c->detail, "error %.3g exceeds tolerance %.3g",
                  c->err_norm > c->err_max ? c->err_norm : c->err_max, c->tol);
+}
+
+double pb__check_vector(uint64_t seed, uint64_t stream, double *r, size_t n)
+{
+    struct pb_rng rng;
+    pb__rng_init(&rng, seed, stream);
+    double norm = 0;
+    for (size_t j = 0; j < n; j++) {
+        double u = pb__rng_uniform(&rng);
+        r[j] = u < 0 ? -0.5 + 0.5 * u : 0.5 + 0.5 * u;
+        norm += r[j] * r[j];
+    }
+    return sqrt(norm);
 }

@@ -16,8 +16,10 @@
 #ifndef PARBENCH_VERIFY_H
 #define PARBENCH_VERIFY_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "parbench/pb.h"
 
@@ -87,6 +89,23 @@ double pb__dot_scale(enum pb_precision p, double n, double sumsq);
  * squares pb__sumsq_in_range finds out of double's range. */
 bool pb__sumsq_in_range(double sumsq);
 double pb__dot_scale_scaled(enum pb_precision p, double n, const struct pb_sumsq *a);
+
+/* Compensated (Neumaier) sum: a check's own rounding stays far below the
+ * double kernels' errors it must judge. Start at {0, 0}; the sum is s + c. */
+struct pb_ksum {
+    double s, c;
+};
+static inline void pb__ksum_add(struct pb_ksum *k, double x)
+{
+    double t = k->s + x;
+    k->c += fabs(k->s) >= fabs(x) ? (k->s - t) + x : (x - t) + k->s;
+    k->s = t;
+}
+
+/* A random check vector (Freivalds' test) from a seeded stream: entries
+ * +-[0.5, 1), never near 0, so no error hides behind a small weight;
+ * returns its 2-norm. */
+double pb__check_vector(uint64_t seed, uint64_t stream, double *r, size_t n);
 
 void pb__check_begin(struct pb_check *c, double tol, const char *mode);
 /* Compare n elements of out (prec) with ref; `first` is the index of out[0]

@@ -8,17 +8,6 @@
 #include "core/backend_impl.h"
 #include "core/core.h"
 
-/* Index of element i of a line of n elements under the border rule, or -1
- * for a zero outside. */
-static inline long border_index(long i, long n, enum pb_conv_border border)
-{
-    if (i >= 0 && i < n)
-        return i;
-    if (border == PB_CONV_ZERO)
-        return -1;
-    return i < 0 ? 0 : n - 1;
-}
-
 /* Row pass over rows [r0, r1) of in (width w) into tmp, then column pass
  * into out rows [0, h) reading tmp rows in_top - R ... (see pb_conv_args). */
 #define DEFINE_CONV_PASSES(SUFFIX, TIN, TMID, TOUT)                                                        \
@@ -32,7 +21,7 @@ static inline long border_index(long i, long n, enum pb_conv_border border)
             for (long x = 0; x < W; x++) {                                                                \
                 double acc = 0;                                                                           \
                 for (long k = -R; k <= R; k++) {                                                          \
-                    long i = border_index(x + k, W, border);                                              \
+                    long i = pb__conv_border_index(x + k, W, border);                                     \
                     if (i >= 0)                                                                           \
                         acc += f[k + R] * (double)src[i];                                                 \
                 }                                                                                         \
@@ -50,7 +39,7 @@ static inline long border_index(long i, long n, enum pb_conv_border border)
             for (size_t x = 0; x < w; x++) {                                                              \
                 double acc = 0;                                                                           \
                 for (long k = -R; k <= R; k++) {                                                          \
-                    long r = border_index(y + (long)in_top + k, (long)in_rows, border);                   \
+                    long r = pb__conv_border_index(y + (long)in_top + k, (long)in_rows, border);          \
                     if (r >= 0)                                                                           \
                         acc += f[k + R] * (double)tmp[(size_t)r * w + x];                                 \
                 }                                                                                         \

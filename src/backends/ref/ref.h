@@ -29,6 +29,17 @@ uint32_t pb__sum_u32(const uint32_t *x, size_t n);
 /* Stores the result of r's type (f, d or u) in r->out (host memory). */
 void pb__reduce_store(const struct pb_reduce_args *r, float f, double d, uint32_t u);
 
+/* Index of element i of a line of n elements under the border rule, or -1
+ * for a zero outside. */
+static inline long pb__conv_border_index(long i, long n, enum pb_conv_border border)
+{
+    if (i >= 0 && i < n)
+        return i;
+    if (border == PB_CONV_ZERO)
+        return -1;
+    return i < 0 ? 0 : n - 1;
+}
+
 /* Separable convolution (conv_ref.c): the row and column passes of
  * pb_conv_args, serial, sums in double. */
 pb_status pb__conv_ref(pb_device *dev, const void *args, pb_stream *s);
