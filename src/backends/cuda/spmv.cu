@@ -1232,13 +1232,15 @@ pb_status pb__cuda_spmv_balanced_prepare(pb_device *dev, const void *args, char 
 // ---- csr-split ----------------------------------------------------------------
 
 // Entries per thread: PARBENCH_CUDA_SPLIT_ITEMS (4, 8 or 16) for tuning runs,
-// else 4 (H100, zoo:1M: 4 was ahead of 8 on most matrices and of 16 on all;
-// more blocks in flight hide more of the gathers' latency).
-static int split_items()
+// else as many as fill the same registers, 8 floats or 4 doubles: more in
+// flight hide more of the gathers' latency until occupancy pays for them
+// (H200, 4M rows, heavy-tailed and random: float 0.94-0.96x cuSPARSE with 4,
+// 0.97-1.00x with 8; double 0.99 with 4, 0.93-0.97 with 8).
+static int split_items(enum pb_precision prec)
 {
     const char *env = getenv("PARBENCH_CUDA_SPLIT_ITEMS");
     int n = env ? atoi(env) : 0;
-    return n == 8 || n == 16 ? n : 4;
+    return n == 4 || n == 8 || n == 16 ? n : prec == PB_FLOAT ? 8 : 4;
 }
 
 static void split_plan_free(split_plan_arrays *p)
@@ -1302,11 +1304,11 @@ static pb_status split_compact_make(int32_t rows, int64_t nnz, const int32_t *pt
 
 // The plan for CSR row offsets ptr (device memory) of rows rows and nnz
 // entries, made on the device and waited for.
-static pb_status split_plan_make(int32_t rows, int64_t nnz, const int32_t *ptr, cudaStream_t s,
-                                 split_plan_arrays *out)
+static pb_status split_plan_make(int32_t rows, int64_t nnz, const int32_t *ptr, enum pb_precision prec,
+                                 cudaStream_t s, split_plan_arrays *out)
 {
     split_plan_free(out);
-    int per = split_items();
+    int per = split_items(prec);
     int64_t per_block = (int64_t)split_threads * per, blocks = (nnz + per_block - 1) / per_block;
     split_plan_arrays p = {};
     pb_status st = split_compact_make(rows, nnz, ptr, s, &p);
@@ -1356,10 +1358,10 @@ static pb_status split_plan_ready(pb_device *dev, const pb_spmv_args *a, cudaStr
         return st;
     *out = sp;
     if (sp->split_ptr && sp->split_ptr == a->ptr->stamp && sp->split_rows == a->rows && sp->split_nnz == a->nnz &&
-        sp->split.per == split_items())
+        sp->split.per == split_items(a->prec))
         return PB_OK;
     sp->split_ptr = 0; // stale until the plan below is made
-    if ((st = split_plan_make(a->rows, a->nnz, pb__cuda_ptr<const int32_t>(a->ptr), s, &sp->split)) != PB_OK)
+    if ((st = split_plan_make(a->rows, a->nnz, pb__cuda_ptr<const int32_t>(a->ptr), a->prec, s, &sp->split)) != PB_OK)
         return st;
     sp->split_ptr = a->ptr->stamp, sp->split_rows = a->rows, sp->split_nnz = a->nnz;
     return PB_OK;
@@ -1548,7 +1550,7 @@ template <typename T> static pb_status panels_make(pb_cuda_sparse *sp, const pb_
         if (e != cudaSuccess)
             st = pb__cuda_status(e, "making csr-panels' copy", __FILE__, __LINE__);
         else
-            st = split_plan_make(a->rows, q->nnz, q->ptr, nullptr, &q->plan);
+            st = split_plan_make(a->rows, q->nnz, q->ptr, a->prec, nullptr, &q->plan);
     }
     cudaFree(scratch);
     return st;
