@@ -9,18 +9,9 @@
 #include <string.h>
 
 #include "backends/openmp/conv_omp.h"
+#include "backends/ref/ref.h"
 #include "core/backend_impl.h"
 #include "core/core.h"
-
-/* Index of element i of a line of n under the border rule, -1 for zero. */
-static inline long edge_index(long i, long n, enum pb_conv_border border)
-{
-    if (i >= 0 && i < n)
-        return i;
-    if (border == PB_CONV_ZERO)
-        return -1;
-    return i < 0 ? 0 : n - 1;
-}
 
 #define DEFINE_CONV_RING(T, SUFFIX)                                                                        \
     /* dst = src filtered along the row. */                                                                \
@@ -42,7 +33,7 @@ static inline long edge_index(long i, long n, enum pb_conv_border border)
                 break;                                                                                     \
             T acc = 0;                                                                                     \
             for (long k = -r; k <= r; k++) {                                                               \
-                long i = edge_index(x + k, w, border);                                                     \
+                long i = pb__conv_border_index(x + k, w, border);                                          \
                 if (i >= 0)                                                                                \
                     acc += f[k + r] * src[i];                                                              \
             }                                                                                              \
@@ -59,7 +50,7 @@ static inline long edge_index(long i, long n, enum pb_conv_border border)
         long last = -1;           /* the input row the previous ring row was filtered from */              \
         for (long v = base; v < y1 + r; v++) {                                                             \
             /* row v (relative to the first output row) enters the ring */                                 \
-            long i = edge_index(v + (long)a->in_top, (long)a->in_rows, a->border);                         \
+            long i = pb__conv_border_index(v + (long)a->in_top, (long)a->in_rows, a->border);              \
             T *slot = ring + ((v - base) % len) * w;                                                       \
             if (i >= 0 && i == last) /* clamp: the edge row again, already filtered (R past the image) */  \
                 memcpy(slot, ring + ((v - 1 - base) % len) * w, (size_t)w * sizeof(T));                    \
