@@ -131,6 +131,41 @@ expect 2 "$pb" run reduce --n 8 --reps 1 --variant ref/pairwise --quiet --out "$
 contains "$tmp/err" "columns differ"
 lines "$tmp/out" 0
 lines "$tmp/r.csv" 7
+# A last line without its newline: a header alone or a whole row is ended, not glued to the new
+# rows; a row cut short (a run killed while writing it) refuses the append, the file untouched.
+head -n 1 "$tmp/r.csv" | tr -d '\n' >"$tmp/head-only.csv"
+expect 0 "$pb" run gemm --n 8 --reps 1 --variant ref/ikj --quiet --out "$tmp/head-only.csv" --append
+lines "$tmp/head-only.csv" 2
+expect 0 "$pb" report "$tmp/head-only.csv" -o "$tmp/r.html"
+head -c -1 "$tmp/r.csv" >"$tmp/no-eol.csv"
+expect 0 "$pb" run gemm --n 8 --reps 1 --variant ref/ikj --quiet --out "$tmp/no-eol.csv" --append
+lines "$tmp/no-eol.csv" 8
+expect 0 "$pb" report "$tmp/no-eol.csv" -o "$tmp/r.html"
+contains "$tmp/r.html" "7 rows"
+head -c -40 "$tmp/r.csv" >"$tmp/cut-row.csv" && cp "$tmp/cut-row.csv" "$tmp/cut-row-before.csv"
+expect 3 "$pb" run gemm --n 8 --reps 1 --variant ref/ikj --quiet --out "$tmp/cut-row.csv" --append
+contains "$tmp/err" "cannot append to $tmp/cut-row.csv: its last line (line 7) is cut short"
+cmp -s "$tmp/cut-row.csv" "$tmp/cut-row-before.csv" && ok || bad "a refused --append changed the file"
+# Standard output closed (>&-): the --out file does not take its descriptor, nor the table.
+for ext in csv json; do
+    "$pb" run gemm --n 8 --variant ref/ikj --reps 1 --quiet --out "$tmp/closed.$ext" >&- 2>"$tmp/err"
+    rc=$?
+    [ $rc -eq 0 ] && ok || bad "run --out $ext with standard output closed: exit $rc"
+    expect 0 "$pb" report "$tmp/closed.$ext" -o "$tmp/r.html"
+done
+# --out through a symbolic link writes the link's target and keeps the link. A JSON run that
+# cannot write (ulimit -f 0: File too large, not a kill by SIGXFSZ) leaves the old file whole.
+expect 0 "$pb" run gemm --n 8 --reps 1 --variant ref/ikj --quiet --out "$tmp/keep.json"
+ln -s keep.json "$tmp/link.json"
+expect 0 "$pb" run gemm --n 9 --reps 1 --variant ref/ikj --quiet --out "$tmp/link.json"
+[ -L "$tmp/link.json" ] && ok || bad "--out replaced the symbolic link"
+contains "$tmp/keep.json" "9x9x9"
+cp "$tmp/keep.json" "$tmp/keep-before.json"
+# (its messages through a pipe: the limit holds for regular files, such as expect's)
+expect 3 bash -c 'set -o pipefail; (ulimit -f 0 && exec "$0" run gemm --n 8 --reps 1 --variant ref/ikj --quiet \
+    --out "$1") 2>&1 | cat >&2' "$pb" "$tmp/keep.json"
+contains "$tmp/err" "File too large"
+cmp -s "$tmp/keep.json" "$tmp/keep-before.json" && ok || bad "a JSON --out that failed emptied the old file"
 # Launch shapes of the naive GPU kernels: other variants decline them, bad ones are usage errors.
 expect 0 "$pb" run gemm --n 16 --reps 1 --backend ref --variant ikj --wg 8x4 --groups 2 --format csv
 contains "$tmp/out" "UNSUPPORTED"
@@ -443,6 +478,17 @@ expect 0 "$pb" report "$tmp/cut" -o "$tmp/r.html"
 contains "$tmp/err" "$tmp/cut/ragged.csv: 2 rows left out"
 contains "$tmp/err" "skipping $tmp/cut/empty.csv: empty"
 expect 3 "$pb" report "$tmp/cut/ragged.csv" -o "$tmp/r.html"
+# a FIFO named *.csv in a folder is skipped, and said, not read forever
+mkdir -p "$tmp/fifo/sub" && cp "$tmp/r.csv" "$tmp/fifo/"
+if mkfifo "$tmp/fifo/sub/p.csv"; then
+    expect 0 timeout 20 "$pb" report "$tmp/fifo" -o "$tmp/r.html"
+    contains "$tmp/err" "skipping $tmp/fifo/sub/p.csv: not a regular file"
+    expect 0 timeout 20 "$pb" compare "$tmp/fifo" "$tmp/r.csv"
+fi
+# concatenated CSVs (cat a.csv a.csv): the header repeated inside is no row
+cat "$tmp/r.csv" "$tmp/r.csv" >"$tmp/twice.csv"
+expect 0 "$pb" compare "$tmp/r.csv" "$tmp/twice.csv"
+contains "$tmp/out" "0 only in $tmp/twice.csv"
 # a CSV cut short (a run killed while writing its last row): the complete rows are read, the
 # last is left out and said; a short row before the end is still malformed
 { head -n 3 "$data/results/overlap.csv"; sed -n 4p "$data/results/overlap.csv" | head -c 60; } >"$tmp/cut/cut.csv"
@@ -649,6 +695,30 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "ceiling_fraction") c =
          NR > 1 { want = $v == "h2d-pinned" ? 1000 : $v == "d2h-pinned" ? 2000 : 1e6; n++
                   if (!($c > 0) || ($g / $c - want) ^ 2 > (1e-6 * want) ^ 2) { print $v ": " $g " GB/s, fraction " $c; bad = 1 } }
          END { exit bad || n != 3 }' "$tmp/out" && ok || bad "bandwidth rows held against the wrong ceiling"
+# A ceiling that is no plausible number (a damaged or hand-edited file) is refused, naming it.
+for v in 1e-300 1e999 0 -3 2e7 '"fast"'; do
+    sed "s/\"copy_gbps\": 1e6/\"copy_gbps\": $v/" "$tmp/ref-ceil.json" >"$tmp/bad-ceil.json"
+    expect 2 "$pb" run gemm --n 8 --variant ref/ikj --reps 1 --quiet --ceilings "$tmp/bad-ceil.json"
+    contains "$tmp/err" "devices[0]: copy_gbps is"
+    lines "$tmp/err" 1
+done
+sed 's/"fp32_gflops": 1,/"fp32_gflops": 1e10,/' "$tmp/ref-ceil.json" >"$tmp/bad-ceil.json"
+expect 3 "$pb" report "$data/results/gemm-skip.csv" --ceilings "$tmp/bad-ceil.json" -o "$tmp/r.html"
+contains "$tmp/err" "fp32_gflops is 1e+10, not a plausible ceiling"
+# A damaged file at the default path: a warning, and runs go on without fractions; `ceilings`
+# replaces it. Given by --ceilings, it stays an error. A destination that cannot be written fails
+# before anything is measured.
+mkdir -p "$tmp/home/.cache/parbench"
+printf '{"parbench_ceilings": 1, "devi' >"$tmp/home/.cache/parbench/ceilings.json"
+expect 0 env -u XDG_CACHE_HOME HOME="$tmp/home" "$pb" run gemm --n 8 --variant ref/ikj --reps 1 --quiet --no-energy
+contains "$tmp/err" "warning: $tmp/home/.cache/parbench/ceilings.json is not a parbench ceilings file"
+lines "$tmp/err" 1
+expect 2 "$pb" run gemm --n 8 --variant ref/ikj --reps 1 --quiet --ceilings "$tmp/home/.cache/parbench/ceilings.json"
+if [ -d /proc/self ]; then # no file can be created in /proc, root or not
+    expect 3 "$pb" ceilings --quick --backend openmp --reps 1 --ceilings /proc/parbench-test.json
+    contains "$tmp/err" "cannot write /proc/parbench-test.json"
+    lines "$tmp/out" 0
+fi
 expect 1 "$pb" run peak --n 4096 --iters 4 --backend openmp,opencl --precision float,double --reps 1 --inject-fault --quiet
 expect 2 "$pb" ceilings --backend nosuch
 expect 3 "$pb" ceilings --quick --backend openmp --reps 1 --device 7 --ceilings "$tmp/c7.json"
@@ -817,6 +887,16 @@ else
     expect 3 "$pb" conv --image "$tmp/g.pgm" --radius 3 --save "$tmp/dir.png"
     contains "$tmp/err" "cannot write '$tmp/dir.png': Is a directory"
     lines "$tmp/err" 1
+    # A write that fails (a full disk) is an error, not "saved".
+    if [ -w /dev/full ] && [ -c /dev/full ]; then
+        for e in png jpg bmp tga; do
+            ln -s /dev/full "$tmp/full.$e"
+            expect 3 "$pb" conv --image "$tmp/g.pgm" --radius 2 --save "$tmp/full.$e" --quiet
+            contains "$tmp/err" "cannot write '$tmp/full.$e': No space left on device"
+            lines "$tmp/err" 1
+        done
+        [ -c /dev/full ] && ok || bad "/dev/full is no longer a device"
+    fi
 fi
 head -c $((64 * 48 * 4)) /dev/urandom >"$tmp/r.f32"
 expect 0 "$pb" conv --image "$tmp/r.f32" --width 64 --height 48 --radius 5 --save "$tmp/o.f32" --backend ref --quiet

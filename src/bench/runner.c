@@ -33,15 +33,22 @@ static void on_interrupt(int sig)
     (void)rc;
 }
 
+/* Async-signal-safe: write and raise only. */
 static void on_crash(int sig)
 {
-    ssize_t rc = write(STDERR_FILENO, crash_note, strlen(crash_note));
+    size_t len = 0;
+    while (len < sizeof crash_note && crash_note[len])
+        len++;
+    ssize_t rc = write(STDERR_FILENO, crash_note, len);
     (void)rc;
-    raise(sig); /* SA_RESETHAND restored the default action */
+    /* SA_RESETHAND restored the default action: pending until the handler
+     * returns, it ends the process with the signal's own status (abort()
+     * would raise it again too) */
+    raise(sig);
 }
 
 struct saved_signals {
-    struct sigaction intr, term, segv, bus, fpe, ill;
+    struct sigaction intr, term, segv, bus, fpe, ill, abrt;
 };
 
 static void install_signals(struct saved_signals *old)
@@ -58,6 +65,7 @@ static void install_signals(struct saved_signals *old)
     sigaction(SIGBUS, &sa, &old->bus);
     sigaction(SIGFPE, &sa, &old->fpe);
     sigaction(SIGILL, &sa, &old->ill);
+    sigaction(SIGABRT, &sa, &old->abrt); /* a failed assert or a library's abort() */
 }
 
 static void restore_signals(const struct saved_signals *old)
@@ -68,6 +76,7 @@ static void restore_signals(const struct saved_signals *old)
     sigaction(SIGBUS, &old->bus, NULL);
     sigaction(SIGFPE, &old->fpe, NULL);
     sigaction(SIGILL, &old->ill, NULL);
+    sigaction(SIGABRT, &old->abrt, NULL);
 }
 
 /* ---- selection ---------------------------------------------------------- */

@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 #include <stdint.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1012,4 +1013,13 @@ static int run_command(int argc, char **argv)
     return EXIT_USAGE;
 }
 
-int main(int argc, char **argv) { return stdout_written(run_command(argc, argv)); }
+int main(int argc, char **argv)
+{
+    if (!pb__cli_std_descriptors_open()) /* reaches no one where stderr is the one closed: the exit code says it */
+        return pb__cli_die(EXIT_ERROR, "standard input, output or error is closed and /dev/null cannot be "
+                                       "opened in its place: %s", strerror(errno));
+    /* Past a file-size limit (ulimit -f) a write fails with EFBIG and says
+     * "cannot write FILE: File too large", instead of the process dying unseen. */
+    signal(SIGXFSZ, SIG_IGN);
+    return stdout_written(run_command(argc, argv));
+}

@@ -547,6 +547,53 @@ static pb_status write_pnm(const char *path, const unsigned char *pixels, const 
     return ok ? PB_OK : pb__fail(PB_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
 }
 
+#ifdef PB_HAVE_STB
+/* stbi_write_* to a path ignore failed fwrite and fclose: they write through
+ * this callback instead, which keeps the first error. */
+struct stb_sink {
+    FILE *f;
+    int error; /* errno of the first failed write; 0 = none */
+};
+
+static void stb_sink_write(void *context, void *data, int size)
+{
+    struct stb_sink *sink = context;
+    if (!sink->error && size > 0 && fwrite(data, 1, (size_t)size, sink->f) != (size_t)size)
+        sink->error = errno ? errno : EIO;
+}
+
+static pb_status write_stb(const char *path, const unsigned char *pixels, const struct pb_image *img)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return pb__fail(PB_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    struct stb_sink sink = {f, 0};
+    const char *e = extension(path);
+    int w = (int)img->width, h = (int)img->height, n = (int)img->channels, ok;
+    errno = 0;
+    if (strcasecmp(e, "png") == 0)
+        ok = stbi_write_png_to_func(stb_sink_write, &sink, w, h, n, pixels, w * n);
+    else if (strcasecmp(e, "jpg") == 0 || strcasecmp(e, "jpeg") == 0)
+        ok = stbi_write_jpg_to_func(stb_sink_write, &sink, w, h, n, pixels, 95);
+    else if (strcasecmp(e, "bmp") == 0)
+        ok = stbi_write_bmp_to_func(stb_sink_write, &sink, w, h, n, pixels);
+    else /* tga: check_format knows no other */
+        ok = stbi_write_tga_to_func(stb_sink_write, &sink, w, h, n, pixels);
+    if (!sink.error && (fflush(f) != 0 || ferror(f)))
+        sink.error = errno ? errno : EIO;
+    if (fclose(f) != 0 && !sink.error)
+        sink.error = errno ? errno : EIO;
+    if (ok && !sink.error)
+        return PB_OK;
+    /* no half image left behind (a device or a link is not ours to remove) */
+    struct stat sb;
+    if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+        remove(path);
+    return pb__fail(PB_ERR_IO, "cannot write '%s': %s", path,
+                    sink.error ? strerror(sink.error) : "stb_image_write failed (out of memory?)");
+}
+#endif
+
 pb_status pb__image_write(const char *path, const struct pb_image *img)
 {
     if (pb__image_is_raw(path))
@@ -569,18 +616,7 @@ pb_status pb__image_write(const char *path, const struct pb_image *img)
         st = write_pnm(path, pixels, img);
     } else {
 #ifdef PB_HAVE_STB
-        const char *e = extension(path);
-        int w = (int)img->width, h = (int)img->height, n = (int)img->channels, ok;
-        if (strcasecmp(e, "png") == 0)
-            ok = stbi_write_png(path, w, h, n, pixels, w * n);
-        else if (strcasecmp(e, "jpg") == 0 || strcasecmp(e, "jpeg") == 0)
-            ok = stbi_write_jpg(path, w, h, n, pixels, 95);
-        else if (strcasecmp(e, "bmp") == 0)
-            ok = stbi_write_bmp(path, w, h, n, pixels);
-        else /* tga: check_format knows no other */
-            ok = stbi_write_tga(path, w, h, n, pixels);
-        if (!ok)
-            st = pb__fail(PB_ERR_IO, "cannot write '%s'", path);
+        st = write_stb(path, pixels, img);
 #endif
     }
     pb__host_free(pixels);

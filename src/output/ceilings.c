@@ -23,10 +23,24 @@ bool pb__ceilings_default_path(char *buf, size_t len)
     return true;
 }
 
-static double num_of(const cJSON *o, const char *key)
+/* A ceiling of the file: absent or null = not measured (NAN); anything but a
+ * positive finite number up to max is a damaged or hand-edited file, which
+ * would give every row an absurd fraction. */
+static pb_status num_of(const cJSON *o, const char *key, double max, const char *unit, const char *name, size_t index,
+                        double *out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    *out = NAN;
+    if (!v || cJSON_IsNull(v))
+        return PB_OK;
+    if (!cJSON_IsNumber(v))
+        return pb__fail(PB_ERR_PARSE, "%s: devices[%zu]: %s is not a number", name, index, key);
+    const double min = 1e-3;
+    if (!isfinite(v->valuedouble) || v->valuedouble < min || v->valuedouble > max)
+        return pb__fail(PB_ERR_PARSE, "%s: devices[%zu]: %s is %g, not a plausible ceiling (%g to %g %s)", name,
+                        index, key, v->valuedouble, min, max, unit);
+    *out = v->valuedouble;
+    return PB_OK;
 }
 
 static void str_of(const cJSON *o, const char *key, char *buf, size_t len)
@@ -60,19 +74,22 @@ pb_status pb__ceilings_parse(const char *text, const char *name, struct pb_ceili
     str_of(doc, "commit", out->commit, sizeof out->commit);
     pb_status st = PB_OK;
     const cJSON *d;
+    size_t i = 0;
     cJSON_ArrayForEach(d, devs)
     {
         struct pb_ceiling c = {.derived_copy = false};
         str_of(d, "backend", c.backend, sizeof c.backend);
         str_of(d, "device", c.device, sizeof c.device);
-        c.copy_gbps = num_of(d, "copy_gbps");
-        c.read_gbps = num_of(d, "read_gbps");
-        c.h2d_gbps = num_of(d, "h2d_gbps");
-        c.d2h_gbps = num_of(d, "d2h_gbps");
-        c.fp32_gflops = num_of(d, "fp32_gflops");
-        c.fp64_gflops = num_of(d, "fp64_gflops");
-        if ((st = pb__ceilings_put(out, &c)) != PB_OK)
+        const double gbps_max = 1e7, gflops_max = 1e9; /* GB/s, GFLOP/s: far above any device */
+        if ((st = num_of(d, "copy_gbps", gbps_max, "GB/s", name, i, &c.copy_gbps)) != PB_OK ||
+            (st = num_of(d, "read_gbps", gbps_max, "GB/s", name, i, &c.read_gbps)) != PB_OK ||
+            (st = num_of(d, "h2d_gbps", gbps_max, "GB/s", name, i, &c.h2d_gbps)) != PB_OK ||
+            (st = num_of(d, "d2h_gbps", gbps_max, "GB/s", name, i, &c.d2h_gbps)) != PB_OK ||
+            (st = num_of(d, "fp32_gflops", gflops_max, "GFLOP/s", name, i, &c.fp32_gflops)) != PB_OK ||
+            (st = num_of(d, "fp64_gflops", gflops_max, "GFLOP/s", name, i, &c.fp64_gflops)) != PB_OK ||
+            (st = pb__ceilings_put(out, &c)) != PB_OK)
             break;
+        i++;
     }
     cJSON_Delete(doc);
     if (st != PB_OK)
@@ -88,10 +105,10 @@ static void add_num(cJSON *o, const char *key, double x)
         cJSON_AddNullToObject(o, key);
 }
 
-pb_status pb__ceilings_write(const char *path, const struct pb_ceilings *c)
+/* mkdir -p of the parent: the default path is under a cache directory that
+ * may not exist yet. */
+static pb_status make_parent(const char *path)
 {
-    /* mkdir -p of the parent: the default path is under a cache directory
-     * that may not exist yet. */
     char dir[1024];
     snprintf(dir, sizeof dir, "%s", path);
     for (char *p = dir + 1; *p; p++)
@@ -101,6 +118,50 @@ pb_status pb__ceilings_write(const char *path, const struct pb_ceilings *c)
                 return pb__fail(PB_ERR_IO, "cannot create %s: %s", dir, strerror(errno));
             *p = '/';
         }
+    return PB_OK;
+}
+
+/* The file is replaced through PATH.tmp in its directory (of a link: in the
+ * target's), so a full disk leaves the stored entries as they were. *dest:
+ * the file replaced; both malloc'ed, false when out of memory. */
+static bool temp_path(const char *path, char **dest, char **tmp)
+{
+    *dest = realpath(path, NULL); /* NULL where path does not exist yet */
+    if (!*dest)
+        *dest = strdup(path);
+    size_t len = *dest ? strlen(*dest) + 5 : 0;
+    *tmp = *dest ? malloc(len) : NULL;
+    if (*tmp)
+        snprintf(*tmp, len, "%s.tmp", *dest);
+    return *tmp != NULL;
+}
+
+pb_status pb__ceilings_check_writable(const char *path)
+{
+    pb_status st = make_parent(path);
+    if (st != PB_OK)
+        return st;
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return pb__fail(PB_ERR_IO, "cannot write %s: %s", path, strerror(EISDIR));
+    char *dest, *tmp;
+    FILE *f = temp_path(path, &dest, &tmp) ? fopen(tmp, "w") : NULL;
+    if (!tmp)
+        st = pb__fail(PB_ERR_NOMEM, "out of memory");
+    else if (!f)
+        st = pb__fail(PB_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+    else
+        fclose(f), remove(tmp);
+    free(dest);
+    free(tmp);
+    return st;
+}
+
+pb_status pb__ceilings_write(const char *path, const struct pb_ceilings *c)
+{
+    pb_status st = make_parent(path);
+    if (st != PB_OK)
+        return st;
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddNumberToObject(doc, "parbench_ceilings", 1);
     cJSON_AddStringToObject(doc, "date", c->date);
@@ -124,14 +185,23 @@ pb_status pb__ceilings_write(const char *path, const struct pb_ceilings *c)
     cJSON_Delete(doc);
     if (!text)
         return pb__fail(PB_ERR_NOMEM, "out of memory serialising the ceilings");
-    FILE *f = fopen(path, "w");
+    char *dest, *tmp;
+    FILE *f = temp_path(path, &dest, &tmp) ? fopen(tmp, "w") : NULL;
     bool ok = f && fputs(text, f) != EOF && fputc('\n', f) != EOF;
     if (f && fclose(f) != 0)
         ok = false;
     cJSON_free(text);
-    if (!ok)
-        return pb__fail(PB_ERR_IO, "cannot write %s: %s", path, strerror(errno));
-    return PB_OK;
+    if (!tmp)
+        st = pb__fail(PB_ERR_NOMEM, "out of memory");
+    else if (!ok)
+        st = pb__fail(PB_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+    else if (rename(tmp, dest) != 0)
+        st = pb__fail(PB_ERR_IO, "cannot replace %s: %s", path, strerror(errno));
+    if (st != PB_OK && tmp)
+        remove(tmp);
+    free(dest);
+    free(tmp);
+    return st;
 }
 
 pb_status pb__ceilings_put(struct pb_ceilings *c, const struct pb_ceiling *entry)

@@ -30,12 +30,17 @@ struct pb_ceilings {
 bool pb__ceilings_default_path(char *buf, size_t len);
 
 /* PB_ERR_NOT_FOUND when the file does not exist (no message), PB_ERR_IO or
- * PB_ERR_PARSE otherwise. */
+ * PB_ERR_PARSE otherwise (also for a ceiling that is not a positive, finite
+ * and plausible number). */
 pb_status pb__ceilings_read(const char *path, struct pb_ceilings *out);
 /* The same from a file's NUL-terminated text; name is for messages. */
 pb_status pb__ceilings_parse(const char *text, const char *name, struct pb_ceilings *out);
-/* Creates the parent directory when missing. */
+/* Creates the parent directory when missing; replaces the file whole (a
+ * temporary renamed over it), so a failed write keeps the old one. */
 pb_status pb__ceilings_write(const char *path, const struct pb_ceilings *c);
+/* Whether pb__ceilings_write could write path (its directory created when
+ * missing): checked before measuring, not after. */
+pb_status pb__ceilings_check_writable(const char *path);
 /* Adds or replaces the entry of (backend, device). */
 pb_status pb__ceilings_put(struct pb_ceilings *c, const struct pb_ceiling *entry);
 void pb__ceilings_free(struct pb_ceilings *c);

@@ -1,6 +1,7 @@
 /* CSV (RFC 4180): one header, then one row per result, flushed as it comes.
  * The run context is repeated on every row so files from several runs can be
  * concatenated (--append). */
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 
@@ -59,6 +60,47 @@ static void header(const struct pb_bench *b, char *buf, size_t len)
 #undef PB__APPEND
 }
 
+/* A file to append to whose last byte is not a newline: rows written after it
+ * would join its last line. A last line with all its fields (a header alone, a
+ * newline lost in an editor) is ended here; a shorter one is a row cut short by
+ * an interrupted write, and appending would bury it mid-file where readers
+ * reject the whole file, so the append is refused. */
+static pb_status end_last_line(struct pb_writer *w, const char *head)
+{
+    FILE *f = w->f;
+    /* fgets read the header, so there is a last byte; reads and writes of
+     * one stream are separated by a seek */
+    bool ended = fseek(f, -1, SEEK_END) == 0 && getc(f) == '\n';
+    if (fseek(f, 0, SEEK_END) != 0)
+        return pb__fail(PB_ERR_IO, "cannot read %s: %s", w->path, strerror(errno));
+    if (ended)
+        return PB_OK;
+    size_t head_fields = 1, fields = 1;
+    for (const char *c = head; *c; c++)
+        head_fields += *c == ',';
+    long line = 1, record_line = 1;
+    bool quoted = false;
+    rewind(f);
+    for (int c; (c = getc(f)) != EOF;) {
+        if (c == '"')
+            quoted = !quoted; /* a doubled quote toggles twice */
+        else if (c == ',' && !quoted)
+            fields++;
+        if (c == '\n' && !quoted)
+            fields = 1, record_line = line + 1;
+        line += c == '\n';
+    }
+    if (ferror(f))
+        return pb__fail(PB_ERR_IO, "cannot read %s: %s", w->path, strerror(errno));
+    if (quoted || fields != head_fields)
+        return pb__fail(PB_ERR_IO, "cannot append to %s: its last line (line %ld) is cut short, %zu of %zu fields "
+                        "(an interrupted run?); delete that line or write to a new file", w->path, record_line, fields,
+                        head_fields);
+    fseek(f, 0, SEEK_END);
+    fputc('\n', f); /* in append mode, so at the end wherever the stream stood */
+    return pb__writer_flush(w);
+}
+
 static pb_status csv_begin(struct pb_writer *w)
 {
     char head[2048], existing[2048] = "";
@@ -70,8 +112,7 @@ static pb_status csv_begin(struct pb_writer *w)
             if (strcmp(existing, head) != 0)
                 return pb__fail(PB_ERR_INVALID, "cannot append to %s: its columns differ from %s's",
                                 w->path, w->bench->name);
-            fseek(w->f, 0, SEEK_END);
-            return PB_OK;
+            return end_last_line(w, head);
         }
     }
     fprintf(w->f, "%s\n", head);

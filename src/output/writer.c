@@ -73,18 +73,46 @@ static void release_lock(struct pb_writer *w)
     w->lock_path = NULL;
 }
 
+/* The file a symbolic link leads to (malloc'ed; NULL if path is no link or on
+ * error): JSON's temporary is renamed over it, not over the link. A dangling
+ * link gives its target, created by the write. */
+static char *link_target(const char *path)
+{
+    struct stat sb;
+    if (lstat(path, &sb) != 0 || !S_ISLNK(sb.st_mode))
+        return NULL;
+    char *real = realpath(path, NULL);
+    if (real || errno != ENOENT)
+        return real;
+    char target[4096];
+    ssize_t n = readlink(path, target, sizeof target - 1);
+    if (n <= 0)
+        return NULL;
+    target[n] = '\0';
+    const char *slash = strrchr(path, '/');
+    int dir_len = target[0] == '/' || !slash ? 0 : (int)(slash - path + 1);
+    size_t len = (size_t)dir_len + (size_t)n + 1;
+    char *joined = malloc(len);
+    if (joined)
+        snprintf(joined, len, "%.*s%s", dir_len, path, target);
+    return joined;
+}
+
 /* Opens path for w: locked, truncated only once the lock is held (unless
  * appending). JSON, rewritten whole after every row as PATH.tmp renamed over
- * PATH, is locked through PATH.lock; a path that is not a regular file (a
- * device, a pipe) is written in place and never replaced. */
+ * PATH (over a link's target, not the link), is locked through PATH.lock and
+ * never truncated; a path that is not a regular file (a device, a pipe) is
+ * written in place and never replaced. */
 static pb_status open_output(struct pb_writer *w, const char *path)
 {
     struct stat sb;
     w->stream = stat(path, &sb) == 0 && !S_ISREG(sb.st_mode);
-    w->path = strdup(path);
+    bool json = w->ops == &pb__writer_json;
+    char *target = json && !w->stream ? link_target(path) : NULL;
+    w->path = target ? target : strdup(path);
     if (!w->path)
         return pb__fail(PB_ERR_NOMEM, "out of memory");
-    bool json = w->ops == &pb__writer_json;
+    path = w->path;
     pb_status st = PB_OK;
     if (json && !w->stream) {
         size_t len = strlen(path) + 6;
@@ -108,7 +136,8 @@ static pb_status open_output(struct pb_writer *w, const char *path)
         close(fd);
         return st;
     }
-    if (!w->append && !w->stream && ftruncate(fd, 0) != 0) {
+    /* JSON is replaced whole by its first complete document: never emptied first */
+    if (!w->append && !w->stream && !json && ftruncate(fd, 0) != 0) {
         st = pb__fail(PB_ERR_IO, "cannot write %s: %s", path, strerror(errno));
         close(fd);
         return st;

@@ -270,8 +270,18 @@ int pb__cmd_ceilings(int argc, char **argv)
     st = pb__ceilings_read(path, &saved);
     if (st == PB_ERR_NOT_FOUND)
         st = PB_OK;
+    if (st == PB_ERR_PARSE && path == default_path) { /* the advice for a damaged default file is to rerun this */
+        fprintf(stderr, "parbench: %s: %s\n", pb_last_error(),
+                save ? "it is replaced by this run's ceilings" : "ignored");
+        pb__clear_error();
+        st = PB_OK;
+    }
+    /* A destination that cannot be written fails now, not after the measuring. */
+    if (st == PB_OK && save)
+        st = pb__ceilings_check_writable(path);
     if (st != PB_OK) {
         free(names);
+        pb__ceilings_free(&saved);
         return pb__cli_fail(st);
     }
 
@@ -377,13 +387,19 @@ pb_status pb__ceilings_for_run(const char *path, struct pb_ceilings *out)
     pb_status st = pb__ceilings_read(path ? path : default_path, out);
     if (st == PB_ERR_NOT_FOUND && path)
         return pb__fail(PB_ERR_IO, "cannot read %s: no such file", path);
-    if (st == PB_ERR_NOT_FOUND) {
-        static bool told; /* once per process: a study makes several runs */
-        if (!told)
-            fprintf(stderr, "parbench: no ceilings file (%s): rows carry no fraction of ceiling; "
-                            "parbench ceilings measures them\n", default_path);
-        told = true;
-        return PB_OK;
-    }
-    return st;
+    if (path || st == PB_OK || st == PB_ERR_NOMEM) /* a --ceilings FILE given and damaged stays an error */
+        return st;
+    /* The default file missing or damaged: the rows go without fractions
+     * rather than every run failing on a cache file. */
+    static bool told; /* once per process: a study makes several runs */
+    if (!told && st == PB_ERR_NOT_FOUND)
+        fprintf(stderr, "parbench: no ceilings file (%s): rows carry no fraction of ceiling; "
+                        "parbench ceilings measures them\n", default_path);
+    else if (!told)
+        fprintf(stderr, "parbench: warning: %s; rows carry no fraction of ceiling (delete it or rerun parbench "
+                        "ceilings)\n", pb_last_error());
+    told = true;
+    pb__clear_error();
+    pb__ceilings_free(out);
+    return PB_OK;
 }

@@ -1,7 +1,10 @@
 /* Helpers of the report commands (see cli_util.h). */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "report/cli_util.h"
 
@@ -41,6 +44,21 @@ bool pb__cli_value(int argc, char **argv, int *i, const char *name, char short_n
     } else {
         *rc = pb__cli_die(PB_EXIT_USAGE, "option --%s needs a value", name);
         return false;
+    }
+    return true;
+}
+
+bool pb__cli_std_descriptors_open(void)
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+            continue;
+        int null = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY); /* the lowest free one: fd itself */
+        if (null != fd) {
+            if (null >= 0)
+                close(null);
+            return false;
+        }
     }
     return true;
 }

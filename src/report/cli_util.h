@@ -19,6 +19,11 @@ bool pb__cli_is_help(const char *arg);
  * *i); a missing value sets *rc to usage and prints why. */
 bool pb__cli_value(int argc, char **argv, int *i, const char *name, char short_name, const char **value, int *rc);
 
+/* Descriptors 0-2 closed by the caller (`>&-`) would be taken by the next
+ * files opened, and the table written into an --out file: /dev/null takes
+ * their places. false (errno set) when it cannot. */
+bool pb__cli_std_descriptors_open(void);
+
 /* Loads every path into set (and a ceilings file when given); an exit code. */
 int pb__rp_load_all(struct pb_rp_set *set, char **paths, int n, const char *ceilings);
 

@@ -537,7 +537,20 @@ struct csv_skips {
     int count, first_line, first_fields;
 };
 
-static pb_status csv_next(const char **p, const char *path, int *line, int nh, struct csv_skips *skips, char ***v)
+/* Whether the n fields of a record are the header's: files concatenated
+ * (cat a.csv b.csv) repeat it. */
+static bool is_header(char **v, int n, char **head, int nh)
+{
+    if (n != nh)
+        return false;
+    for (int i = 0; i < n; i++)
+        if (strcmp(v[i], head[i]) != 0)
+            return false;
+    return true;
+}
+
+static pb_status csv_next(const char **p, const char *path, int *line, char **head, int nh, struct csv_skips *skips,
+                          char ***v)
 {
     *v = NULL;
     while (**p) {
@@ -548,10 +561,12 @@ static pb_status csv_next(const char **p, const char *path, int *line, int nh, s
             return pb__fail(PB_ERR_NOMEM, "out of memory");
         }
         bool blank = n == 1 && !(*v)[0][0];
-        if (n == nh && !blank)
+        if (n == nh && !blank && !is_header(*v, n, head, nh))
             return PB_OK;
         free_fields(*v, n);
         *v = NULL;
+        if (n == nh && !blank) /* the header again */
+            continue;
         /* A last record short of fields and of its line end is a run killed
          * while writing: the rows before it stand, and it is left out, not
          * silently. (At least one character was read, so (*p)[-1] is in the text.) */
@@ -603,7 +618,7 @@ static pb_status load_csv(struct pb_rp_set *set, const char *path, const char *s
     struct csv_skips skips = {0};
     for (;;) {
         char **v;
-        if ((st = csv_next(&p, path, &line, nh, quiet ? &skips : NULL, &v)) != PB_OK || !v)
+        if ((st = csv_next(&p, path, &line, head, nh, quiet ? &skips : NULL, &v)) != PB_OK || !v)
             break;
         int n = nh;
 #define COL(name) (col_index(head, nh, name) >= 0 ? v[col_index(head, nh, name)] : NULL)
@@ -762,7 +777,7 @@ static pb_status load_comparison(struct pb_rp_set *set, const char *path, const 
     int line = 1;
     while (st == PB_OK) {
         char **v;
-        if ((st = csv_next(&p, path, &line, nh, NULL, &v)) != PB_OK || !v)
+        if ((st = csv_next(&p, path, &line, head, nh, NULL, &v)) != PB_OK || !v)
             break;
         int n = nh;
         struct pb_rp_figure *bigger = realloc(c.figs, (c.n_figs + 1) * sizeof *bigger);
@@ -894,9 +909,12 @@ static pb_status load_dir(struct pb_rp_set *set, const char *path, const char *r
         /* A link to a folder is not entered: it may lead back up. */
         struct stat sb;
         bool link = lstat(full, &sb) == 0 && S_ISLNK(sb.st_mode);
-        bool dir = (link ? stat(full, &sb) : lstat(full, &sb)) == 0 && S_ISDIR(sb.st_mode);
+        bool found = (link ? stat(full, &sb) : lstat(full, &sb)) == 0, dir = found && S_ISDIR(sb.st_mode);
+        /* A pipe or device named *.csv would be read forever (or block): left out, not silently. */
+        if (data && found && !dir && !S_ISREG(sb.st_mode))
+            fprintf(stderr, "parbench: skipping %s: not a regular file\n", full);
         free(full);
-        if (dir ? link || e->d_name[0] == '.' || depth >= PB_RP_MAX_DEPTH : !data)
+        if (dir ? link || e->d_name[0] == '.' || depth >= PB_RP_MAX_DEPTH : !data || (found && !S_ISREG(sb.st_mode)))
             continue;
         struct entry *bigger = realloc(ents, (n + 1) * sizeof *bigger);
         if (!bigger || !(bigger[n].name = strdup(e->d_name))) {
