@@ -2,6 +2,8 @@
  * any variant runs, buffers, status names, backends and devices. */
 #include "test_util.h"
 
+#include <pthread.h>
+
 #include "parbench/pb.h"
 #include "parbench/pb_backend.h"
 #include "parbench/pb_kernels.h"
@@ -547,9 +549,525 @@ static void test_misuse(void **state)
     pb_device_close(cl_dev);
 }
 
+/* ---- stale caches: what a variant derives from an input is rebuilt when the input changes ---- */
+
+enum { TRI_N = 200 };
+
+/* y = A x with A tridiagonal (TRI_N rows, double), on one device; ones and
+ * ramp are the two sets of values the tests switch between. */
+struct tri {
+    int32_t ptr[TRI_N + 1], idx[3 * TRI_N];
+    double ones[3 * TRI_N], ramp[3 * TRI_N], x[TRI_N];
+    int nnz;
+    pb_buf *ptr_b, *idx_b, *val_b, *ramp_b, *x_b, *y_b;
+    struct pb_spmv_args args;
+};
+
+static void tri_make(pb_device *dev, struct tri *t)
+{
+    t->nnz = 0;
+    for (int i = 0; i < TRI_N; i++) {
+        t->ptr[i] = t->nnz;
+        for (int j = i - 1; j <= i + 1; j++)
+            if (j >= 0 && j < TRI_N) {
+                t->idx[t->nnz] = j, t->ones[t->nnz] = 1, t->ramp[t->nnz] = j - i + 2;
+                t->nnz++;
+            }
+        t->x[i] = 1 + i % 3;
+    }
+    t->ptr[TRI_N] = t->nnz;
+    size_t vals = (size_t)t->nnz * sizeof(double);
+    t->ptr_b = alloc_buf(dev, sizeof t->ptr), t->idx_b = alloc_buf(dev, (size_t)t->nnz * sizeof(int32_t));
+    t->val_b = alloc_buf(dev, vals), t->ramp_b = alloc_buf(dev, vals);
+    t->x_b = alloc_buf(dev, sizeof t->x), t->y_b = alloc_buf(dev, sizeof t->x);
+    assert_int_equal(pb_buf_write(t->ptr_b, 0, t->ptr, sizeof t->ptr), PB_OK);
+    assert_int_equal(pb_buf_write(t->idx_b, 0, t->idx, (size_t)t->nnz * sizeof(int32_t)), PB_OK);
+    assert_int_equal(pb_buf_write(t->val_b, 0, t->ones, vals), PB_OK);
+    assert_int_equal(pb_buf_write(t->ramp_b, 0, t->ramp, vals), PB_OK);
+    assert_int_equal(pb_buf_write(t->x_b, 0, t->x, sizeof t->x), PB_OK);
+    t->args = (struct pb_spmv_args){.prec = PB_DOUBLE, .format = PB_SPARSE_CSR, .rows = TRI_N, .cols = TRI_N,
+                                    .nnz = t->nnz, .ptr = t->ptr_b, .idx = t->idx_b, .val = t->val_b, .x = t->x_b,
+                                    .y = t->y_b};
+}
+
+static void tri_free(struct tri *t)
+{
+    pb_buf *bufs[] = {t->ptr_b, t->idx_b, t->val_b, t->ramp_b, t->x_b, t->y_b};
+    for (size_t i = 0; i < PB_ARRAY_LEN(bufs); i++)
+        pb_buf_free(bufs[i]);
+}
+
+/* y holds the product with values `val` (after `what`). */
+static void tri_expect(const struct tri *t, const double *val, const char *where, const char *what)
+{
+    double y[TRI_N];
+    assert_int_equal(pb_buf_read(t->y_b, 0, y, sizeof y), PB_OK);
+    for (int i = 0; i < TRI_N; i++) {
+        double want = 0;
+        for (int q = t->ptr[i]; q < t->ptr[i + 1]; q++)
+            want += val[q] * t->x[t->idx[q]];
+        if (y[i] != want) {
+            print_message("%s after %s: y[%d] = %g, want %g (an old copy of the matrix was used)\n", where, what, i,
+                          y[i], want);
+            fail();
+        }
+    }
+}
+
+/* Every CSR spmv variant of every usable backend (auto, dia and librsb keep
+ * copies of the matrix) computes with the values as they are now, however
+ * they changed: a kernel writing the buffer, a write through a pointer from
+ * pb_buf_host_ptr, or one through a pointer kept from before and
+ * pb_buf_modified. */
+static void test_stale_spmv(void **state)
+{
+    (void)state;
+    size_t ran = 0;
+    for (size_t bi = 0; bi < pb_backend_count(); bi++) {
+        const pb_backend *b = pb_backend_at(bi);
+        pb_device *dev = open_usable(b);
+        if (!dev)
+            continue;
+        struct pb_variant_desc v[48];
+        size_t nv = pb_kernel_variants(b, "spmv", v, PB_ARRAY_LEN(v));
+        for (size_t vi = 0; vi < nv && vi < PB_ARRAY_LEN(v); vi++) {
+            enum pb_sparse_format format;
+            assert_int_equal(pb_spmv_format(b, v[vi].name, &format), PB_OK);
+            if (format != PB_SPARSE_CSR)
+                continue;
+            char where[96];
+            snprintf(where, sizeof where, "%s/%s", pb_backend_name(b), v[vi].name);
+            struct tri t;
+            tri_make(dev, &t);
+            pb_status st = pb_spmv(dev, v[vi].name, &t.args);
+            if (st == PB_ERR_UNSUPPORTED) {
+                tri_free(&t);
+                continue;
+            }
+            assert_int_equal(st, PB_OK);
+            tri_expect(&t, t.ones, where, "the first run");
+            /* a kernel rewrites the values: a 1 x nnz transpose is a copy */
+            struct pb_transpose_args copy = {.prec = PB_DOUBLE, .rows = 1, .cols = (size_t)t.nnz, .in = t.ramp_b,
+                                             .ld_in = (size_t)t.nnz, .out = t.val_b, .ld_out = 1};
+            assert_int_equal(pb_transpose(dev, NULL, &copy), PB_OK);
+            assert_int_equal(pb_spmv(dev, v[vi].name, &t.args), PB_OK);
+            tri_expect(&t, t.ramp, where, "a kernel's write");
+            double *host = pb_buf_host_ptr(t.val_b);
+            if (host) {
+                memcpy(host, t.ones, (size_t)t.nnz * sizeof(double));
+                assert_int_equal(pb_spmv(dev, v[vi].name, &t.args), PB_OK);
+                tri_expect(&t, t.ones, where, "a write through pb_buf_host_ptr");
+                memcpy(host, t.ramp, (size_t)t.nnz * sizeof(double)); /* the pointer kept from before */
+                assert_int_equal(pb_buf_modified(t.val_b), PB_OK);
+                assert_int_equal(pb_spmv(dev, v[vi].name, &t.args), PB_OK);
+                tri_expect(&t, t.ramp, where, "a kept pointer's write and pb_buf_modified");
+            }
+            ran++;
+            tri_free(&t);
+        }
+        pb_device_close(dev);
+    }
+    assert_true(ran >= 2);
+    assert_fails(pb_buf_modified(NULL), PB_ERR_INVALID);
+}
+
+/* conv's taps (OpenCL keeps a host copy): after a kernel rewrote the filter
+ * buffer, the next conv uses the new taps, on every usable backend. */
+static void test_stale_conv_filter(void **state)
+{
+    (void)state;
+    enum { W = 8, H = 8 };
+    float img[W * H], out[W * H], center1[3] = {0, 1, 0}, center2[3] = {0, 2, 0};
+    for (int i = 0; i < W * H; i++)
+        img[i] = (float)i;
+    for (size_t bi = 0; bi < pb_backend_count(); bi++) {
+        const pb_backend *b = pb_backend_at(bi);
+        pb_device *dev = open_usable(b);
+        if (!dev)
+            continue;
+        pb_buf *filter = alloc_buf(dev, sizeof center1), *filter2 = alloc_buf(dev, sizeof center2),
+               *in = alloc_buf(dev, sizeof img), *tmp = alloc_buf(dev, sizeof img), *o = alloc_buf(dev, sizeof img);
+        assert_int_equal(pb_buf_write(filter, 0, center1, sizeof center1), PB_OK);
+        assert_int_equal(pb_buf_write(filter2, 0, center2, sizeof center2), PB_OK);
+        assert_int_equal(pb_buf_write(in, 0, img, sizeof img), PB_OK);
+        struct pb_conv_args a = {.prec = PB_FLOAT, .width = W, .height = H, .in_rows = H, .radius = 1,
+                                 .filter = filter, .in = in, .tmp = tmp, .out = o};
+        pb_status st = pb_conv(dev, NULL, &a);
+        if (st == PB_OK) {
+            struct pb_transpose_args copy = {.prec = PB_FLOAT, .rows = 1, .cols = 3, .in = filter2, .ld_in = 3,
+                                             .out = filter, .ld_out = 1};
+            assert_int_equal(pb_transpose(dev, NULL, &copy), PB_OK);
+            assert_int_equal(pb_conv(dev, NULL, &a), PB_OK);
+            assert_int_equal(pb_buf_read(o, 0, out, sizeof out), PB_OK);
+            for (int i = 0; i < W * H; i++)
+                if (out[i] != 4 * img[i]) { /* both passes scale by 2 */
+                    print_message("%s: out[%d] = %g after the taps doubled, want %g\n", pb_backend_name(b), i, out[i],
+                                  4 * img[i]);
+                    fail();
+                }
+        } else {
+            assert_int_equal(st, PB_ERR_UNSUPPORTED);
+        }
+        pb_buf *bufs[] = {filter, filter2, in, tmp, o};
+        for (size_t i = 0; i < PB_ARRAY_LEN(bufs); i++)
+            pb_buf_free(bufs[i]);
+        pb_device_close(dev);
+    }
+}
+
+/* ---- transpose: each variant's own output shape, never in place ------------- */
+
+static void test_transpose_shapes(void **state)
+{
+    (void)state;
+    float in_h[16], out_h[16];
+    for (int i = 0; i < 16; i++)
+        in_h[i] = (float)i;
+    for (size_t bi = 0; bi < pb_backend_count(); bi++) {
+        const pb_backend *b = pb_backend_at(bi);
+        pb_device *dev = open_usable(b);
+        if (!dev)
+            continue;
+        pb_buf *in = alloc_buf(dev, sizeof in_h), *out = alloc_buf(dev, sizeof out_h);
+        assert_int_equal(pb_buf_write(in, 0, in_h, sizeof in_h), PB_OK);
+        struct pb_variant_desc v[16];
+        size_t nv = pb_kernel_variants(b, "transpose", v, PB_ARRAY_LEN(v));
+        for (size_t vi = 0; vi < nv && vi < PB_ARRAY_LEN(v); vi++) {
+            bool copies = (v[vi].flags & PB_VARIANT_BOUND) != 0;
+            /* 2 x 8 with ld_out 8: out (16 elements) fits the copy, not the 8 x 2 transpose with ld 8 */
+            struct pb_transpose_args t = {.prec = PB_FLOAT, .rows = 2, .cols = 8, .in = in, .ld_in = 8, .out = out,
+                                          .ld_out = 8};
+            assert_int_equal(pb_buf_fill_bytes(out, 0), PB_OK);
+            pb_status st = pb_transpose(dev, v[vi].name, &t);
+            if (copies) {
+                assert_int_equal(st, PB_OK);
+                assert_int_equal(pb_buf_read(out, 0, out_h, sizeof out_h), PB_OK);
+                assert_memory_equal(out_h, in_h, sizeof in_h);
+            } else {
+                assert_fails(st, PB_ERR_INVALID);
+                assert_contains(pb_last_error(), "out needs");
+            }
+            /* 3 x 2 with ld_out 2: the copy's leading dimension, less than the transpose's 3 */
+            t = (struct pb_transpose_args){.prec = PB_FLOAT, .rows = 3, .cols = 2, .in = in, .ld_in = 2, .out = out,
+                                           .ld_out = 2};
+            st = pb_transpose(dev, v[vi].name, &t);
+            if (copies) {
+                assert_int_equal(st, PB_OK);
+            } else {
+                assert_fails(st, PB_ERR_INVALID);
+                assert_contains(pb_last_error(), "ld_out");
+            }
+            /* in place */
+            t = (struct pb_transpose_args){.prec = PB_FLOAT, .rows = 4, .cols = 4, .in = in, .ld_in = 4, .out = in,
+                                           .ld_out = 4};
+            assert_fails(pb_transpose(dev, v[vi].name, &t), PB_ERR_INVALID);
+            assert_contains(pb_last_error(), "share memory");
+        }
+        struct pb_transpose_args t = {.prec = PB_FLOAT, .rows = 2, .cols = 8, .in = in, .ld_in = 8, .out = out,
+                                      .ld_out = 8};
+        const char *variant = NULL;
+        assert_fails(pb_kernel_default(dev, "transpose", &t, &variant), PB_ERR_INVALID);
+        /* two wrappers of overlapping host memory */
+        float mem[24] = {0};
+        pb_buf *lo = NULL, *hi = NULL;
+        if (pb_buf_wrap_host(dev, mem, 16 * sizeof(float), &lo) == PB_OK) {
+            assert_int_equal(pb_buf_wrap_host(dev, mem + 8, 16 * sizeof(float), &hi), PB_OK);
+            t = (struct pb_transpose_args){.prec = PB_FLOAT, .rows = 4, .cols = 4, .in = lo, .ld_in = 4, .out = hi,
+                                           .ld_out = 4};
+            assert_fails(pb_transpose(dev, NULL, &t), PB_ERR_INVALID);
+            t.rows = 2; /* lo's first 8 floats, hi's 2 x 4 transpose = 4 x 2: apart */
+            t.ld_out = 2;
+            assert_int_equal(pb_transpose(dev, NULL, &t), PB_OK);
+            pb_buf_free(lo);
+            pb_buf_free(hi);
+        }
+        pb_buf_free(in);
+        pb_buf_free(out);
+        pb_device_close(dev);
+    }
+}
+
+/* ---- conv's argument checks ------------------------------------------------------ */
+
+enum { CW = 8, CH = 8, CR = 1 };
+
+struct conv_fixture {
+    pb_buf *filter, *in, *tmp, *out, *small;
+};
+
+static void conv_null_filter(struct pb_conv_args *a, struct conv_fixture *c) { (void)c, a->filter = NULL; }
+static void conv_null_in(struct pb_conv_args *a, struct conv_fixture *c) { (void)c, a->in = NULL; }
+static void conv_null_tmp(struct pb_conv_args *a, struct conv_fixture *c) { (void)c, a->tmp = NULL; }
+static void conv_null_out(struct pb_conv_args *a, struct conv_fixture *c) { (void)c, a->out = NULL; }
+static void conv_small_in(struct pb_conv_args *a, struct conv_fixture *c) { a->in = c->small; }
+static void conv_small_tmp(struct pb_conv_args *a, struct conv_fixture *c) { a->tmp = c->small; }
+static void conv_small_out(struct pb_conv_args *a, struct conv_fixture *c) { a->out = c->small; }
+static void conv_small_filter(struct pb_conv_args *a, struct conv_fixture *c) { (void)c, a->radius = 2; }
+static void conv_top_past(struct pb_conv_args *a, struct conv_fixture *c) { (void)c, a->in_top = 1; }
+static void conv_height_past(struct pb_conv_args *a, struct conv_fixture *c) { (void)c, a->in_rows = CH - 1; }
+static void conv_double(struct pb_conv_args *a, struct conv_fixture *c) { (void)c, a->prec = PB_DOUBLE; }
+static void conv_fp16(struct pb_conv_args *a, struct conv_fixture *c) { (void)c, a->prec = PB_FP16; }
+static void conv_radius0(struct pb_conv_args *a, struct conv_fixture *c) { (void)c, a->radius = 0; }
+static void conv_radius_huge(struct pb_conv_args *a, struct conv_fixture *c) { (void)c, a->radius = SIZE_MAX / 2; }
+static void conv_border(struct pb_conv_args *a, struct conv_fixture *c) { (void)c, a->border = (enum pb_conv_border)7; }
+static void conv_overflow(struct pb_conv_args *a, struct conv_fixture *c)
+{
+    (void)c, a->width = (size_t)1 << 62, a->height = a->in_rows = 4;
+}
+
+static const struct {
+    const char *what;
+    void (*apply)(struct pb_conv_args *a, struct conv_fixture *c);
+    pb_status want;
+} conv_bad[] = {
+    {"filter NULL", conv_null_filter, PB_ERR_INVALID},
+    {"in NULL", conv_null_in, PB_ERR_INVALID},
+    {"tmp NULL", conv_null_tmp, PB_ERR_INVALID},
+    {"out NULL", conv_null_out, PB_ERR_INVALID},
+    {"in too small", conv_small_in, PB_ERR_INVALID},
+    {"tmp too small", conv_small_tmp, PB_ERR_INVALID},
+    {"out too small", conv_small_out, PB_ERR_INVALID},
+    {"filter smaller than 2R+1 taps", conv_small_filter, PB_ERR_INVALID},
+    {"in_top + height past in_rows", conv_top_past, PB_ERR_INVALID},
+    {"height more than in_rows", conv_height_past, PB_ERR_INVALID},
+    {"double elements in float-sized buffers", conv_double, PB_ERR_INVALID},
+    {"fp16", conv_fp16, PB_ERR_INVALID},
+    {"radius 0", conv_radius0, PB_ERR_INVALID},
+    {"radius past any filter", conv_radius_huge, PB_ERR_INVALID},
+    {"unknown border", conv_border, PB_ERR_INVALID},
+    {"width x height overflows", conv_overflow, PB_ERR_OVERFLOW},
+};
+
+/* Every misuse is refused before a variant runs, on every conv variant of
+ * every usable backend, and out is left as it was. */
+static void test_conv_args(void **state)
+{
+    (void)state;
+    const size_t image = CW * CH * sizeof(float);
+    for (size_t bi = 0; bi < pb_backend_count(); bi++) {
+        const pb_backend *b = pb_backend_at(bi);
+        pb_device *dev = open_usable(b);
+        if (!dev)
+            continue;
+        struct conv_fixture c = {alloc_buf(dev, (2 * CR + 1) * sizeof(float)), alloc_buf(dev, image),
+                                 alloc_buf(dev, image), alloc_buf(dev, image), alloc_buf(dev, image - 4)};
+        assert_int_equal(pb_buf_fill_bytes(c.filter, 0), PB_OK);
+        assert_int_equal(pb_buf_fill_bytes(c.in, 0), PB_OK);
+        struct pb_conv_args valid = {.prec = PB_FLOAT, .width = CW, .height = CH, .in_rows = CH, .radius = CR,
+                                     .filter = c.filter, .in = c.in, .tmp = c.tmp, .out = c.out};
+        struct pb_variant_desc v[16];
+        size_t nv = pb_kernel_variants(b, "conv", v, PB_ARRAY_LEN(v));
+        for (size_t vi = 0; vi < nv && vi < PB_ARRAY_LEN(v); vi++) {
+            pb_status st = pb_conv(dev, v[vi].name, &valid);
+            assert_true(st == PB_OK || st == PB_ERR_UNSUPPORTED);
+            for (size_t i = 0; i < PB_ARRAY_LEN(conv_bad); i++) {
+                struct pb_conv_args a = valid;
+                conv_bad[i].apply(&a, &c);
+                assert_int_equal(pb_buf_fill_bytes(c.out, 0x7F), PB_OK);
+                st = pb_conv(dev, v[vi].name, &a);
+                if (st != conv_bad[i].want)
+                    print_message("%s/%s, %s\n", pb_backend_name(b), v[vi].name, conv_bad[i].what);
+                assert_fails(st, conv_bad[i].want);
+                unsigned char after[CW * CH * sizeof(float)], want[sizeof after];
+                memset(want, 0x7F, sizeof want);
+                assert_int_equal(pb_buf_read(c.out, 0, after, sizeof after), PB_OK);
+                assert_memory_equal(after, want, sizeof after);
+            }
+        }
+        /* a strip with halo rows: in_top 1 of in_rows CH, height CH - 2 */
+        struct pb_conv_args strip = valid;
+        strip.in_top = 1, strip.height = CH - 2;
+        assert_int_equal(pb_conv(dev, NULL, &strip), PB_OK);
+        pb_buf *bufs[] = {c.filter, c.in, c.tmp, c.out, c.small};
+        for (size_t i = 0; i < PB_ARRAY_LEN(bufs); i++)
+            pb_buf_free(bufs[i]);
+        pb_device_close(dev);
+    }
+}
+
+/* ---- empty problems: nothing read, NULL for what holds nothing ----------------- */
+
+static void test_empty_problems(void **state)
+{
+    (void)state;
+    for (size_t bi = 0; bi < pb_backend_count(); bi++) {
+        const pb_backend *b = pb_backend_at(bi);
+        pb_device *dev = open_usable(b);
+        if (!dev)
+            continue;
+        const char *name = pb_backend_name(b);
+        float c_h[12], y_h[4];
+        pb_buf *c = alloc_buf(dev, sizeof c_h), *y = alloc_buf(dev, sizeof y_h), *ptr = alloc_buf(dev, 5 * 4);
+        assert_int_equal(pb_buf_fill_bytes(ptr, 0), PB_OK);
+
+        /* gemm k = 0: C = beta * C (ldc 4 > n 3: the pad stays), A and B NULL */
+        for (int i = 0; i < 12; i++)
+            c_h[i] = (float)i;
+        assert_int_equal(pb_buf_write(c, 0, c_h, sizeof c_h), PB_OK);
+        struct pb_gemm_args g = {.prec = PB_FLOAT, .m = 3, .n = 3, .k = 0, .alpha = 1, .beta = 2, .lda = 0, .ldb = 3,
+                                 .c = c, .ldc = 4};
+        assert_int_equal(pb_gemm(dev, NULL, &g), PB_OK);
+        assert_int_equal(pb_buf_read(c, 0, c_h, sizeof c_h), PB_OK);
+        for (int i = 0; i < 12; i++)
+            assert_true(c_h[i] == (i % 4 == 3 ? i : 2.0f * i));
+        assert_int_equal(pb_buf_fill_bytes(c, 0xFF), PB_OK); /* NaN: beta 0 does not read C */
+        g.beta = 0;
+        assert_int_equal(pb_gemm(dev, NULL, &g), PB_OK);
+        assert_int_equal(pb_buf_read(c, 0, c_h, sizeof c_h), PB_OK);
+        for (int i = 0; i < 12; i++)
+            assert_true(i % 4 == 3 ? isnan(c_h[i]) : c_h[i] == 0);
+        g.c = NULL; /* C is written: needed */
+        assert_fails(pb_gemm(dev, NULL, &g), PB_ERR_INVALID);
+        g = (struct pb_gemm_args){.prec = PB_FLOAT, .m = 0, .n = 4, .k = 4, .alpha = 1, .lda = 4, .ldb = 4, .ldc = 4};
+        assert_int_equal(pb_gemm(dev, NULL, &g), PB_OK);
+        g.m = 4, g.n = 0;
+        assert_int_equal(pb_gemm(dev, NULL, &g), PB_OK);
+
+        /* spmv without entries or without columns: y = 0 */
+        struct pb_spmv_args s = {.prec = PB_FLOAT, .rows = 4, .cols = 4, .nnz = 0, .ptr = ptr, .x = y, .y = y};
+        assert_int_equal(pb_buf_fill_bytes(y, 0xFF), PB_OK);
+        assert_int_equal(pb_spmv(dev, NULL, &s), PB_OK);
+        assert_int_equal(pb_buf_read(y, 0, y_h, sizeof y_h), PB_OK);
+        for (int i = 0; i < 4; i++)
+            assert_true(y_h[i] == 0);
+        s.cols = 0, s.x = NULL;
+        assert_int_equal(pb_buf_fill_bytes(y, 0xFF), PB_OK);
+        assert_int_equal(pb_spmv(dev, NULL, &s), PB_OK);
+        assert_int_equal(pb_buf_read(y, 0, y_h, sizeof y_h), PB_OK);
+        assert_true(y_h[3] == 0);
+        s.y = NULL;
+        assert_fails(pb_spmv(dev, NULL, &s), PB_ERR_INVALID);
+        s = (struct pb_spmv_args){.prec = PB_FLOAT, .rows = 0, .cols = 0, .nnz = 0, .ptr = ptr};
+        assert_int_equal(pb_spmv(dev, NULL, &s), PB_OK);
+
+        /* transpose 0 x 5, every buffer NULL */
+        struct pb_transpose_args t = {.prec = PB_FLOAT, .rows = 0, .cols = 5, .ld_in = 5, .ld_out = 5};
+        assert_int_equal(pb_transpose(dev, NULL, &t), PB_OK);
+
+        /* reduce of nothing: 0, in NULL; out still needed */
+        struct pb_reduce_args r = {.type = PB_REDUCE_FLOAT, .n = 0, .out = y};
+        size_t ws = 0;
+        assert_int_equal(pb_kernel_workspace(dev, "reduce", NULL, &r, &ws), PB_OK);
+        pb_buf *work = ws ? alloc_buf(dev, ws) : NULL;
+        if (work)
+            assert_int_equal(pb_buf_fill_bytes(work, 0), PB_OK);
+        r.work = work, r.work_bytes = ws;
+        assert_int_equal(pb_buf_fill_bytes(y, 0xFF), PB_OK);
+        assert_int_equal(pb_reduce(dev, NULL, &r), PB_OK);
+        assert_int_equal(pb_buf_read(y, 0, y_h, sizeof y_h), PB_OK);
+        if (y_h[0] != 0)
+            print_message("%s: reduce of nothing gave %g\n", name, y_h[0]);
+        assert_true(y_h[0] == 0);
+        r.out = NULL;
+        assert_fails(pb_reduce(dev, NULL, &r), PB_ERR_INVALID);
+
+        /* conv of an empty image, every buffer NULL */
+        struct pb_conv_args cv = {.prec = PB_FLOAT, .width = 8, .height = 0, .in_rows = 0, .radius = 1};
+        assert_int_equal(pb_conv(dev, NULL, &cv), PB_OK);
+
+        pb_buf_free(work);
+        pb_buf_free(c);
+        pb_buf_free(y);
+        pb_buf_free(ptr);
+        pb_device_close(dev);
+    }
+}
+
+/* ---- NULL handles -------------------------------------------------------------- */
+
+static void test_null_handles(void **state)
+{
+    struct fixture *f = *state;
+    struct pb_device_info info;
+    const char *why = NULL;
+    assert_fails(pb_device_sync(NULL), PB_ERR_INVALID);
+    assert_fails(pb_device_info(NULL, &info), PB_ERR_INVALID);
+    assert_fails(pb_device_info(f->dev, NULL), PB_ERR_INVALID);
+    assert_string_equal(pb_backend_name(NULL), "");
+    assert_false(pb_backend_available(NULL, &why));
+    assert_true(why && why[0] != '\0');
+    assert_false(pb_backend_available(NULL, NULL));
+    assert_int_equal(pb_backend_device_count(NULL), 0);
+    assert_int_equal(pb_kernel_variants(NULL, "gemm", NULL, 0), 0);
+    struct pb_variant_desc one;
+    assert_int_equal(pb_kernel_variants(NULL, NULL, &one, 1), 0);
+    const pb_backend *ref = pb_backend_find("ref");
+    assert_int_equal(pb_kernel_variants(ref, "gemm", NULL, 5), pb_kernel_variants(ref, "gemm", &one, 1));
+    assert_string_equal(pb_device_name(NULL), "");
+    assert_null(pb_device_backend(NULL));
+    assert_int_equal(pb_device_threads(NULL), 0);
+    assert_false(pb_device_has_event_timers(NULL));
+    pb_buf *out = alloc_buf(f->dev, 8);
+    struct pb_reduce_args r = {.type = PB_REDUCE_FLOAT, .n = 4, .out = out};
+    size_t bytes = 0;
+    assert_fails(pb_kernel_workspace(f->dev, "reduce", NULL, &r, NULL), PB_ERR_INVALID);
+    assert_fails(pb_kernel_workspace(f->dev, "reduce", NULL, NULL, &bytes), PB_ERR_INVALID);
+    assert_fails(pb_kernel_workspace(f->dev, "reduce", "pairwise", NULL, &bytes), PB_ERR_INVALID);
+    assert_fails(pb_kernel_workspace(NULL, "reduce", "pairwise", &r, &bytes), PB_ERR_INVALID);
+    assert_fails(pb_kernel_workspace(f->dev, NULL, NULL, &r, &bytes), PB_ERR_INVALID);
+    struct pb_csr_device csr;
+    struct pb_coo coo = {0};
+    assert_fails(pb_csr_upload(f->dev, NULL, PB_DOUBLE, &csr), PB_ERR_INVALID);
+    assert_fails(pb_csr_upload(NULL, &coo, PB_DOUBLE, &csr), PB_ERR_INVALID);
+    assert_fails(pb_csr_upload(f->dev, &coo, PB_DOUBLE, NULL), PB_ERR_INVALID);
+    pb_buf_free(out);
+}
+
+/* ---- first use from two threads at once ----------------------------------------- */
+
+struct opener {
+    const pb_backend *b;
+    pthread_barrier_t *start;
+    pb_status st;
+    char error[256];
+};
+
+static void *open_device(void *arg)
+{
+    struct opener *o = arg;
+    pb_device *dev = NULL;
+    pthread_barrier_wait(o->start);
+    o->st = pb_device_open(o->b, 0, &dev);
+    snprintf(o->error, sizeof o->error, "%s", o->st == PB_OK ? "" : pb_last_error());
+    pb_device_close(dev);
+    return NULL;
+}
+
+/* Two threads open device 0 of each CPU backend at once, as the process's
+ * first use of the backend (this case runs first: OpenCL's discovery must
+ * not have run yet). Both get the same answer: the device, or the same
+ * reason it is unavailable. */
+static void test_first_open_race(void **state)
+{
+    (void)state;
+    static const char *const cpu[] = {"opencl", "openmp", "ref"};
+    for (size_t i = 0; i < PB_ARRAY_LEN(cpu); i++) {
+        const pb_backend *b = pb_backend_find(cpu[i]);
+        if (!b)
+            continue;
+        pthread_barrier_t start;
+        assert_int_equal(pthread_barrier_init(&start, NULL, 2), 0);
+        struct opener o[2] = {{.b = b, .start = &start}, {.b = b, .start = &start}};
+        pthread_t t[2];
+        for (int k = 0; k < 2; k++)
+            assert_int_equal(pthread_create(&t[k], NULL, open_device, &o[k]), 0);
+        for (int k = 0; k < 2; k++)
+            assert_int_equal(pthread_join(t[k], NULL), 0);
+        pthread_barrier_destroy(&start);
+        if (o[0].st != o[1].st || strcmp(o[0].error, o[1].error) != 0)
+            print_message("%s: thread 0 got %s '%s', thread 1 %s '%s'\n", cpu[i], pb_status_name(o[0].st),
+                          o[0].error, pb_status_name(o[1].st), o[1].error);
+        assert_int_equal(o[0].st, o[1].st);
+        assert_string_equal(o[0].error, o[1].error);
+        size_t len = strlen(o[0].error); /* "backend X: <why>", the why not empty */
+        assert_true(o[0].st == PB_OK || (len > 2 && strcmp(o[0].error + len - 2, ": ") != 0));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_first_open_race), /* first: before any other use of the backends */
         cmocka_unit_test(test_valid_args_run),
         cmocka_unit_test(test_unknown_variant_or_bench),
         cmocka_unit_test(test_bad_args_every_variant),
@@ -565,6 +1083,12 @@ int main(void)
         cmocka_unit_test(test_devices),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_misuse),
+        cmocka_unit_test(test_null_handles),
+        cmocka_unit_test(test_stale_spmv),
+        cmocka_unit_test(test_stale_conv_filter),
+        cmocka_unit_test(test_transpose_shapes),
+        cmocka_unit_test(test_conv_args),
+        cmocka_unit_test(test_empty_problems),
     };
     return pb_test_run(tests, setup, teardown);
 }

@@ -46,6 +46,12 @@ struct pb_device_info {
     } props[PB_INFO_MAX_PROPS];
 };
 
+/* A NULL handle is a caller's mistake the library reports, not a crash:
+ * functions returning pb_status give PB_ERR_INVALID with the reason in
+ * pb_last_error(); getters give what stands for none (a name "", a count or
+ * thread count 0, false, NULL). Lifetimes cannot be checked, only kept by
+ * the caller: free every buffer, stream and timer of a device before closing
+ * it, and use no handle after it was freed or closed (twice included). */
 pb_status pb_device_open(const pb_backend *b, int index, pb_device **out);
 void pb_device_close(pb_device *dev); /* accepts NULL */
 const pb_backend *pb_device_backend(const pb_device *dev);
@@ -74,8 +80,19 @@ pb_status pb_buf_wrap_host(pb_device *dev, void *ptr, size_t bytes, pb_buf **out
 pb_status pb_buf_pin_host(pb_device *dev, void *ptr, size_t bytes, pb_buf **out);
 void pb_buf_free(pb_buf *buf); /* accepts NULL */
 size_t pb_buf_size(const pb_buf *buf);
-/* Host-addressable pointer, or NULL for device memory of a GPU backend. */
+/* Host-addressable pointer, or NULL for device memory of a GPU backend.
+ * Each call counts as a write to buf (see pb_buf_modified). */
 void *pb_buf_host_ptr(const pb_buf *buf);
+/* Says that buf's memory changed behind the library's back: written through
+ * a pointer from pb_buf_host_ptr() kept from before, by the caller's own
+ * kernels, or by another library. Variants keep what they derive from an
+ * input buffer (spmv's copies of a matrix in another format, an anchor's own
+ * matrix, OpenCL conv's taps) until the buffer changes, which the library
+ * sees only through its own calls: pb_buf_write, pb_buf_fill_bytes,
+ * pb_buf_copy, a kernel writing the buffer and pb_buf_host_ptr. Call this
+ * after any other write and before the next kernel that reads buf, or that
+ * kernel may compute with the old content. PB_ERR_INVALID for NULL. */
+pb_status pb_buf_modified(pb_buf *buf);
 /* Copy host -> buffer, buffer -> host (blocking). */
 pb_status pb_buf_write(pb_buf *dst, size_t dst_off, const void *src, size_t bytes);
 pb_status pb_buf_read(const pb_buf *src, size_t src_off, void *dst, size_t bytes);

@@ -28,7 +28,8 @@ extern "C" {
  * PB_ERR_UNSUPPORTED). PB_TF32's fp32 inputs are used as TF32: values with
  * more mantissa bits are rounded or truncated as the hardware does, so pass
  * values already rounded (parbench's benchmark does) for the same result on
- * every variant. */
+ * every variant. m or n 0: nothing is done; k 0: C = beta * C (A and B, which
+ * hold nothing, may be NULL). */
 struct pb_gemm_args {
     enum pb_precision prec;
     size_t m, n, k;
@@ -60,7 +61,8 @@ enum pb_sparse_format { PB_SPARSE_CSR = 0, PB_SPARSE_ELL, PB_SPARSE_ELLT };
 
 /* y = A * x with A rows x cols in `format`; values, x and y are prec-sized.
  * Variants work on one format (pb_spmv_format() says which) and report
- * PB_ERR_UNSUPPORTED for another. */
+ * PB_ERR_UNSUPPORTED for another. A matrix without entries (nnz 0, ELL width
+ * 0) or columns gives y = 0 (the arrays holding nothing may be NULL). */
 struct pb_spmv_args {
     enum pb_precision prec;
     enum pb_sparse_format format;
@@ -108,8 +110,11 @@ struct pb_peak_args {
  * `in` for clamp (strips are cut only at the image's edges, so that is the
  * image's edge row). Columns outside [0, width) are treated the same way.
  * tmp holds in_rows x width elements (the row pass, in a layout of the
- * variant's choosing), out height x width.
- * Elements and filter taps are prec-sized. */
+ * variant's choosing; every variant may use it), out height x width.
+ * Elements and filter taps are prec-sized. radius is 1 to 4096, border one of
+ * the enum's, in_top + height <= in_rows; otherwise, or when a buffer is
+ * NULL or smaller than said, PB_ERR_INVALID (PB_ERR_OVERFLOW for sizes past
+ * size_t). An empty image (width or height 0) does nothing. */
 enum pb_conv_border { PB_CONV_ZERO = 0, PB_CONV_CLAMP = 1 };
 
 struct pb_conv_args {
@@ -140,7 +145,9 @@ struct pb_conv_args {
 
 /* out = in^T: in is rows x cols (ld_in >= cols), out is cols x rows (ld_out >=
  * rows), both row-major, prec-sized elements. Variants flagged
- * PB_VARIANT_BOUND copy instead: out is then rows x cols (ld_out >= cols). */
+ * PB_VARIANT_BOUND copy instead: out is then rows x cols (ld_out >= cols).
+ * Each variant's out must fit its own shape, and in and out must not share
+ * memory (no variant transposes in place): PB_ERR_INVALID otherwise. */
 struct pb_transpose_args {
     enum pb_precision prec;
     size_t rows, cols;
@@ -239,15 +246,18 @@ struct pb_variant_desc {
 };
 
 /* Variants of `bench` offered by backend b (all benches when bench is NULL),
- * but the hidden test-only ones: fills up to max entries, returns the total
- * number. */
+ * but the hidden test-only ones: fills up to max entries (none when out is
+ * NULL), returns the total number (0 for a NULL backend). */
 size_t pb_kernel_variants(const pb_backend *b, const char *bench, struct pb_variant_desc *out,
                           size_t max);
 
 /* Run variant `variant` of kernel family `bench` on dev with the family's
  * argument struct; blocks until done. variant NULL runs pb_kernel_default's
  * choice. PB_ERR_NOT_FOUND for an unknown variant, PB_ERR_UNSUPPORTED when the
- * variant cannot handle these arguments. */
+ * variant cannot handle these arguments. The buffers the kernel writes count
+ * as changed (pb_buf_modified, pb_backend.h), so variants reading them later
+ * do not use what they derived from their old content. An empty problem (a
+ * dimension 0) is finished without the variant. */
 pb_status pb_kernel_run(pb_device *dev, const char *bench, const char *variant, const void *args);
 
 /* The same, queued on stream s (NULL = the default stream) without waiting. */
@@ -256,7 +266,7 @@ pb_status pb_kernel_launch(pb_device *dev, const char *bench, const char *varian
 
 /* Scratch bytes variant `variant` (NULL: the default) of `bench` needs for
  * these arguments (the `work` member of the family's struct); 0 for variants
- * that need none. */
+ * that need none. PB_ERR_INVALID when dev, bench, args or bytes is NULL. */
 pb_status pb_kernel_workspace(pb_device *dev, const char *bench, const char *variant, const void *args,
                               size_t *bytes);
 

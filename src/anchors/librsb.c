@@ -1,8 +1,10 @@
 /* librsb as the CPU SpMV anchor. librsb multiplies with its own recursive
  * blocked copy of the matrix, so that copy is built once per input (buffer
  * stamps say when CSR arrays changed) and the timed call is rsb_spmv alone,
- * as a user who multiplies many times would see it. One cached matrix:
- * callers use the anchor from one thread at a time. */
+ * as a user who multiplies many times would see it. One cached matrix (and
+ * librsb's thread count, a process-wide option), so threads take turns:
+ * rsb_lock is held from the cache's lookup to the end of its use. */
+#include <pthread.h>
 #include <rsb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,20 +19,25 @@
 static struct rsb_cache {
     struct rsb_mtx_t *mtx;
     uint64_t ptr, idx, val; /* stamps of the arrays it was built from */
+    int32_t rows, cols;     /* and the arguments' sizes that read them */
+    int64_t nnz;
     enum pb_precision prec;
     rsb_int_t threads;      /* it runs with */
     rsb_int_t tuned_for;    /* threads the tuner was given */
 } rsb[2];
 static bool rsb_initialised;
+static pthread_mutex_t rsb_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void rsb_shutdown(void)
 {
+    pthread_mutex_lock(&rsb_lock); /* a thread still multiplying finishes first */
     for (int i = 0; i < 2; i++)
         if (rsb[i].mtx)
             rsb_mtx_free(rsb[i].mtx);
     rsb_lib_exit(RSB_NULL_EXIT_OPTIONS);
     memset(rsb, 0, sizeof rsb);
     rsb_initialised = false;
+    pthread_mutex_unlock(&rsb_lock);
 }
 
 static pb_status rsb_failed(rsb_err_t e, const char *what)
@@ -41,7 +48,8 @@ static pb_status rsb_failed(rsb_err_t e, const char *what)
 }
 
 /* librsb's matrix of a (tuned: and re-blocked by its autotuner for the
- * device's thread count, timing products into a's y), made when stale. */
+ * device's thread count, timing products into a's y), made when stale.
+ * Called with rsb_lock held, kept until *out is no longer used. */
 static pb_status rsb_ready(pb_device *dev, const struct pb_spmv_args *a, bool tuned, struct rsb_cache **out)
 {
     rsb_err_t e;
@@ -61,7 +69,8 @@ static pb_status rsb_ready(pb_device *dev, const struct pb_spmv_args *a, bool tu
         return rsb_failed(e, "setting the thread count");
     struct rsb_cache *c = *out = &rsb[tuned];
     if (c->mtx && c->ptr == a->ptr->stamp && c->idx == a->idx->stamp && c->val == a->val->stamp &&
-        c->prec == a->prec && (!tuned || c->threads == threads))
+        c->rows == a->rows && c->cols == a->cols && c->nnz == a->nnz && c->prec == a->prec &&
+        (!tuned || c->threads == threads))
         return PB_OK;
     if (c->mtx)
         rsb_mtx_free(c->mtx);
@@ -104,11 +113,12 @@ static pb_status rsb_ready(pb_device *dev, const struct pb_spmv_args *a, bool tu
             return rsb_failed(e, "setting the thread count");
     }
     c->ptr = a->ptr->stamp, c->idx = a->idx->stamp, c->val = a->val->stamp, c->prec = a->prec, c->threads = threads;
+    c->rows = a->rows, c->cols = a->cols, c->nnz = a->nnz;
     c->tuned_for = tuned ? tuned_for : 0;
     return PB_OK;
 }
 
-static pb_status rsb_run(pb_device *dev, const struct pb_spmv_args *a, bool tuned)
+static pb_status rsb_run_locked(pb_device *dev, const struct pb_spmv_args *a, bool tuned)
 {
     struct rsb_cache *c;
     pb_status st = rsb_ready(dev, a, tuned, &c);
@@ -124,6 +134,14 @@ static pb_status rsb_run(pb_device *dev, const struct pb_spmv_args *a, bool tune
     const void *beta = a->prec == PB_DOUBLE ? (const void *)&zero : &zero_f;
     rsb_err_t e = rsb_spmv(RSB_TRANSPOSITION_N, alpha, c->mtx, a->x->host, 1, beta, a->y->host, 1);
     return e == RSB_ERR_NO_ERROR ? PB_OK : rsb_failed(e, "rsb_spmv");
+}
+
+static pb_status rsb_run(pb_device *dev, const struct pb_spmv_args *a, bool tuned)
+{
+    pthread_mutex_lock(&rsb_lock);
+    pb_status st = rsb_run_locked(dev, a, tuned);
+    pthread_mutex_unlock(&rsb_lock);
+    return st;
 }
 
 pb_status pb__rsb_spmv(pb_device *dev, const void *args, pb_stream *s)
@@ -150,16 +168,19 @@ static const char *threads_capped(const pb_device *dev, const struct rsb_cache *
 pb_status pb__rsb_spmv_prepare(pb_device *dev, const void *args, char *note, size_t len)
 {
     struct rsb_cache *c;
+    pthread_mutex_lock(&rsb_lock);
     pb_status st = rsb_ready(dev, args, false, &c);
     char capped[64];
     if (st == PB_OK && threads_capped(dev, c, capped, sizeof capped)[0])
         snprintf(note, len, "%s", capped + 2);
+    pthread_mutex_unlock(&rsb_lock);
     return st;
 }
 
 pb_status pb__rsb_spmv_tuned_prepare(pb_device *dev, const void *args, char *note, size_t len)
 {
     struct rsb_cache *c;
+    pthread_mutex_lock(&rsb_lock);
     pb_status st = rsb_ready(dev, args, true, &c);
     char leaves[32] = "", capped[64];
     if (st == PB_OK &&
@@ -167,5 +188,6 @@ pb_status pb__rsb_spmv_tuned_prepare(pb_device *dev, const void *args, char *not
             RSB_ERR_NO_ERROR)
         snprintf(note, len, "tuned into %s leaf blocks for %d threads%s", leaves, (int)c->tuned_for,
                  threads_capped(dev, c, capped, sizeof capped));
+    pthread_mutex_unlock(&rsb_lock);
     return st;
 }

@@ -1,6 +1,7 @@
 /* Argument checks common to every variant of a kernel family, run before any
  * variant sees the arguments. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/args.h"
@@ -44,8 +45,10 @@ pb_status pb__gemm_args_check(const void *p)
     if (!elt)
         return pb__fail(PB_ERR_INVALID, "gemm: unknown precision %d", (int)g->prec);
     pb_status st;
-    if ((st = check_matrix("A", g->a, g->m, g->k, g->lda, elt)) != PB_OK ||
-        (st = check_matrix("B", g->b, g->k, g->n, g->ldb, elt)) != PB_OK ||
+    /* Without elements of C nothing is read: A and B may be NULL. */
+    bool reads = g->m && g->n;
+    if ((st = check_matrix("A", g->a, reads ? g->m : 0, g->k, g->lda, elt)) != PB_OK ||
+        (st = check_matrix("B", g->b, g->k, reads ? g->n : 0, g->ldb, elt)) != PB_OK ||
         (st = check_matrix("C", g->c, g->m, g->n, g->ldc, elt_c)) != PB_OK)
         return st;
     if ((g->block_x == 0) != (g->block_y == 0))
@@ -149,7 +152,7 @@ pb_status pb__spmv_args_check(const void *p)
     if ((a->format == PB_SPARSE_CSR && (st = check_array("ptr", a->ptr, rows + 1, ptr_elt)) != PB_OK) ||
         (st = check_array("idx", a->idx, entries, sizeof(int32_t))) != PB_OK ||
         (st = check_array("val", a->val, entries, elt)) != PB_OK ||
-        (st = check_array("x", a->x, (size_t)a->cols, elt)) != PB_OK ||
+        (st = check_array("x", a->x, entries ? (size_t)a->cols : 0, elt)) != PB_OK || /* read through entries */
         (st = check_array("y", a->y, rows, elt)) != PB_OK)
         return st;
     return PB_OK;
@@ -164,9 +167,46 @@ pb_status pb__float_or_double(const char *family, enum pb_precision p)
     return pb__fail(PB_ERR_INVALID, "%s: no precision %s: float or double", family, pb_precision_name(p));
 }
 
+/* The radius the benchmarks take (bench/conv_host.h); beyond it a filter is
+ * mostly halo and the variants' buffers of 2R+1 rows grow past any cache. */
+enum { CONV_MAX_RADIUS = 4096 };
+
+/* A conv array of rows x cols elements (the filter: 1 x taps). */
+static pb_status check_conv_array(const char *name, const pb_buf *buf, size_t rows, size_t cols, size_t elt)
+{
+    size_t need;
+    if (!pb__mul_size(rows, cols, &need) || !pb__mul_size(need, elt, &need))
+        return pb__fail(PB_ERR_OVERFLOW, "conv: size of %s (%zu x %zu elements) overflows", name, rows, cols);
+    if (need && !buf)
+        return pb__fail(PB_ERR_INVALID, "conv: %s is NULL", name);
+    if (buf && need > buf->bytes)
+        return pb__fail(PB_ERR_INVALID, "conv: %s needs %zu bytes (%zu x %zu elements), its buffer has %zu", name,
+                        need, rows, cols, buf->bytes);
+    return PB_OK;
+}
+
 static pb_status conv_args_check(const void *args)
 {
-    return pb__float_or_double("conv", ((const struct pb_conv_args *)args)->prec);
+    const struct pb_conv_args *a = args;
+    pb_status st = pb__float_or_double("conv", a->prec);
+    if (st != PB_OK)
+        return st;
+    if (a->border != PB_CONV_ZERO && a->border != PB_CONV_CLAMP)
+        return pb__fail(PB_ERR_INVALID, "conv: unknown border %d: PB_CONV_ZERO or PB_CONV_CLAMP", (int)a->border);
+    if (a->radius < 1 || a->radius > CONV_MAX_RADIUS)
+        return pb__fail(PB_ERR_INVALID, "conv: radius %zu is not between 1 and %d", a->radius, CONV_MAX_RADIUS);
+    if (a->in_top > a->in_rows || a->height > a->in_rows - a->in_top)
+        return pb__fail(PB_ERR_INVALID, "conv: in_top (%zu) + height (%zu) exceeds in_rows (%zu): the rows to filter "
+                        "lie in `in`", a->in_top, a->height, a->in_rows);
+    /* Every variant may use tmp; an empty image reads nothing. */
+    bool reads = a->width && a->height;
+    size_t elt = pb_precision_size(a->prec), taps = reads ? 2 * a->radius + 1 : 0, rows = reads ? a->in_rows : 0;
+    if ((st = check_conv_array("in", a->in, rows, a->width, elt)) != PB_OK ||
+        (st = check_conv_array("tmp", a->tmp, rows, a->width, elt)) != PB_OK ||
+        (st = check_conv_array("out", a->out, a->height, a->width, elt)) != PB_OK ||
+        (st = check_conv_array("filter", a->filter, 1, taps, elt)) != PB_OK)
+        return st;
+    return PB_OK;
 }
 
 static pb_status peak_args_check(const void *args)
@@ -197,6 +237,32 @@ static size_t args_buffers(const char *bench, const void *args, const pb_buf *bu
         PB_ARG_BUF(struct pb_access_args, in), PB_ARG_BUF(struct pb_access_args, out);
     }
 #undef PB_ARG_BUF
+    return n;
+}
+
+size_t pb__args_outputs(const char *bench, const void *args, pb_buf *out[3])
+{
+    size_t n = 0;
+#define PB_ARG_OUT(T, field) (out[n++] = ((const T *)args)->field)
+    if (strcmp(bench, "gemm") == 0) {
+        PB_ARG_OUT(struct pb_gemm_args, c);
+    } else if (strcmp(bench, "spmv") == 0) {
+        PB_ARG_OUT(struct pb_spmv_args, y);
+    } else if (strcmp(bench, "conv") == 0) {
+        PB_ARG_OUT(struct pb_conv_args, tmp), PB_ARG_OUT(struct pb_conv_args, out);
+    } else if (strcmp(bench, "transpose") == 0) {
+        PB_ARG_OUT(struct pb_transpose_args, out);
+    } else if (strcmp(bench, "reduce") == 0) {
+        PB_ARG_OUT(struct pb_reduce_args, out), PB_ARG_OUT(struct pb_reduce_args, work);
+    } else if (strcmp(bench, "access") == 0) {
+        PB_ARG_OUT(struct pb_access_args, out);
+    } else if (strcmp(bench, "peak") == 0) {
+        PB_ARG_OUT(struct pb_peak_args, out);
+    } else if (strcmp(bench, "p2p") == 0) {
+        PB_ARG_OUT(struct pb_p2p_args, dst[0]), PB_ARG_OUT(struct pb_p2p_args, dst[1]);
+        PB_ARG_OUT(struct pb_p2p_args, gate);
+    }
+#undef PB_ARG_OUT
     return n;
 }
 
@@ -238,5 +304,89 @@ pb_status pb__kernel_args_check(const pb_device *dev, const char *bench, const v
         if (buf[i] && !usable_by(buf[i], dev))
             return pb__fail(PB_ERR_INVALID, "%s: %s is a buffer of another device (%s/%s), not of %s/%s", bench,
                             name[i], buf[i]->dev->backend->name, buf[i]->dev->name, dev->backend->name, dev->name);
+    return PB_OK;
+}
+
+/* ---- empty problems ------------------------------------------------------ */
+
+/* bytes zero bytes into buf at off, whatever its memory. */
+static pb_status write_zeros(pb_buf *buf, size_t off, size_t bytes)
+{
+    static const unsigned char zeros[4096];
+    pb_status st = PB_OK;
+    for (size_t done = 0, n; st == PB_OK && done < bytes; done += n) {
+        n = bytes - done < sizeof zeros ? bytes - done : sizeof zeros;
+        st = pb_buf_write(buf, off + done, zeros, n);
+    }
+    return st;
+}
+
+/* C = beta * C row by row through the host (gemm with k = 0: A * B is 0);
+ * beta == 0 writes zeros without reading C, as the variants do. */
+static pb_status gemm_scale_c(const struct pb_gemm_args *g)
+{
+    size_t elt = pb_precision_size(pb__precision_out(g->prec)), row = g->n * elt; /* spans checked */
+    pb_status st = PB_OK;
+    if (g->beta == 0) {
+        for (size_t i = 0; i < g->m && st == PB_OK; i++)
+            st = write_zeros(g->c, i * g->ldc * elt, row);
+        return st;
+    }
+    void *line = malloc(row);
+    if (!line)
+        return pb__fail(PB_ERR_NOMEM, "gemm: out of host memory for a row of C");
+    for (size_t i = 0; i < g->m && st == PB_OK; i++) {
+        if ((st = pb_buf_read(g->c, i * g->ldc * elt, line, row)) != PB_OK)
+            break;
+        for (size_t j = 0; j < g->n; j++)
+            if (elt == sizeof(double))
+                ((double *)line)[j] *= g->beta;
+            else
+                ((float *)line)[j] *= (float)g->beta;
+        st = pb_buf_write(g->c, i * g->ldc * elt, line, row);
+    }
+    free(line);
+    return st;
+}
+
+pb_status pb__kernel_empty(pb_device *dev, const char *bench, const void *args, bool *empty)
+{
+    *empty = true;
+    if (strcmp(bench, "gemm") == 0) {
+        const struct pb_gemm_args *g = args;
+        if (g->m == 0 || g->n == 0 || (g->k == 0 && g->beta == 1))
+            return PB_OK;
+        if (g->k == 0) { /* the device's queued work may still use C */
+            pb_status st = pb_device_sync(dev);
+            return st != PB_OK ? st : gemm_scale_c(g);
+        }
+    } else if (strcmp(bench, "spmv") == 0) {
+        const struct pb_spmv_args *a = args;
+        size_t entries = a->format == PB_SPARSE_CSR ? (size_t)a->nnz : (size_t)a->rows * (size_t)a->width;
+        if (a->rows == 0)
+            return PB_OK;
+        if (entries == 0 || a->cols == 0) { /* no entry inside the matrix: y = 0 */
+            pb_status st = pb_device_sync(dev);
+            return st != PB_OK ? st : write_zeros(a->y, 0, (size_t)a->rows * pb_precision_size(a->prec));
+        }
+    } else if (strcmp(bench, "conv") == 0) {
+        const struct pb_conv_args *a = args;
+        if (a->width == 0 || a->height == 0)
+            return PB_OK;
+    } else if (strcmp(bench, "transpose") == 0) {
+        const struct pb_transpose_args *t = args;
+        if (t->rows == 0 || t->cols == 0)
+            return PB_OK;
+    } else if (strcmp(bench, "reduce") == 0) {
+        const struct pb_reduce_args *r = args;
+        if (r->n == 0) { /* the sum of nothing; work's counters stay as they are (zero) */
+            pb_status st = pb_device_sync(dev);
+            return st != PB_OK ? st : write_zeros(r->out, 0, pb_reduce_result_size(r->type));
+        }
+    } else if (strcmp(bench, "access") == 0) {
+        if (((const struct pb_access_args *)args)->n == 0)
+            return PB_OK;
+    }
+    *empty = false;
     return PB_OK;
 }

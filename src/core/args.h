@@ -30,8 +30,20 @@ bool pb__gemm_variant_takes(const struct pb_backend *b, const struct pb_variant 
  * naming those that do. */
 bool pb__spmv_variant_takes(const struct pb_backend *b, const struct pb_variant *v, const void *args,
                             const char **why);
-/* The memory families' checks (kernel_data.c). */
+/* The buffers a run of the family writes (gemm's C, spmv's y, conv's tmp and
+ * out, ...), up to 3, into out; their count. */
+size_t pb__args_outputs(const char *bench, const void *args, pb_buf *out[3]);
+/* Whether these checked arguments are an empty problem, one whose result
+ * reads no input (nothing to compute; gemm with k = 0: C = beta * C; spmv of
+ * a matrix without entries or columns: y = 0; reduce of n = 0: *out = 0).
+ * Then *empty is set and the result written here, without any variant (which
+ * may not take NULL for the buffers that hold nothing); blocking. */
+pb_status pb__kernel_empty(pb_device *dev, const char *bench, const void *args, bool *empty);
+/* The memory families' checks (kernel_data.c). transpose's covers what every
+ * variant reads; pb__transpose_out_check the output of a variant that
+ * transposes or, copies true, of a bound that copies (PB_VARIANT_BOUND). */
 pb_status pb__transpose_args_check(const void *args);
+pb_status pb__transpose_out_check(const void *args, bool copies);
 pb_status pb__reduce_args_check(const void *args);
 pb_status pb__access_args_check(const void *args);
 

@@ -1,4 +1,6 @@
 /* Workspace queries and the reduce types' sizes and names. */
+#include <stdint.h>
+
 #include "core/kernel_data.h"
 #include "core/args.h"
 #include "core/core.h"
@@ -24,6 +26,9 @@ bool pb__access_stride_supports(const pb_device *dev, const void *args, const ch
 pb_status pb_kernel_workspace(pb_device *dev, const char *bench, const char *variant, const void *args,
                               size_t *bytes)
 {
+    if (!bytes || !dev || !bench || !args)
+        return pb__fail(PB_ERR_INVALID, "pb_kernel_workspace: %s is NULL",
+                        !bytes ? "the size to fill" : !dev ? "the device" : !bench ? "the kernel family" : "args");
     *bytes = 0;
     if (!variant) {
         pb_status st = pb_kernel_default(dev, bench, args, &variant);
@@ -74,26 +79,52 @@ static pb_status need(const char *family, const char *name, const pb_buf *buf, s
     return PB_OK;
 }
 
-/* The output may be the transpose (cols x rows) or, for variants flagged
- * PB_VARIANT_BOUND, the copy (rows x cols): either shape must fit. */
+/* What every variant reads; the output depends on the variant (pb__transpose_out_check). */
 pb_status pb__transpose_args_check(const void *args)
 {
     const struct pb_transpose_args *t = args;
     pb_status bad = pb__float_or_double("transpose", t->prec);
     if (bad != PB_OK)
         return bad;
-    size_t elt = pb_precision_size(t->prec), in, tr, cp;
+    size_t in;
     if (t->ld_in < t->cols)
         return pb__fail(PB_ERR_INVALID, "transpose: ld_in (%zu) is less than the %zu columns", t->ld_in, t->cols);
-    if (!span(t->rows, t->cols, t->ld_in, elt, &in) || !span(t->cols, t->rows, t->ld_out, elt, &tr) ||
-        !span(t->rows, t->cols, t->ld_out, elt, &cp))
-        return pb__fail(PB_ERR_OVERFLOW, "transpose: matrix size overflows");
-    bool transposed = t->ld_out >= t->rows, copied = t->ld_out >= t->cols;
-    if (!transposed && !copied)
-        return pb__fail(PB_ERR_INVALID, "transpose: ld_out (%zu) fits neither %zu rows nor %zu columns", t->ld_out,
-                        t->rows, t->cols);
-    pb_status st = need("transpose", "in", t->in, in);
-    return st != PB_OK ? st : need("transpose", "out", t->out, transposed ? (copied && cp < tr ? cp : tr) : cp);
+    if (!span(t->rows, t->cols, t->ld_in, pb_precision_size(t->prec), &in))
+        return pb__fail(PB_ERR_OVERFLOW, "transpose: size of in overflows");
+    return need("transpose", "in", t->in, in);
+}
+
+/* Whether byte ranges [0, a_bytes) of a and [0, b_bytes) of b share memory:
+ * the same buffer, or host memory wrapped twice. */
+static bool overlap(const pb_buf *a, size_t a_bytes, const pb_buf *b, size_t b_bytes)
+{
+    if (!a || !b || !a_bytes || !b_bytes)
+        return false;
+    if (a == b)
+        return true;
+    uintptr_t a0 = (uintptr_t)a->host, b0 = (uintptr_t)b->host;
+    return a->host && b->host && a0 < b0 + b_bytes && b0 < a0 + a_bytes;
+}
+
+/* The transpose is cols x rows (ld_out >= rows), a bound's copy rows x cols
+ * (ld_out >= cols): each variant's own shape must fit out, which must not
+ * overlap in (tiles would read what others wrote). */
+pb_status pb__transpose_out_check(const void *args, bool copies)
+{
+    const struct pb_transpose_args *t = args;
+    size_t elt = pb_precision_size(t->prec), out_rows = copies ? t->rows : t->cols,
+           out_cols = copies ? t->cols : t->rows, in, out;
+    const char *shape = copies ? "the copy (a bound)" : "the transpose";
+    if (t->ld_out < out_cols)
+        return pb__fail(PB_ERR_INVALID, "transpose: ld_out (%zu) is less than the %zu columns of %s", t->ld_out,
+                        out_cols, shape);
+    if (!span(out_rows, out_cols, t->ld_out, elt, &out) || !span(t->rows, t->cols, t->ld_in, elt, &in))
+        return pb__fail(PB_ERR_OVERFLOW, "transpose: size of out overflows");
+    pb_status st = need("transpose", "out", t->out, out);
+    if (st == PB_OK && overlap(t->in, in, t->out, out))
+        return pb__fail(PB_ERR_INVALID, "transpose: in and out share memory (no variant transposes in place): "
+                        "give out a buffer of its own");
+    return st;
 }
 
 pb_status pb__reduce_args_check(const void *args)

@@ -31,6 +31,14 @@ static const struct pb_backend *const backends[] = {
 #endif
 };
 
+/* The public entry points take NULL for a handle as a caller's mistake,
+ * not a crash. */
+#define PB_NOT_NULL(p, what)                                                         \
+    do {                                                                             \
+        if (!(p))                                                                    \
+            return pb__fail(PB_ERR_INVALID, "%s: %s is NULL", __func__, what);       \
+    } while (0)
+
 size_t pb_backend_count(void) { return sizeof backends / sizeof backends[0]; }
 
 const pb_backend *pb_backend_at(size_t i) { return i < pb_backend_count() ? backends[i] : NULL; }
@@ -43,7 +51,8 @@ const pb_backend *pb_backend_find(const char *name)
     return NULL;
 }
 
-const char *pb_backend_name(const pb_backend *b) { return b->name; }
+/* Getters of a NULL handle give what stands for none (pb.h): "", 0, false. */
+const char *pb_backend_name(const pb_backend *b) { return b ? b->name : ""; }
 
 const char *pb__backend_names(char *buf, size_t len)
 {
@@ -57,6 +66,11 @@ const char *pb__backend_names(char *buf, size_t len)
 bool pb_backend_available(const pb_backend *b, const char **why)
 {
     const char *reason = NULL;
+    if (!b) {
+        if (why)
+            *why = "no backend (NULL): pb_backend_find finds only the backends built in";
+        return false;
+    }
     bool ok = b->available ? b->available(&reason) : true;
     if (why)
         *why = ok ? "" : (reason ? reason : "unavailable");
@@ -65,16 +79,8 @@ bool pb_backend_available(const pb_backend *b, const char **why)
 
 int pb_backend_device_count(const pb_backend *b)
 {
-    return pb_backend_available(b, NULL) ? b->device_count() : 0;
+    return b && pb_backend_available(b, NULL) ? b->device_count() : 0;
 }
-
-/* The public entry points take NULL for a handle as a caller's mistake,
- * not a crash. */
-#define PB_NOT_NULL(p, what)                                                         \
-    do {                                                                             \
-        if (!(p))                                                                    \
-            return pb__fail(PB_ERR_INVALID, "%s: %s is NULL", __func__, what);       \
-    } while (0)
 
 pb_status pb_device_open(const pb_backend *b, int index, pb_device **out)
 {
@@ -115,12 +121,14 @@ bool pb__device_matches(const pb_device *dev, const char *pattern)
     return strcasestr(dev->name, pattern) || strcasestr(dev->aka, pattern);
 }
 
-const pb_backend *pb_device_backend(const pb_device *dev) { return dev->backend; }
-const char *pb_device_name(const pb_device *dev) { return dev->name; }
+const pb_backend *pb_device_backend(const pb_device *dev) { return dev ? dev->backend : NULL; }
+const char *pb_device_name(const pb_device *dev) { return dev ? dev->name : ""; }
 
 pb_status pb_device_info(pb_device *dev, struct pb_device_info *out)
 {
+    PB_NOT_NULL(out, "the info to fill");
     memset(out, 0, sizeof *out);
+    PB_NOT_NULL(dev, "the device");
     return dev->backend->info(dev, out);
 }
 
@@ -129,10 +137,11 @@ void pb_device_set_threads(pb_device *dev, int n)
     if (dev && dev->backend->threaded)
         dev->threads = n > 0 ? (n < PB_MAX_THREADS ? n : PB_MAX_THREADS) : dev->default_threads;
 }
-int pb_device_threads(const pb_device *dev) { return dev->threads; }
+int pb_device_threads(const pb_device *dev) { return dev ? dev->threads : 0; }
 
 pb_status pb_device_sync(pb_device *dev)
 {
+    PB_NOT_NULL(dev, "the device");
     return dev->backend->sync ? dev->backend->sync(dev) : PB_OK;
 }
 
@@ -241,7 +250,23 @@ void pb_buf_free(pb_buf *buf)
 }
 
 size_t pb_buf_size(const pb_buf *buf) { return buf ? buf->bytes : 0; }
-void *pb_buf_host_ptr(const pb_buf *buf) { return buf ? buf->host : NULL; }
+/* The caller may write through the pointer, now or later: the buffer counts
+ * as changed (pb_buf_modified) so that no variant's cache of it is trusted.
+ * Every buffer handle is allocated writable; only the signature is const. */
+void *pb_buf_host_ptr(const pb_buf *buf)
+{
+    if (!buf || !buf->host)
+        return NULL;
+    ((pb_buf *)buf)->stamp = pb__new_stamp();
+    return buf->host;
+}
+
+pb_status pb_buf_modified(pb_buf *buf)
+{
+    PB_NOT_NULL(buf, "the buffer");
+    buf->stamp = pb__new_stamp();
+    return PB_OK;
+}
 
 static pb_status check_range(const pb_buf *buf, size_t off, size_t bytes)
 {
@@ -362,7 +387,7 @@ pb_status pb_stream_wait(pb_stream *waiter, pb_stream *on)
     return b->stream_wait && waiter->dev == on->dev ? b->stream_wait(waiter, on) : pb_stream_sync(on);
 }
 
-bool pb_device_has_event_timers(const pb_device *dev) { return dev->backend->timer_create != NULL; }
+bool pb_device_has_event_timers(const pb_device *dev) { return dev && dev->backend->timer_create != NULL; }
 
 pb_status pb_timer_create(pb_device *dev, pb_timer **out)
 {
@@ -440,7 +465,9 @@ size_t pb_kernel_variants(const pb_backend *b, const char *bench, struct pb_vari
                           size_t max)
 {
     size_t n = 0;
-    for (size_t i = 0; i < b->n_variants; i++) {
+    if (!out) /* counting only */
+        max = 0;
+    for (size_t i = 0; b && i < b->n_variants; i++) {
         if (bench && strcmp(b->variants[i].desc.bench, bench) != 0)
             continue;
         if (b->variants[i].desc.flags & PB_VARIANT_HIDDEN) /* test-only: callable by name, not listed */
@@ -499,6 +526,8 @@ pb_status pb_kernel_default(pb_device *dev, const char *bench, const void *args,
     PB_NOT_NULL(dev, "the device");
     PB_NOT_NULL(bench, "the kernel family");
     pb_status st = args ? pb__kernel_args_check(dev, bench, args) : PB_OK;
+    if (st == PB_OK && args && strcmp(bench, "transpose") == 0) /* every default transposes */
+        st = pb__transpose_out_check(args, false);
     if (st != PB_OK)
         return st;
     bool any = false;
@@ -540,6 +569,8 @@ pb_status pb_kernel_launch(pb_device *dev, const char *bench, const char *varian
         return pb__fail(PB_ERR_NOT_FOUND, "backend %s has no %s variant '%s'", dev->backend->name,
                         bench, variant);
     pb_status st = pb__kernel_args_check(dev, bench, args);
+    if (st == PB_OK && strcmp(bench, "transpose") == 0)
+        st = pb__transpose_out_check(args, (v->desc.flags & PB_VARIANT_BOUND) != 0);
     if (st != PB_OK)
         return st;
     if (strcmp(bench, "spmv") == 0 && ((const struct pb_spmv_args *)args)->format != pb__spmv_variant_format(v))
@@ -556,7 +587,17 @@ pb_status pb_kernel_launch(pb_device *dev, const char *bench, const char *varian
     if (v->supports && !v->supports(dev, args, &why))
         return pb__fail(PB_ERR_UNSUPPORTED, "%s/%s: %s", dev->backend->name, variant,
                         why ? why : "unsupported arguments");
-    return v->run(dev, args, s);
+    bool empty;
+    if ((st = pb__kernel_empty(dev, bench, args, &empty)) != PB_OK || empty)
+        return st;
+    st = v->run(dev, args, s);
+    /* What the kernel wrote (even in part, before failing) is new content: a
+     * variant's cache derived from it (another family's input) is stale. */
+    pb_buf *out[3];
+    for (size_t i = 0, n = pb__args_outputs(bench, args, out); i < n; i++)
+        if (out[i])
+            out[i]->stamp = pb__new_stamp();
+    return st;
 }
 
 pb_status pb_gemm(pb_device *dev, const char *variant, const struct pb_gemm_args *args)

@@ -51,6 +51,8 @@ static pb_status coo_check(const struct pb_coo *m)
 
 pb_status pb_csr_upload(pb_device *dev, const struct pb_coo *m, enum pb_precision prec, struct pb_csr_device *out)
 {
+    if (!out || !m || !dev)
+        return pb__fail(PB_ERR_INVALID, "pb_csr_upload: %s is NULL", !out ? "out" : !m ? "the matrix" : "dev");
     memset(out, 0, sizeof *out);
     if (prec != PB_FLOAT && prec != PB_DOUBLE)
         return pb__fail(PB_ERR_INVALID, "pb_csr_upload: unknown precision");

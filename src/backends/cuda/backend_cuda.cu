@@ -3,6 +3,7 @@
 // driver or no device the backend reports itself unavailable (every CUDA row
 // is then SKIP with the reason) and nothing else is touched.
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,32 +13,38 @@
 #include "core/cpuinfo.h"
 #include "core/kernel_data.h"
 
-static int device_count_cached = -1;
+// Probed once (pthread_once: threads opening devices at once all wait for
+// the count and its reason).
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static int device_count_cached;
 static char unavailable_reason[256];
+
+static void probe_devices()
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (driver)
+        dlclose(driver);
+    if (e != cudaSuccess && !driver) {
+        // The runtime reports a missing driver as an "insufficient" one.
+        snprintf(unavailable_reason, sizeof unavailable_reason, "no NVIDIA driver (libcuda.so.1 not found)");
+        n = 0;
+        (void)cudaGetLastError();
+    } else if (e != cudaSuccess) {
+        snprintf(unavailable_reason, sizeof unavailable_reason, "no usable CUDA driver or device (%s)",
+                 cudaGetErrorString(e));
+        n = 0;
+        (void)cudaGetLastError(); // clear the sticky error
+    } else if (n == 0) {
+        snprintf(unavailable_reason, sizeof unavailable_reason, "no CUDA device");
+    }
+    device_count_cached = n;
+}
 
 static bool cuda_available(const char **why)
 {
-    if (device_count_cached < 0) {
-        int n = 0;
-        cudaError_t e = cudaGetDeviceCount(&n);
-        void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
-        if (driver)
-            dlclose(driver);
-        if (e != cudaSuccess && !driver) {
-            // The runtime reports a missing driver as an "insufficient" one.
-            snprintf(unavailable_reason, sizeof unavailable_reason, "no NVIDIA driver (libcuda.so.1 not found)");
-            n = 0;
-            (void)cudaGetLastError();
-        } else if (e != cudaSuccess) {
-            snprintf(unavailable_reason, sizeof unavailable_reason, "no usable CUDA driver or device (%s)",
-                     cudaGetErrorString(e));
-            n = 0;
-            (void)cudaGetLastError(); // clear the sticky error
-        } else if (n == 0) {
-            snprintf(unavailable_reason, sizeof unavailable_reason, "no CUDA device");
-        }
-        device_count_cached = n;
-    }
+    pthread_once(&probe_once, probe_devices);
     *why = unavailable_reason;
     return device_count_cached > 0;
 }

@@ -15,6 +15,7 @@
  * memory only (memcpy/memset on pinned or pageable buffers) first wait for
  * the whole device. */
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,8 +110,10 @@ pb_status pb__cl_status(cl_int e, const char *what, const char *file, int line)
 
 #define MAX_DEVICES 64
 
+/* Filled once (pthread_once: threads opening devices at once all wait for
+ * the whole list and its reason). */
+static pthread_once_t found_once = PTHREAD_ONCE_INIT;
 static struct {
-    bool done;
     int count;
     cl_platform_id platform[MAX_DEVICES];
     cl_device_id device[MAX_DEVICES];
@@ -152,11 +155,8 @@ static void order_found(void)
     memcpy(found.device, device, (size_t)found.count * sizeof device[0]);
 }
 
-static void discover(void)
+static void discover_once(void)
 {
-    if (found.done)
-        return;
-    found.done = true;
     cl_uint n_platforms = 0;
     cl_int e = clGetPlatformIDs(0, NULL, &n_platforms);
     if (e == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (e == CL_SUCCESS && n_platforms == 0)) {
@@ -194,6 +194,8 @@ static void discover(void)
     else if (found.count == 0)
         snprintf(found.why, sizeof found.why, "no OpenCL device on %u platform(s)", (unsigned)n_platforms);
 }
+
+static void discover(void) { pthread_once(&found_once, discover_once); }
 
 static bool cl_available(const char **why)
 {
