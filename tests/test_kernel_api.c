@@ -619,6 +619,36 @@ static void tri_expect(const struct tri *t, const double *val, const char *where
  * they changed: a kernel writing the buffer, a write through a pointer from
  * pb_buf_host_ptr, or one through a pointer kept from before and
  * pb_buf_modified. */
+/* A matrix in host memory whose column indices or row offsets would send a
+ * kernel outside x or the arrays is refused by every host variant, and
+ * accepted again once repaired. */
+static void test_spmv_contents(void **state)
+{
+    (void)state;
+    const char *names[] = {"ref", "openmp"};
+    for (size_t bi = 0; bi < PB_ARRAY_LEN(names); bi++) {
+        const pb_backend *b = pb_backend_find(names[bi]);
+        pb_device *dev = b ? open_usable(b) : NULL;
+        if (!dev)
+            continue;
+        struct tri t;
+        tri_make(dev, &t);
+        assert_int_equal(pb_spmv(dev, NULL, &t.args), PB_OK);
+        int32_t bad = TRI_N; /* one past the last column */
+        assert_int_equal(pb_buf_write(t.idx_b, 4 * sizeof bad, &bad, sizeof bad), PB_OK);
+        assert_fails(pb_spmv(dev, NULL, &t.args), PB_ERR_INVALID);
+        assert_non_null(strstr(pb_last_error(), "column"));
+        assert_int_equal(pb_buf_write(t.idx_b, 0, t.idx, (size_t)t.nnz * sizeof(int32_t)), PB_OK);
+        assert_int_equal(pb_spmv(dev, NULL, &t.args), PB_OK);
+        int32_t down = 0; /* row 3 starting before row 2 */
+        assert_int_equal(pb_buf_write(t.ptr_b, 3 * sizeof down, &down, sizeof down), PB_OK);
+        assert_fails(pb_spmv(dev, NULL, &t.args), PB_ERR_INVALID);
+        assert_non_null(strstr(pb_last_error(), "row offset"));
+        tri_free(&t);
+        pb_device_close(dev);
+    }
+}
+
 static void test_stale_spmv(void **state)
 {
     (void)state;
@@ -1084,6 +1114,7 @@ int main(void)
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_misuse),
         cmocka_unit_test(test_null_handles),
+        cmocka_unit_test(test_spmv_contents),
         cmocka_unit_test(test_stale_spmv),
         cmocka_unit_test(test_stale_conv_filter),
         cmocka_unit_test(test_transpose_shapes),

@@ -390,3 +390,38 @@ pb_status pb__kernel_empty(pb_device *dev, const char *bench, const void *args, 
     *empty = false;
     return PB_OK;
 }
+
+pb_status pb__spmv_contents_check(pb_device *dev, const void *args)
+{
+    const struct pb_spmv_args *a = args;
+    if (!a->idx || !a->idx->host || (a->format == PB_SPARSE_CSR && (!a->ptr || !a->ptr->host)))
+        return PB_OK;
+    const bool csr = a->format == PB_SPARSE_CSR;
+    if (dev->spmv_valid.idx == a->idx->stamp && (!csr || dev->spmv_valid.ptr == a->ptr->stamp) &&
+        dev->spmv_valid.rows == a->rows && dev->spmv_valid.cols == a->cols && dev->spmv_valid.width == a->width &&
+        dev->spmv_valid.nnz == a->nnz && dev->spmv_valid.format == (int)a->format &&
+        dev->spmv_valid.ptr_bits == a->ptr_bits)
+        return PB_OK;
+    const int32_t *idx = a->idx->host;
+    size_t entries = csr ? (size_t)a->nnz : (size_t)a->rows * (size_t)a->width;
+    if (csr) {
+        const void *ptr = a->ptr->host;
+        bool wide = a->ptr_bits == 64;
+        for (int32_t r = 0; r <= a->rows; r++) {
+            int64_t at = wide ? ((const int64_t *)ptr)[r] : ((const int32_t *)ptr)[r];
+            int64_t before = r == 0 ? 0 : wide ? ((const int64_t *)ptr)[r - 1] : ((const int32_t *)ptr)[r - 1];
+            if ((r == 0 && at != 0) || at < before || (r == a->rows && at != a->nnz))
+                return pb__fail(PB_ERR_INVALID,
+                                "spmv: row offset %d is %lld; offsets run from 0 to nnz (%lld), never decreasing", r,
+                                (long long)at, (long long)a->nnz);
+        }
+    }
+    for (size_t k = 0; k < entries; k++)
+        if (idx[k] >= a->cols || (csr && idx[k] < 0))
+            return pb__fail(PB_ERR_INVALID, "spmv: entry %zu has column %d, outside the matrix's %d columns", k, idx[k],
+                            a->cols);
+    dev->spmv_valid.ptr = csr ? a->ptr->stamp : 0, dev->spmv_valid.idx = a->idx->stamp;
+    dev->spmv_valid.rows = a->rows, dev->spmv_valid.cols = a->cols, dev->spmv_valid.width = a->width;
+    dev->spmv_valid.nnz = a->nnz, dev->spmv_valid.format = (int)a->format, dev->spmv_valid.ptr_bits = a->ptr_bits;
+    return PB_OK;
+}

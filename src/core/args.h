@@ -39,6 +39,12 @@ size_t pb__args_outputs(const char *bench, const void *args, pb_buf *out[3]);
  * Then *empty is set and the result written here, without any variant (which
  * may not take NULL for the buffers that hold nothing); blocking. */
 pb_status pb__kernel_empty(pb_device *dev, const char *bench, const void *args, bool *empty);
+/* spmv's arrays in host memory read once per content (their stamps):
+ * CSR offsets from 0 to nnz, never decreasing, every column inside the
+ * matrix (ELL: or negative, padding), which kernels index x with unchecked.
+ * Arrays in device memory are trusted, as the vendors' libraries do
+ * (pb_csr_upload makes valid ones). */
+pb_status pb__spmv_contents_check(pb_device *dev, const void *args);
 /* The memory families' checks (kernel_data.c). transpose's covers what every
  * variant reads; pb__transpose_out_check the output of a variant that
  * transposes or, copies true, of a bound that copies (PB_VARIANT_BOUND). */

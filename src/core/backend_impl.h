@@ -103,6 +103,14 @@ struct pb_device {
     char name[256];
     char aka[128]; /* more text --device NAME matches (OpenCL: the platform vendor); "" = none */
     void *impl;
+    /* The sparse matrix whose arrays pb__spmv_contents_check last found
+     * valid: their stamps and the arguments that read them. */
+    struct {
+        uint64_t ptr, idx;
+        int32_t rows, cols, width;
+        int64_t nnz;
+        int format, ptr_bits;
+    } spmv_valid;
 };
 
 /* Whether --device NAME picks dev: its name or aka contains pattern, in any case. */

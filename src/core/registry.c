@@ -590,6 +590,8 @@ pb_status pb_kernel_launch(pb_device *dev, const char *bench, const char *varian
     bool empty;
     if ((st = pb__kernel_empty(dev, bench, args, &empty)) != PB_OK || empty)
         return st;
+    if (strcmp(bench, "spmv") == 0 && (st = pb__spmv_contents_check(dev, args)) != PB_OK)
+        return st;
     st = v->run(dev, args, s);
     /* What the kernel wrote (even in part, before failing) is new content: a
      * variant's cache derived from it (another family's input) is stale. */
