@@ -125,38 +125,55 @@ struct param_info {
     bool numeric;
 };
 
-/* Distinct text values of param `name` among rows. */
+static int by_text(const void *a, const void *b)
+{
+    const char *const *x = a, *const *y = b;
+    int c = strcmp(x[0], y[0]);
+    return c ? c : strcmp(x[1], y[1]);
+}
+
+/* Distinct text values of param `name` among rows (sorted, not compared
+ * pairwise: files of a million rows). */
 static size_t distinct_values(const struct pb_rp_row *rows, size_t n, const char *name, bool *numeric)
 {
-    size_t count = 0;
     *numeric = true;
+    const char *(*v)[2] = malloc((n ? n : 1) * sizeof *v);
+    if (!v) /* out of memory: as many as rows, so a chart is still planned */
+        return n;
     for (size_t i = 0; i < n; i++) {
         const struct pb_rp_kv *kv = pb__rp_find(&rows[i], name);
-        const char *v = kv ? kv->text : "";
         if (kv && isnan(kv->num))
             *numeric = false;
-        bool seen = false;
-        for (size_t j = 0; j < i && !seen; j++) {
-            const struct pb_rp_kv *o = pb__rp_find(&rows[j], name);
-            seen = strcmp(o ? o->text : "", v) == 0;
-        }
-        count += !seen;
+        v[i][0] = kv ? kv->text : "", v[i][1] = "";
     }
+    qsort(v, n, sizeof *v, by_text);
+    size_t count = n > 0;
+    for (size_t i = 1; i < n; i++)
+        count += strcmp(v[i][0], v[i - 1][0]) != 0;
+    free(v);
     return count;
 }
 
 /* true when every x value goes with one value of param p (gemm's m and k
- * follow n on a square sweep): p then needs no chart of its own. */
+ * follow n on a square sweep): p then needs no chart of its own. Rows
+ * lacking either are left out. */
 static bool follows(const struct pb_rp_row *rows, size_t n, const char *x, const char *p)
 {
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < i; j++) {
-            const struct pb_rp_kv *xi = pb__rp_find(&rows[i], x), *xj = pb__rp_find(&rows[j], x);
-            const struct pb_rp_kv *pi = pb__rp_find(&rows[i], p), *pj = pb__rp_find(&rows[j], p);
-            if (xi && xj && strcmp(xi->text, xj->text) == 0 && pi && pj && strcmp(pi->text, pj->text) != 0)
-                return false;
-        }
-    return true;
+    const char *(*v)[2] = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return false;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct pb_rp_kv *xi = pb__rp_find(&rows[i], x), *pi = pb__rp_find(&rows[i], p);
+        if (xi && pi)
+            v[m][0] = xi->text, v[m][1] = pi->text, m++;
+    }
+    qsort(v, m, sizeof *v, by_text);
+    bool one = true;
+    for (size_t i = 1; i < m && one; i++)
+        one = strcmp(v[i][0], v[i - 1][0]) != 0 || strcmp(v[i][1], v[i - 1][1]) == 0;
+    free(v);
+    return one;
 }
 
 /* Bandwidth variants by direction: "h2d-pinned-async" -> "h2d". */
