@@ -212,6 +212,7 @@ expect 3 "$pb" matinfo "$tmp/good.mtx" "$tmp/bad.mtx" "$tmp/good.mtx" --format c
 lines "$tmp/out" 3
 lines "$tmp/err" 1
 contains "$tmp/err" "bad.mtx:4:"
+expect 2 "$pb" matinfo rmat:0 # a generator's bad parameters are a usage error, as in run
 { printf '\357\273\277'; cat "$tmp/good.mtx"; } >"$tmp/bom.mtx" # a UTF-8 byte-order mark before the banner
 expect 0 "$pb" run spmv --matrix "$tmp/bom.mtx" --backend ref --reps 1 --format csv
 contains "$tmp/out" ",OK,"

@@ -397,12 +397,11 @@ static int cmd_matinfo(int argc, char **argv)
     for (size_t i = 0; i < n_specs && st == PB_OK; i++) {
         struct pb_coo m;
         pb__clear_error();
-        pb_status rst = pb__sparse_is_generated(specs[i]) ? pb__sparse_generate(specs[i], DEFAULT_SEED, &m)
-                                                          : pb_coo_read(specs[i], &mm_opt, &m);
-        if (rst != PB_OK) {
-            fprintf(stderr, "parbench: %s\n", pb_last_error()[0] ? pb_last_error()
-                                                                 : pb_status_message(rst));
-            rc = EXIT_ERROR;
+        bool generated = pb__sparse_is_generated(specs[i]);
+        pb_status rst = generated ? pb__sparse_generate(specs[i], DEFAULT_SEED, &m) : pb_coo_read(specs[i], &mm_opt, &m);
+        if (rst != PB_OK) { /* a spec's mistake is the command line's, as in `run` */
+            int code = fail_status(rst);
+            rc = generated ? code : EXIT_ERROR;
             continue;
         }
         struct pb_matinfo info;
