@@ -116,6 +116,9 @@ struct pb_peak_args {
  * NULL or smaller than said, PB_ERR_INVALID (PB_ERR_OVERFLOW for sizes past
  * size_t). An empty image (width or height 0) does nothing. */
 enum pb_conv_border { PB_CONV_ZERO = 0, PB_CONV_CLAMP = 1 };
+/* The largest radius: beyond it a filter is mostly halo and the variants'
+ * buffers of 2R+1 rows grow past any cache. */
+#define PB_CONV_MAX_RADIUS 4096
 
 struct pb_conv_args {
     enum pb_precision prec;

@@ -12,7 +12,6 @@
 #include "bench/bench.h"
 #include "parbench/pb_kernels.h"
 
-#define PB_CONV_MAX_RADIUS 4096
 #define PB_CONV_MAX_SIDE (1u << 24)
 
 /* "zero" or "clamp". */

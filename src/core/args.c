@@ -167,10 +167,6 @@ pb_status pb__float_or_double(const char *family, enum pb_precision p)
     return pb__fail(PB_ERR_INVALID, "%s: no precision %s: float or double", family, pb_precision_name(p));
 }
 
-/* The radius the benchmarks take (bench/conv_host.h); beyond it a filter is
- * mostly halo and the variants' buffers of 2R+1 rows grow past any cache. */
-enum { CONV_MAX_RADIUS = 4096 };
-
 /* A conv array of rows x cols elements (the filter: 1 x taps). */
 static pb_status check_conv_array(const char *name, const pb_buf *buf, size_t rows, size_t cols, size_t elt)
 {
@@ -193,8 +189,8 @@ static pb_status conv_args_check(const void *args)
         return st;
     if (a->border != PB_CONV_ZERO && a->border != PB_CONV_CLAMP)
         return pb__fail(PB_ERR_INVALID, "conv: unknown border %d: PB_CONV_ZERO or PB_CONV_CLAMP", (int)a->border);
-    if (a->radius < 1 || a->radius > CONV_MAX_RADIUS)
-        return pb__fail(PB_ERR_INVALID, "conv: radius %zu is not between 1 and %d", a->radius, CONV_MAX_RADIUS);
+    if (a->radius < 1 || a->radius > PB_CONV_MAX_RADIUS)
+        return pb__fail(PB_ERR_INVALID, "conv: radius %zu is not between 1 and %d", a->radius, PB_CONV_MAX_RADIUS);
     if (a->in_top > a->in_rows || a->height > a->in_rows - a->in_top)
         return pb__fail(PB_ERR_INVALID, "conv: in_top (%zu) + height (%zu) exceeds in_rows (%zu): the rows to filter "
                         "lie in `in`", a->in_top, a->height, a->in_rows);
