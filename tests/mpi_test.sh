@@ -187,6 +187,16 @@ count "$tmp/pad.csv" "own columns ahead of it" 2
 expect 1 env PARBENCH_GATHER_PAD=1 "$mpiexec" -n 2 "$pb" run spmv-dist --matrix powerlaw:3001:8 --halo allgather \
     --backend opencl --reps 2 --quiet --inject-fault
 count "$tmp/out" " FAILED" 2
+# ... and in pieces, each stage of the split boundary rows behind its own piece of x (OpenCL's
+# rows; a part of one column stays whole), batched; a planted fault FAILED.
+expect 0 env PARBENCH_GATHER_PAD=1 PARBENCH_GATHER_CHUNKS=3 "$mpiexec" -n 3 "$pb" run spmv-dist \
+    --matrix powerlaw:3001:8,rect:301:5000:7,rect:5:2:1 --halo allgather --backend ref,opencl --reps 2 --batch 3 \
+    --quiet --format csv --out "$tmp/pieces.csv"
+count "$tmp/pieces.csv" ",OK," 12
+count "$tmp/pieces.csv" ", in 3 pieces) staged through pinned host memory; boundary rows' own columns ahead" 2
+expect 1 env PARBENCH_GATHER_PAD=1 PARBENCH_GATHER_CHUNKS=2 "$mpiexec" -n 2 "$pb" run spmv-dist --matrix powerlaw:3001:8 \
+    --halo allgather --backend opencl --reps 2 --quiet --inject-fault
+count "$tmp/out" " FAILED" 2
 # --batch K: K products a repetition, each queued behind the last (OpenCL queues them; ref and
 # OpenMP run them in turn), verified as one, labelled, times per product; a planted fault FAILED.
 bt="run spmv-dist --matrix lap2d:31,powerlaw:3001:8 --backend ref,opencl --reps 2 --quiet"

@@ -1,7 +1,7 @@
 /* What a backend keeps per matrix across calls (a plan, a converted copy),
  * for a few matrices at once, so a caller multiplying several in turn
- * (spmv-dist's interior and boundary rows, a multigrid's levels) keeps every
- * one's. A matrix is known by its row offsets' buffer; the plans themselves
+ * (spmv-dist's interior rows and the boundary rows' stages, up to six, a
+ * multigrid's levels) keeps every one's. A matrix is known by its row offsets' buffer; the plans themselves
  * compare that buffer's stamps to see when it changed. */
 #ifndef PARBENCH_PLANS_H
 #define PARBENCH_PLANS_H
@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define PB_PLAN_SLOTS 4
+#define PB_PLAN_SLOTS 8
 
 struct pb_plans {
     struct {
