@@ -808,6 +808,10 @@ if [ "$(grep -c ',OK,' "$tmp/out")" -eq 3 ] && grep -q "r2 zero $tmp/taps5.txt" 
 else
     bad "run conv --filter FILE without --radius: not one row at the file's radius and two box rows"
 fi
+# ... and with a --radius it does not fit, no row runs: a usage error, before any row.
+expect 2 "$pb" run conv --width 33 --radius 2,3 --filter "$tmp/taps5.txt" --backend ref --reps 1 --warmup 0
+contains "$tmp/err" "has 5 taps; radius 3 needs 7"
+! grep -q " OK" "$tmp/out" && ok || bad "run conv --radius 2,3 with a 5-tap file ran rows"
 expect 2 "$pb" run conv --width 40 --border wrap
 contains "$tmp/err" "unknown border"
 expect 2 "$pb" run conv --width 40 --radius 2 --filter gauss:0 --backend ref

@@ -101,8 +101,8 @@ pb_status pb__conv_filter_read(FILE *f, const char *path, size_t *radius, double
         st = pb__fail(PB_ERR_IO, "filter file '%s' has %zu tap%s; a filter needs at least 3 (radius 1)", path, n,
                       n == 1 ? "" : "s");
     if (st == PB_OK && (n % 2 == 0 || (*radius && n != 2 * *radius + 1)))
-        st = *radius ? pb__fail(PB_ERR_IO, "filter file '%s' has %zu taps; radius %zu needs %zu", path, n, *radius,
-                                2 * *radius + 1)
+        st = *radius ? pb__fail(PB_ERR_INVALID, "filter file '%s' has %zu taps; radius %zu needs %zu", path, n,
+                                *radius, 2 * *radius + 1)
                      : pb__fail(PB_ERR_IO, "filter file '%s' has %zu taps; a filter needs an odd count", path, n);
     if (st != PB_OK) {
         free(t);
@@ -931,9 +931,9 @@ pb_status pb__conv_plan(const struct pb_param_lists *given, size_t n_params, con
         enum pb_conv_border border = PB_CONV_ZERO;
         if (st == PB_OK)
             st = pb__conv_border_parse(p.s[PB_CONV_P_BORDER], &border);
-        /* A bad gauss:SIGMA is a usage error, found before any row runs
-         * (filter files given with --radius are read, and refused, per row). */
-        if (st == PB_OK && filter && strncmp(filter, "gauss:", 6) == 0) {
+        /* A bad gauss:SIGMA, or a filter file whose taps do not match the
+         * --radius given, is a usage error, found before any row runs. */
+        if (st == PB_OK && filter && (strncmp(filter, "gauss:", 6) == 0 || (file && radius_given))) {
             size_t radius = (size_t)p.v[PB_CONV_P_RADIUS];
             double *taps = NULL;
             st = pb__conv_filter_make(filter, &radius, &taps);
