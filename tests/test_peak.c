@@ -1,7 +1,8 @@
 /* The peak benchmark's kernels on every available backend, both variants,
  * float and double, awkward sizes (one element, less than a work-group, a
  * partial last group, several read partials), through the benchmark's own
- * bind/run/check path; and its checker catches a corrupted result. */
+ * bind/run/check path; and its checker, which reads every element, catches a
+ * corrupted result. */
 #include "test_util.h"
 
 #include "bench/bench.h"
@@ -30,6 +31,7 @@ static bool run_case(const struct pb_bench *b, pb_device *dev, const struct pb_v
     assert_int_equal(pb_device_sync(dev), PB_OK);
     struct pb_check c;
     assert_int_equal(b->check(state, host, corrupt, &c), PB_OK);
+    assert_string_equal(c.mode, "full"); /* every element, the corrupted one wherever it lies */
     if (!c.pass && !corrupt)
         printf("FAIL %s/%s n=%lld iters=%lld %s: %s\n", backend, v->desc.name, (long long)p->v[0],
                (long long)p->v[1], pb_precision_name(p->prec), c.detail);
