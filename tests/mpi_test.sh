@@ -259,6 +259,24 @@ contains "$tmp/out" "3 reader(s) on this host need"
 printf '%%%%MatrixMarket matrix coordinate real general\n4 4 3\n1 1 1\n2 2 2\n4 4 x\n' >"$tmp/bad.mtx"
 expect 3 "$mpiexec" -n 3 "$pb" run spmv-dist --matrix "$tmp/bad.mtx" --reader each --backend ref --quiet
 contains "$tmp/out" "bad.mtx:5: value"
+# --reader each where the ranks' file systems hold different files under one name: refused with
+# both sizes (or the row lengths) named, not a partition that disagrees between ranks.
+mkdir -p "$tmp/rk0" "$tmp/rk1"
+printf '%%%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n2 2 2\n3 3 3\n' >"$tmp/rk0/d.mtx"
+printf '%%%%MatrixMarket matrix coordinate real general\n4 3 3\n1 1 1\n2 2 2\n3 3 3\n' >"$tmp/rk1/d.mtx"
+printf '%%%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n1 2 2\n3 3 3\n' >"$tmp/rk0/l.mtx"
+printf '%%%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n2 2 2\n3 3 3\n' >"$tmp/rk1/l.mtx"
+in_rank_dir='cd "$0${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}" && exec "$@"'
+expect 3 "$mpiexec" -n 2 sh -c "$in_rank_dir" "$tmp/rk" "$pb" run spmv-dist --matrix d.mtx,l.mtx --reader each \
+    --backend ref --reps 1 --quiet
+count "$tmp/out" "rank 1 read d.mtx as 4 x 3 with 3 entries, rank 0 as 3 x 3 with 3: every rank must read the same" 2
+count "$tmp/out" "rank 1 read l.mtx with other row lengths than rank 0" 2
+# The layout knobs of gathered x set on one rank only: agreed (the largest), not a broadcast that
+# truncates.
+pad_on_rank1='[ "${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}" = 1 ] && export PARBENCH_GATHER_PAD=1 PARBENCH_GATHER_CHUNKS=3; exec "$@"'
+expect 0 "$mpiexec" -n 3 sh -c "$pad_on_rank1" sh "$pb" run spmv-dist --matrix powerlaw:1000:8,lap2d:20 \
+    --halo allgather --backend ref,opencl --reps 2 --quiet
+count "$tmp/out" " OK" 8
 
 # Scaling tables from runs at 1, 2 and 3 ranks appended to one file, and the
 # projection beside them.

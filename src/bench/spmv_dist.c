@@ -129,12 +129,14 @@ struct sd_state {
      * (rank r's at r * stride), so that NCCL's allgather moves x instead of
      * one broadcast per rank; 0: global order */
     int32_t gather_stride;
-    /* padded and split: x travels in this many pieces, piece c holding the
-     * c-th stride / chunks entries of every rank's part, and the boundary
-     * rows' halo columns run as one stage per piece (mid[c], then boundary),
-     * each as soon as its piece has arrived, each adding the stage before it
-     * through one more entry per row, as boundary adds early; 1: whole */
-    int chunks;
+    /* padded: x travels in this many pieces (the same on every rank), piece
+     * c holding the c-th stride / chunks entries of every rank's part; 1:
+     * whole. A rank that splits runs its boundary rows' halo columns as one
+     * stage per piece (stages = chunks: mid[c], then boundary), each as soon
+     * as its piece has arrived, each adding the stage before it through one
+     * more entry per row, as boundary adds early; one that does not, in one
+     * stage after the last piece. */
+    int chunks, stages;
     pb_buf *stage_x; /* allgather staged through host memory: all of x, pinned */
     /* allgather: rank r's part of piece c of x, in bytes, at [c * ranks + r] */
     size_t *part_off, *part_bytes;
@@ -454,6 +456,36 @@ static pb_status offsets_of(const int64_t *lengths, int32_t rows, int32_t **out)
  * made alone the same way; another generated matrix is made whole on every
  * rank (the same seed) and cut. Only statuses and the non-zero count cross
  * the network. Collective; st as above. */
+/* --reader each: every rank partitions the rows it counted itself, so a
+ * file that differs between the ranks' file systems would give them
+ * different partitions; its size and row lengths are compared with rank 0's. */
+static pb_status same_matrix_everywhere(pb_comm *comm, const char *spec, int32_t rows, int32_t cols,
+                                        const int32_t *ptr)
+{
+    int ranks = pb__comm_size(comm);
+    uint64_t hash = 1469598103934665603u; /* FNV-1a over the row offsets */
+    for (int32_t i = 0; i <= rows; i++)
+        hash = (hash ^ (uint64_t)(uint32_t)ptr[i]) * 1099511628211u;
+    int64_t mine[4] = {rows, cols, ptr[rows], (int64_t)hash}, *all = malloc((size_t)ranks * sizeof mine);
+    pb_status st = all ? PB_OK : pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory");
+    st = pb__comm_agree(comm, st);
+    if (st == PB_OK)
+        st = pb__comm_allgather(comm, mine, sizeof mine, all);
+    for (int r = 1; st == PB_OK && r < ranks; r++) {
+        const int64_t *o = all + 4 * r;
+        if (memcmp(o, all, 3 * sizeof *o) != 0)
+            st = pb__fail(PB_ERR_INVALID, "spmv-dist: --reader each: rank %d read %s as %lld x %lld with %lld "
+                          "entries, rank 0 as %lld x %lld with %lld: every rank must read the same file", r, spec,
+                          (long long)o[0], (long long)o[1], (long long)o[2], (long long)all[0], (long long)all[1],
+                          (long long)all[2]);
+        else if (o[3] != all[3])
+            st = pb__fail(PB_ERR_INVALID, "spmv-dist: --reader each: rank %d read %s with other row lengths than "
+                          "rank 0: every rank must read the same file", r, spec);
+    }
+    free(all);
+    return st;
+}
+
 static pb_status rows_read_by_each(pb_comm *comm, const struct pb_problem *p, uint64_t seed, struct sd_host *h,
                                    pb_status st)
 {
@@ -480,6 +512,8 @@ static pb_status rows_read_by_each(pb_comm *comm, const struct pb_problem *p, ui
         free(lengths);
     }
     st = pb__comm_agree(comm, st);
+    if (st == PB_OK)
+        st = same_matrix_everywhere(comm, spec, rows, cols, ptr);
     int32_t first = 0, count = 0;
     if (st == PB_OK) {
         h->n_rows = rows, h->n_cols = cols;
@@ -756,20 +790,19 @@ static pb_status split_rows(struct sd_state *s, const int32_t *own_slot, const i
                : s->gather_stride ? (size_t)h->ranks * (size_t)s->gather_stride : (size_t)h->n_cols;
     s->split = s->split_allowed && s->overlap && s->n_ext + (size_t)n_bnd <= INT32_MAX &&
                pb__dist_split_pays((int64_t)(nnz_int + nnz_bnd), (int64_t)nnz_bnd, n_bnd, (int64_t)nnz_own_bnd);
-    if (!s->split) /* the pieces' stages are the split's: whole boundary rows wait for all of x */
-        s->chunks = 1;
+    s->stages = s->split ? s->chunks : 1; /* the pieces' stages are the split's */
     /* stage c's entries: the boundary rows' halo columns in piece c, one more per row for the stage before */
     size_t stage_nnz[SD_MAX_CHUNKS] = {0};
-    for (int32_t i = 0; s->chunks > 1 && i < m->rows; i++)
+    for (int32_t i = 0; s->stages > 1 && i < m->rows; i++)
         for (int32_t k = m->ptr[i]; is_bnd[i] && k < m->ptr[i + 1]; k++)
             if (m->idx[k] < lo || m->idx[k] >= hi)
                 stage_nnz[chunk_of(s, gathered_slot(s, m->idx[k]))]++;
-    if (s->chunks == 1)
+    if (s->stages == 1)
         stage_nnz[0] = s->split ? nnz_bnd - nnz_own_bnd : nnz_bnd;
     bool ok = csr_alloc(&s->interior, n_int, nnz_int) &&
-              csr_alloc(&s->boundary, n_bnd, stage_nnz[s->chunks - 1] + (s->split ? (size_t)n_bnd : 0)) &&
+              csr_alloc(&s->boundary, n_bnd, stage_nnz[s->stages - 1] + (s->split ? (size_t)n_bnd : 0)) &&
               csr_alloc(&s->early, s->split ? n_bnd : 0, s->split ? nnz_own_bnd : 0);
-    for (int c = 0; ok && c < s->chunks - 1; c++)
+    for (int c = 0; ok && c < s->stages - 1; c++)
         ok = csr_alloc(&s->mid[c], n_bnd, stage_nnz[c] + (size_t)n_bnd);
     s->interior_rows = malloc(((size_t)n_int + 1) * sizeof *s->interior_rows);
     s->boundary_rows = malloc(((size_t)n_bnd + 1) * sizeof *s->boundary_rows);
@@ -777,9 +810,9 @@ static pb_status split_rows(struct sd_state *s, const int32_t *own_slot, const i
                                                               : pb__fail(PB_ERR_NOMEM, "spmv-dist: out of host memory");
     /* the boundary rows' stages, in the order they run: piece 0 .. last (boundary) */
     struct csr *stage[SD_MAX_CHUNKS], *e = &s->early;
-    for (int c = 0; c < s->chunks - 1; c++)
+    for (int c = 0; c < s->stages - 1; c++)
         stage[c] = &s->mid[c];
-    stage[s->chunks - 1] = &s->boundary;
+    stage[s->stages - 1] = &s->boundary;
     int32_t at_int = 0, at_bnd = 0;
     for (int32_t i = 0; st == PB_OK && i < m->rows; i++) {
         if (!is_bnd[i]) {
@@ -794,24 +827,24 @@ static pb_status split_rows(struct sd_state *s, const int32_t *own_slot, const i
         }
         int32_t r = at_bnd++, ne = s->split ? e->ptr[r] : 0, n[SD_MAX_CHUNKS];
         s->boundary_rows[r] = i;
-        for (int c = 0; c < s->chunks; c++)
+        for (int c = 0; c < s->stages; c++)
             n[c] = stage[c]->ptr[r];
         for (int32_t k = m->ptr[i]; k < m->ptr[i + 1]; k++) {
             int32_t j = m->idx[k], slot = slot_of(s, own_slot, halo, n_halo, j);
             if (s->split && j >= lo && j < hi) {
                 e->idx[ne] = slot, e->val[ne++] = m->val[k];
             } else {
-                int c = chunk_of(s, slot);
+                int c = s->stages > 1 ? chunk_of(s, slot) : 0;
                 stage[c]->idx[n[c]] = slot, stage[c]->val[n[c]++] = m->val[k];
             }
         }
         if (s->split) { /* the stage before, copied behind x_ext */
-            for (int c = 0; c < s->chunks; c++)
+            for (int c = 0; c < s->stages; c++)
                 stage[c]->idx[n[c]] = (int32_t)(s->n_ext + (size_t)r), stage[c]->val[n[c]++] = 1.0;
             sort_row(e, e->ptr[r], ne);
             e->ptr[r + 1] = ne;
         }
-        for (int c = 0; c < s->chunks; c++) {
+        for (int c = 0; c < s->stages; c++) {
             sort_row(stage[c], stage[c]->ptr[r], n[c]);
             stage[c]->ptr[r + 1] = n[c];
         }
@@ -1044,27 +1077,32 @@ static pb_status choose_halo(struct sd_state *s, enum halo_mode mode)
  * (4), the one-piece rows varying by 20% between repetitions. Measurement
  * knobs: PARBENCH_GATHER_PAD=0 never pads, =1 pads on every path (the tests'
  * way to run the padded layout without NCCL); PARBENCH_GATHER_CHUNKS=C (1 to
- * SD_MAX_CHUNKS) the pieces. */
-static void plan_gather(struct sd_state *s)
+ * SD_MAX_CHUNKS) the pieces. The knobs are agreed (the largest any rank
+ * has), as every rank must lay x out alike. */
+static pb_status plan_gather(struct sd_state *s)
 {
     const struct sd_host *h = s->h;
     int32_t most = 0;
     for (int r = 0; r < h->ranks; r++)
         if (h->col_first[r + 1] - h->col_first[r] > most)
             most = h->col_first[r + 1] - h->col_first[r];
-    const char *knob = getenv("PARBENCH_GATHER_CHUNKS");
-    int chunks = knob && knob[0] ? atoi(knob) : 1;
+    const char *chunks_knob = getenv("PARBENCH_GATHER_CHUNKS"), *pad_knob = getenv("PARBENCH_GATHER_PAD");
+    double knobs[2] = {chunks_knob && chunks_knob[0] ? atoi(chunks_knob) : 1,
+                       pad_knob && pad_knob[0] ? strcmp(pad_knob, "0") != 0 : -1}, agreed[2];
+    pb_status st = pb__comm_allreduce(pb__comm_world(), knobs, agreed, 2, PB_COMM_DOUBLE, PB_COMM_MAX);
+    if (st != PB_OK)
+        return st;
+    int chunks = (int)agreed[0];
     if (chunks < 1 || chunks > SD_MAX_CHUNKS || chunks > most)
         chunks = 1;
     size_t n = (size_t)h->n_cols, stride = ((size_t)most + (size_t)chunks - 1) / (size_t)chunks * (size_t)chunks,
            padded = (size_t)h->ranks * stride;
-    knob = getenv("PARBENCH_GATHER_PAD");
-    bool pays = knob && knob[0] ? strcmp(knob, "0") != 0
-                                : pb__devcomm_path(s->dc) == PB_PATH_NCCL && padded <= n + n / 4;
+    bool pays = agreed[1] >= 0 ? agreed[1] > 0 : pb__devcomm_path(s->dc) == PB_PATH_NCCL && padded <= n + n / 4;
     if (!pays || padded > INT32_MAX || (padded == n && chunks == 1)) /* equal parts: global order is that layout */
         stride = 0, chunks = 1;
     s->gather_stride = (int32_t)stride;
     s->chunks = chunks;
+    return PB_OK;
 }
 
 /* Measurement knob PARBENCH_SD_URGENT=0: the halo on an ordinary stream. */
@@ -1126,7 +1164,7 @@ static pb_status sd_bind(pb_device *dev, const struct pb_problem *p, const struc
     s->esize = pb_precision_size(p->prec);
     s->overlap = v->data != NULL;
     s->batch = p->v[P_BATCH] > 1 ? (int)p->v[P_BATCH] : 1; /* a problem made without sd_plan: 0 */
-    s->chunks = 1;
+    s->chunks = s->stages = 1;
     /* only where streams queue work (a GPU's): run synchronously, the early part would only add a pass */
     s->split_allowed = p->v[P_SPLIT] != 0 && pb_device_backend(dev)->stream_create;
     s->local = local_variant(dev, p->s[P_LOCAL]);
@@ -1150,7 +1188,7 @@ static pb_status sd_bind(pb_device *dev, const struct pb_problem *p, const struc
     if (st == PB_OK && s->dc && !s->gather)
         st = plan_device_halo(s);
     if (st == PB_OK && s->gather)
-        plan_gather(s);
+        st = plan_gather(s);
     if (st == PB_OK) {
         int32_t rows = h->mine.rows;
         s->ref = malloc(((size_t)rows + 1) * sizeof *s->ref);
@@ -1167,9 +1205,9 @@ static pb_status sd_bind(pb_device *dev, const struct pb_problem *p, const struc
         st = upload_csr(dev, &s->boundary, s->prec, &s->ptr_b, &s->idx_b, &s->val_b);
     if (st == PB_OK && s->split)
         st = upload_csr(dev, &s->early, s->prec, &s->ptr_e, &s->idx_e, &s->val_e);
-    for (int c = 0; st == PB_OK && c < s->chunks - 1; c++)
+    for (int c = 0; st == PB_OK && c < s->stages - 1; c++)
         st = upload_csr(dev, &s->mid[c], s->prec, &s->ptr_m[c], &s->idx_m[c], &s->val_m[c]);
-    if (st == PB_OK && s->chunks > 1)
+    if (st == PB_OK && s->stages > 1)
         st = pb_buf_alloc(dev, PB_MEM_DEVICE, ((size_t)s->boundary.rows + 1) * s->esize, &s->y_mid);
     if (st == PB_OK)
         st = pb_buf_alloc(dev, PB_MEM_DEVICE, (n_x ? n_x : 1) * s->esize, &s->x);
@@ -1238,7 +1276,7 @@ static pb_status sd_bind(pb_device *dev, const struct pb_problem *p, const struc
     s->args_early.nnz = s->early.ptr ? s->early.ptr[s->early.rows] : 0;
     s->args_early.ptr = s->ptr_e, s->args_early.idx = s->idx_e, s->args_early.val = s->val_e;
     s->args_early.y = s->y_early;
-    for (int c = 0; c < s->chunks - 1; c++) {
+    for (int c = 0; c < s->stages - 1; c++) {
         s->args_mid[c] = s->args_bnd;
         s->args_mid[c].nnz = s->mid[c].ptr ? s->mid[c].ptr[s->mid[c].rows] : 0;
         s->args_mid[c].ptr = s->ptr_m[c], s->args_mid[c].idx = s->idx_m[c], s->args_mid[c].val = s->val_m[c];
@@ -1251,7 +1289,7 @@ static pb_status sd_bind(pb_device *dev, const struct pb_problem *p, const struc
         st = launch(s, &s->args_int, NULL);
     if (st == PB_OK && s->split)
         st = launch(s, &s->args_early, NULL);
-    for (int c = 0; st == PB_OK && c < s->chunks - 1; c++)
+    for (int c = 0; st == PB_OK && c < s->stages - 1; c++)
         st = launch(s, &s->args_mid[c], NULL);
     if (st == PB_OK)
         st = launch(s, &s->args_bnd, NULL);
@@ -1422,12 +1460,13 @@ static pb_status gather_run(struct sd_state *s)
         st = launch(s, &s->args_int, s->copy);
     for (int c = 1; c < s->chunks; c++) {
         /* the copy stream holds pieces 0..c-1 so far: stage c-1 waits for them alone */
-        if (st == PB_OK)
+        bool stage = c - 1 < s->stages - 1;
+        if (st == PB_OK && stage)
             st = pb_stream_wait(s->compute, s->copy);
         pb_status b = share_x(s, c);
         if (xst == PB_OK)
             xst = b;
-        if (st == PB_OK)
+        if (st == PB_OK && stage)
             st = launch_mid(s, c - 1);
     }
     return boundary_then_sync(s, st, xst);
@@ -1534,7 +1573,7 @@ static void sd_extras(void *state, const struct pb_stats *time, const struct pb_
             st = launch_early(s);
             if (st == PB_OK)
                 st = launch(s, &s->args_int, s->compute);
-            for (int c = 0; st == PB_OK && c < s->chunks - 1; c++)
+            for (int c = 0; st == PB_OK && c < s->stages - 1; c++)
                 st = launch_mid(s, c);
             if (st == PB_OK)
                 st = launch(s, &s->args_bnd, s->compute);
