@@ -45,6 +45,8 @@ static void test_int_valid(void **state)
         {"9223372036854775807", INT64_MAX},
         {"-9223372036854775808", INT64_MIN},
         {"8589934591G", 8589934591ll << 30}, /* the largest G that fits */
+        {"1T", 1ll << 40},
+        {"2TiB", 2ll << 40},
     };
     for (size_t i = 0; i < PB_ARRAY_LEN(cases); i++) {
         int64_t v = -12345;

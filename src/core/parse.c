@@ -22,13 +22,14 @@ pb_status pb__parse_int(const char *s, const char *what, int64_t *out)
     if (errno == ERANGE)
         return pb__fail(PB_ERR_OVERFLOW, "%s: '%s' is out of range", what, s);
     if (*end == '.' || *end == 'e' || *end == 'E') /* 1.5, 1e3: a number, but not a whole one written out */
-        return pb__fail(PB_ERR_PARSE, "%s: '%s' is not an integer (digits, with an optional K, M or G suffix)", what,
+        return pb__fail(PB_ERR_PARSE, "%s: '%s' is not an integer (digits, with an optional K, M, G or T suffix)", what,
                         s);
     int64_t mult = 1;
     switch (*end) {
     case 'k': case 'K': mult = 1ll << 10; end++; break;
     case 'm': case 'M': mult = 1ll << 20; end++; break;
     case 'g': case 'G': mult = 1ll << 30; end++; break;
+    case 't': case 'T': mult = 1ll << 40; end++; break;
     default: break;
     }
     if (mult > 1) {

@@ -10,7 +10,7 @@
 
 #define PB_MAX_LIST 4096 /* elements a list or range may expand to */
 
-/* One integer: decimal, optional suffix k/K, m/M, g/G (powers of 1024, with or
+/* One integer: decimal, optional suffix k/K, m/M, g/G, t/T (powers of 1024, with or
  * without "i"/"iB"/"B"). Negative numbers are allowed here; callers check
  * ranges. PB_ERR_PARSE / PB_ERR_OVERFLOW with a message naming `what`. */
 pb_status pb__parse_int(const char *s, const char *what, int64_t *out);
