@@ -220,11 +220,13 @@ count "$tmp/out" " batch 7 (strong scaling)" 2
 expect 0 "$pb" scaling --format csv "$tmp/bs.csv" # the curves told apart in CSV too: numbered, and why
 count "$tmp/out" ',"batch=1",' 4 # 2 curves x 2 rank counts
 contains "$tmp/out" "4,spmv-dist,ref,overlap,"
-# the same rows appended again to the file: each rank count once a curve (the later rows)
+# the same rows appended again to the file: each rank count once a curve (the later rows), no
+# file named (one file)
 cat "$tmp/bs.csv" >"$tmp/bs2.csv"
 tail -n +2 "$tmp/bs.csv" >>"$tmp/bs2.csv"
 expect 0 "$pb" scaling --format csv "$tmp/bs2.csv"
-count "$tmp/out" ',"batch=1 (bs2.csv)",' 4
+count "$tmp/out" ',"batch=1",' 4
+lacks "$tmp/out" "(bs2.csv)"
 expect 2 "$pb" run spmv-dist --matrix lap2d:4 --batch 0 --backend ref
 contains "$tmp/err" "--batch takes one value, 1 to 10000"
 expect 2 "$pb" run spmv-dist --matrix lap2d:4 --batch 2,3 --backend ref
@@ -308,6 +310,11 @@ expect 0 "$pb" scaling --weak "$tmp/ep.csv"
 count "$tmp/out" "(weak scaling)" 2
 count "$tmp/out" "gemm ref/ikj float, 24x24x24 (weak scaling)" 1
 count "$tmp/out" "     2 " 2
+# The 2-rank run again, appended: a re-run whose later rows count, not two problems at one count.
+expect 0 "$mpiexec" -n 2 "$pb" $ep --append
+expect 0 "$pb" scaling --weak "$tmp/ep.csv"
+count "$tmp/out" "(weak scaling)" 2
+lacks "$tmp/err" "several problems ran at one rank count"
 expect 0 "$pb" scaling "$tmp/ep.csv" # without --weak: said
 contains "$tmp/err" "some rows ran every rank at once, each rank its own problem"
 expect 0 "$pb" scaling "$tmp/sd.csv" # spmv-dist: one problem shared, nothing to say

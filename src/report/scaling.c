@@ -131,9 +131,22 @@ static const struct pb_rp_row *blocking_twin(const struct pb_rp_scaling *pts, si
     return NULL;
 }
 
+/* Whether two points split by_file (else by problem) would part: their
+ * files, or their problems, differ. */
+static bool would_part(const struct pb_rp_scaling *x, const struct pb_rp_scaling *y, bool by_file)
+{
+    if (by_file)
+        return x->row->file != y->row->file;
+    char kx[512], ky[512];
+    group_key(x->row, false, kx, sizeof kx);
+    group_key(y->row, false, ky, sizeof ky);
+    return strcmp(kx, ky) != 0;
+}
+
 /* Groups of the sorted points with a rank count twice are split: a weak
  * group by problem (every rank at once, several problems per rank count),
- * then any group still repeating by file (two files with the same runs). */
+ * then any group still repeating by file (two files with the same runs). A
+ * problem run again into the same file is no repeat: its later rows count. */
 static void split_repeats(struct pb_rp_scaling *pts, size_t n, bool by_file)
 {
     bool split = false;
@@ -141,7 +154,7 @@ static void split_repeats(struct pb_rp_scaling *pts, size_t n, bool by_file)
         b = curve_end(pts, n, a);
         bool repeats = false;
         for (size_t i = a + 1; i < b; i++)
-            repeats |= pts[i].ranks == pts[i - 1].ranks;
+            repeats |= pts[i].ranks == pts[i - 1].ranks && would_part(&pts[i], &pts[i - 1], by_file);
         for (size_t i = a; i < b && repeats; i++) {
             if (by_file)
                 pts[i].by_file = true;
