@@ -261,6 +261,30 @@ contains "$tmp/out" "3 reader(s) on this host need"
 printf '%%%%MatrixMarket matrix coordinate real general\n4 4 3\n1 1 1\n2 2 2\n4 4 x\n' >"$tmp/bad.mtx"
 expect 3 "$mpiexec" -n 3 "$pb" run spmv-dist --matrix "$tmp/bad.mtx" --reader each --backend ref --quiet
 contains "$tmp/out" "bad.mtx:5: value"
+# What the ranks of one node hold together is weighed before any of them allocates (every buffer
+# alone passes the per-buffer check), here on a pretend host of a few MiB (PB_TEST_MEM_AVAILABLE):
+# a row ERROR on every rank with the one reason, exit 3, the rows measured before it kept.
+# allreduce 1 MiB on 2 ranks: mpi has no staging buffers (5.5 MiB in all), mpi-staged does (9.5).
+fit="run allreduce --size 1M --backend ref --reps 2 --quiet"
+expect 3 "$mpiexec" -n 2 env PB_TEST_MEM_AVAILABLE=6M "$pb" $fit --format csv --out "$tmp/fit.csv"
+count "$tmp/fit.csv" ",OK,path: host," 1
+count "$tmp/fit.csv" ",ERROR," 1
+contains "$tmp/fit.csv" ",ERROR,\"rank 0: allreduce 1.0 MiB on 2 rank(s) of this node needs 9.5 MiB of host memory for their buffers, pinned staging included, 6.0 MiB is available\""
+expect 3 "$mpiexec" -n 2 env PB_TEST_MEM_AVAILABLE=4M "$pb" $fit --variant mpi
+contains "$tmp/out" "ERROR: rank 0: allreduce 1.0 MiB on 2 rank(s) of this node needs 5.5 MiB of host memory for their buffers, 4.0 MiB is available"
+lacks "$tmp/out" " OK"
+expect 0 "$mpiexec" -n 2 "$pb" $fit # the same on this host: measured
+count "$tmp/out" " OK" 2
+# gemm-dist 256 on 2 ranks (1 x 2): the check's copies and the input block (1.1 MiB) weighed
+# before prepare makes them, the blocks and panels (1.8 MiB more) before bind allocates them.
+gf="run gemm-dist --n 256 --backend ref --variant summa --reps 2 --quiet"
+expect 3 "$mpiexec" -n 2 env PB_TEST_MEM_AVAILABLE=1M "$pb" $gf
+contains "$tmp/out" "ERROR: rank 0: gemm-dist 256x256x256 on 2 rank(s) of this node needs 1.1 MiB of host memory (the check's copies of A's rows and B's columns, the input block), 1.0 MiB is available"
+expect 3 "$mpiexec" -n 2 env PB_TEST_MEM_AVAILABLE=1536k "$pb" $gf
+contains "$tmp/out" "ERROR: rank 0: gemm-dist 256x256x256 on 2 rank(s) of this node needs 1.8 MiB of host memory (blocks of A, B and C, panels, the input block), 1.5 MiB is available"
+expect 0 "$mpiexec" -n 2 "$pb" $gf
+count "$tmp/out" "summa@all" 1
+count "$tmp/out" " OK" 1
 # --reader each where the ranks' file systems hold different files under one name: refused with
 # both sizes (or the row lengths) named, not a partition that disagrees between ranks.
 mkdir -p "$tmp/rk0" "$tmp/rk1"

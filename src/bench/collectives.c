@@ -11,7 +11,9 @@
  * UNSUPPORTED); `mpi-staged` goes device -> pinned host -> MPI -> pinned host
  * -> device; the CUDA backend's `nccl` is the NCCL call (backends/cuda/nccl.cu).
  * Each OK row names its path in its reason: host, device-direct, staged,
- * NCCL (a variant's .data, or for `mpi` where the buffers are).
+ * NCCL (a variant's .data, or for `mpi` where the buffers are). Only
+ * mpi-staged has staging buffers; what the ranks of a node hold in host
+ * memory together is weighed before any of it is allocated (host_fits).
  *
  * --size is nccl-tests' size S: the message (allreduce, broadcast, pingpong)
  * or the whole buffer of one piece per rank (allgather: the gathered result;
@@ -280,6 +282,8 @@ struct coll_state {
 
 /* The mpi variant's .data: its path depends on where the buffers are. */
 static const char where_they_are[] = "host or device-direct";
+/* mpi-staged's: the only variant that uses the pinned staging buffers. */
+static const char staged[] = "staged";
 
 static size_t elem_size(const struct pb_problem *p) { return pb_precision_size(p->prec); }
 static const struct coll_op *op_of(const struct pb_problem *p) { return &ops[p->v[P_OP]]; }
@@ -366,6 +370,45 @@ static pb_status alloc_if(pb_device *dev, enum pb_mem kind, size_t bytes, pb_buf
     return bytes ? pb_buf_alloc(dev, kind, bytes, out) : PB_OK;
 }
 
+/* Host bytes of one rank's buffers for layout L: send and receive where the
+ * device's memory is host memory (ref, openmp), the pinned staging buffers
+ * when the variant uses them. The check's chunks come on top. */
+static double buffers_on_host(const struct coll_layout *L, size_t esize, bool device_on_host, bool staging)
+{
+    double elems = 0;
+    if (device_on_host)
+        elems += (double)(L->in_place ? 0 : L->send) + (double)L->held;
+    if (staging)
+        elems += (double)L->send + (double)L->recv;
+    return elems * (double)esize;
+}
+
+/* The ranks of this node together, before any of them allocates: each
+ * buffer alone passes pb__host_alloc's check, all of them on every rank
+ * brought the OOM killer (allreduce 8 GiB on 2 ranks). Which ranks share the
+ * node is not known here, so the `local` largest needs stand for them (only
+ * pingpong's idle ranks need less). Collective: every rank refuses together. */
+static pb_status host_fits(pb_comm *comm, const struct pb_problem *p, size_t count, bool device_on_host,
+                           bool staging)
+{
+    int ranks = pb__comm_size(comm), local = pb__comm_local_size(comm), busy = 0;
+    size_t esize = elem_size(p);
+    double most = 0;
+    for (int r = 0; r < ranks; r++) {
+        struct coll_layout L;
+        op_of(p)->layout(r, ranks, count, &L);
+        double need = buffers_on_host(&L, esize, device_on_host, staging);
+        busy += need > 0;
+        most = need > most ? need : most;
+    }
+    double need = most * (busy < local ? busy : local) + (double)local * CHUNK * (double)(esize + sizeof(double));
+    char who[96], size[32];
+    snprintf(who, sizeof who, "%s %s on %d rank(s) of this node", op_of(p)->name,
+             pb__format_bytes((double)size_of(p), size, sizeof size), local);
+    const char *what = staging ? "for their buffers, pinned staging included" : "for their buffers";
+    return pb__comm_agree(comm, pb__host_mem_need(need, who, what));
+}
+
 static pb_status coll_bind(pb_device *dev, const struct pb_problem *p, const struct pb_variant *v, void *host,
                            void **state, const void **args)
 {
@@ -376,8 +419,12 @@ static pb_status coll_bind(pb_device *dev, const struct pb_problem *p, const str
     if (p->v[P_OP] == PB_COLL_PINGPONG && ranks < 2) /* the same on every rank */
         return pb__fail(PB_ERR_UNAVAILABLE, "pingpong needs two ranks (mpirun -np 2 parbench run pingpong)");
     size_t count = count_of(p, ranks), esize = elem_size(p);
+    bool staging = v->data == staged; /* no other variant touches the staging buffers */
+    pb_status st = host_fits(comm, p, count, !dev->backend->alloc, staging);
+    if (st != PB_OK)
+        return st;
     struct coll_state *s = calloc(1, sizeof *s);
-    pb_status st = s ? PB_OK : pb__fail(PB_ERR_NOMEM, "%s: out of host memory", op->name);
+    st = s ? PB_OK : pb__fail(PB_ERR_NOMEM, "%s: out of host memory", op->name);
     if (st == PB_OK) {
         s->op = op;
         s->prec = p->prec;
@@ -395,9 +442,9 @@ static pb_status coll_bind(pb_device *dev, const struct pb_problem *p, const str
         st = alloc_if(dev, PB_MEM_DEVICE, L->send * esize, &s->send);
     if (st == PB_OK)
         st = alloc_if(dev, PB_MEM_DEVICE, L->held * esize, &s->args.recv);
-    if (st == PB_OK)
+    if (st == PB_OK && staging)
         st = alloc_if(dev, PB_MEM_PINNED, L->send * esize, &s->args.stage_send);
-    if (st == PB_OK)
+    if (st == PB_OK && staging)
         st = alloc_if(dev, PB_MEM_PINNED, L->recv * esize, &s->args.stage_recv);
     pb_buf *send = !s ? NULL : L->in_place ? s->args.recv : s->send;
     for (size_t at = 0; st == PB_OK && at < L->send; at += CHUNK) {
@@ -532,7 +579,7 @@ static pb_status mpi_staged_run(pb_device *dev, const void *args, pb_stream *str
      .supports = mpi_supports, .run = mpi_run, .data = where_they_are},                                        \
     {                                                                                                          \
         {bench, "mpi-staged", "device -> pinned host, " call ", pinned host -> device", 0},                    \
-            .run = mpi_staged_run, .data = "staged"                                                            \
+            .run = mpi_staged_run, .data = staged                                                              \
     }
 
 #define PLAN(fn, op)                                                                                           \

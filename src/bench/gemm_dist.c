@@ -243,6 +243,55 @@ static double gd_bytes(const struct pb_problem *p, const struct pb_variant *v, c
     return (m * k + k * n + m * n) * (double)pb_precision_size(p->prec);
 }
 
+/* ---- host memory: the ranks of this node together ------------------------- */
+
+/* Each block alone passes pb__host_alloc's check; all of them on every rank
+ * of a node brought the OOM killer (n = 30k in double on 2 ranks holds
+ * 10 GiB a rank for the check alone). Weighed before prepare and before
+ * bind allocate: the largest rank's part (rank 0's blocks come first, one longer where the
+ * sizes do not divide) times the ranks of this node. */
+static pb_status node_fits(const struct pb_problem *p, double per_rank, const char *what)
+{
+    int local = pb__comm_local_size(pb__comm_world());
+    char who[128];
+    snprintf(who, sizeof who, "gemm-dist %lldx%lldx%lld on %d rank(s) of this node", (long long)p->v[P_M],
+             (long long)p->v[P_N], (long long)p->v[P_K], local);
+    return pb__host_mem_need(per_rank * local, who, what);
+}
+
+static double elems(size_t rows, size_t cols) { return (double)rows * (double)cols; }
+
+/* The check (prepare): its copies of the rank's rows of A and columns of B,
+ * the reference rows and Freivalds vectors around them (O(m + n), as gemm.c
+ * weighs them), and the input block bind makes on the host whatever the
+ * backend (upload_inputs). */
+static pb_status check_fits(const struct pb_problem *p, const struct layout *L0)
+{
+    double elt = (double)pb_precision_size(p->prec), m = (double)L0->m_loc, n = (double)L0->n_loc,
+           k = (double)L0->k, rows = m < 8 ? m : 8;
+    double a = elems(L0->m_loc, L0->ka_loc), b = elems(L0->kb_loc, L0->n_loc);
+    double need = (m * k + k * n) * elt + 2 * rows * n * 8 + 6 * (n + m) * 8 + 2 * k * 8 + n * 16 +
+                  (a > b ? a : b) * elt;
+    return node_fits(p, need, "(the check's copies of A's rows and B's columns, the input block)");
+}
+
+/* Bind: the blocks and panel buffers where the device's memory is host
+ * memory (ref, openmp); else C's download and, where panels may be staged,
+ * the pinned panels; the input block either way. */
+static pb_status blocks_fit(const pb_device *dev, const struct pb_problem *p, const struct layout *L0)
+{
+    double a = elems(L0->m_loc, L0->ka_loc), b = elems(L0->kb_loc, L0->n_loc), c = elems(L0->m_loc, L0->n_loc),
+           panels = elems(L0->m_loc, L0->wmax) + elems(L0->wmax, L0->n_loc);
+    double need = a > b ? a : b;
+    if (!dev->backend->alloc)
+        need += a + b + c + 2 * panels;
+    else
+        need += c + (p->v[P_PATH] == PB_PATH_STAGED || p->v[P_PATH] == PB_PATH_AUTO ? panels : 0);
+    return node_fits(p, need * (double)pb_precision_size(p->prec),
+                     !dev->backend->alloc ? "(blocks of A, B and C, panels, the input block)"
+                                          : "(C's download, pinned panels, the input block)");
+}
+
 /* ---- host side: this rank's check ----------------------------------------- */
 
 /* This rank's block of C is a product of its own: its rows of A (m_loc x k)
@@ -276,6 +325,13 @@ static pb_status gd_prepare(const struct pb_problem *p, uint64_t seed, void **ou
     h->seed = seed;
     layout_of(p, pb__comm_size(world), pb__comm_rank(world), &h->L);
     const struct layout *L = &h->L;
+    struct layout L0;
+    layout_of(p, pb__comm_size(world), 0, &L0);
+    pb_status fit = check_fits(p, &L0); /* the runner agrees on prepare's outcome */
+    if (fit != PB_OK) {
+        gd_release(h);
+        return fit;
+    }
     if (!L->m_loc || !L->n_loc) {
         *out = h;
         return PB_OK;
@@ -509,6 +565,10 @@ static pb_status gd_bind(pb_device *dev, const struct pb_problem *p, const struc
     const char *why = NULL;
     const char *kernel = local_kernel(dev, *(const enum gd_kind *)v->data, p->prec, &why);
     pb_status st = kernel ? PB_OK : pb__fail(PB_ERR_UNSUPPORTED, "%s", why);
+    struct layout L0;
+    layout_of(p, pb__comm_size(world), 0, &L0);
+    if (st == PB_OK)
+        st = blocks_fit(dev, p, &L0); /* agreed below, before any rank allocates */
     struct gd_state *s = NULL;
     if (st == PB_OK && !(s = calloc(1, sizeof *s)))
         st = pb__fail(PB_ERR_NOMEM, "gemm-dist: out of host memory");

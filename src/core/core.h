@@ -30,7 +30,8 @@ void pb__appendf(char *buf, size_t len, size_t *at, const char *fmt, ...) PB__PR
  * size gets a clear error instead of the kernel's OOM killer. */
 pb_status pb__host_alloc(size_t bytes, const char *what, void **out);
 void pb__host_free(void *p);
-/* MemAvailable in bytes, or SIZE_MAX when unknown. */
+/* MemAvailable in bytes, or SIZE_MAX when unknown; PB_TEST_MEM_AVAILABLE=BYTES
+ * (k/M/G suffixes) stands in for it in tests of the refusals. */
 size_t pb__host_mem_available(void);
 /* Whether a request of `bytes` exceeds MemAvailable. Requests under 16 MiB
  * are not weighed: reading /proc/meminfo for each of a million small

@@ -6,8 +6,28 @@
 
 #include "core/core.h"
 
+/* PB_TEST_MEM_AVAILABLE=BYTES (k/M/G suffixes), for tests only: the refusals
+ * are tested on a small pretend host instead of allocating a large amount. */
+static bool test_mem_available(size_t *out)
+{
+    const char *s = getenv("PB_TEST_MEM_AVAILABLE");
+    if (!s || !*s)
+        return false;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    const char *units = "kmg", *u = *end ? strchr(units, *end | 0x20) : NULL;
+    int shift = u ? 10 * (int)(u - units + 1) : 0;
+    if (end == s || (*end && (!u || end[1])) || v > (SIZE_MAX >> shift))
+        return false; /* not a size: the real figure */
+    *out = (size_t)v << shift;
+    return true;
+}
+
 size_t pb__host_mem_available(void)
 {
+    size_t fake;
+    if (test_mem_available(&fake))
+        return fake;
     FILE *f = fopen("/proc/meminfo", "r");
     if (!f)
         return SIZE_MAX;
