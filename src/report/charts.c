@@ -298,16 +298,17 @@ static void plan_file(struct file_plan *fp)
      * while the count stays small, the rest into the series names. */
     size_t facets = 1;
     if (fp->facet_direction) {
+        enum { MAX_DIRS = 16 }; /* h2d, d2h, ...: a handful */
+        char seen_dirs[MAX_DIRS][32];
         size_t dirs = 0;
         for (size_t i = 0; i < fp->n; i++) {
-            char a[32], b[32];
+            char a[32];
             bool seen = false;
             direction_of(rows[i].variant, a, sizeof a);
-            for (size_t j = 0; j < i && !seen; j++) {
-                direction_of(rows[j].variant, b, sizeof b);
-                seen = strcmp(a, b) == 0;
-            }
-            dirs += !seen;
+            for (size_t j = 0; j < dirs && !seen; j++)
+                seen = strcmp(a, seen_dirs[j]) == 0;
+            if (!seen && dirs < MAX_DIRS)
+                snprintf(seen_dirs[dirs++], sizeof seen_dirs[0], "%s", a);
         }
         facets *= dirs;
     }
@@ -348,7 +349,15 @@ static const char *matrix_name(const struct pb_rp_row *r)
 struct nnz_cat {
     const char *name;
     double nnz;
+    size_t row; /* its first row */
 };
+
+static int by_name_then_row(const void *a, const void *b)
+{
+    const struct nnz_cat *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->row > y->row) - (x->row < y->row);
+}
 
 static int by_nnz(const void *a, const void *b)
 {
@@ -376,16 +385,16 @@ static bool nnz_categories(const struct file_plan *fp, struct pb_chart *c)
     struct nnz_cat *cats = calloc(fp->n ? fp->n : 1, sizeof *cats);
     if (!cats)
         return false;
-    size_t n = 0;
     for (size_t i = 0; i < fp->n; i++) {
         const struct pb_rp_kv *z = pb__rp_find(&fp->rows[i], "nnz");
-        const char *name = matrix_name(&fp->rows[i]);
-        bool seen = false;
-        for (size_t j = 0; j < n && !seen; j++)
-            seen = strcmp(cats[j].name, name) == 0;
-        if (!seen)
-            cats[n++] = (struct nnz_cat){name, z ? z->num : NAN};
+        cats[i] = (struct nnz_cat){matrix_name(&fp->rows[i]), z ? z->num : NAN, i};
     }
+    /* each name once, with its first row's count (sorted: a file may hold thousands) */
+    qsort(cats, fp->n, sizeof *cats, by_name_then_row);
+    size_t n = 0;
+    for (size_t i = 0; i < fp->n; i++)
+        if (n == 0 || strcmp(cats[n - 1].name, cats[i].name) != 0)
+            cats[n++] = cats[i];
     qsort(cats, n, sizeof *cats, by_nnz);
     bool ok = true;
     for (size_t i = 0; i < n && ok; i++)

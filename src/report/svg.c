@@ -151,11 +151,41 @@ bool pb__series_add_tip(struct pb_series *s, double x, double y, const char *tip
     return (s->tips[s->n - 1] = strdup(tip)) != NULL;
 }
 
+static size_t name_hash(const char *s)
+{
+    size_t h = 1469598103934665603u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+/* The category index at twice the categories' count (a chart of one
+ * category per matrix of a 100,000-row file looked each name up among all). */
+static bool category_slots_grow(struct pb_chart *c)
+{
+    size_t cap = c->n_slots ? 2 * c->n_slots : 64, *slots = calloc(cap, sizeof *slots);
+    if (!slots)
+        return false;
+    for (size_t i = 0; i < c->n_categories; i++) {
+        size_t h = name_hash(c->categories[i]) & (cap - 1);
+        while (slots[h])
+            h = (h + 1) & (cap - 1);
+        slots[h] = i + 1;
+    }
+    free(c->category_slots);
+    c->category_slots = slots;
+    c->n_slots = cap;
+    return true;
+}
+
 int pb__chart_category(struct pb_chart *c, const char *name)
 {
-    for (size_t i = 0; i < c->n_categories; i++)
-        if (strcmp(c->categories[i], name) == 0)
-            return (int)i;
+    if (2 * (c->n_categories + 1) > c->n_slots && !category_slots_grow(c))
+        return -1;
+    size_t mask = c->n_slots - 1, h = name_hash(name) & mask;
+    for (; c->category_slots[h]; h = (h + 1) & mask)
+        if (strcmp(c->categories[c->category_slots[h] - 1], name) == 0)
+            return (int)(c->category_slots[h] - 1);
     size_t n = c->n_categories + 1;
     char **names = realloc(c->categories, n * sizeof *names);
     if (!names)
@@ -173,6 +203,7 @@ int pb__chart_category(struct pb_chart *c, const char *name)
         return -1;
     labels[n - 1] = NULL;
     anchors[n - 1] = false;
+    c->category_slots[h] = n;
     return (int)c->n_categories++;
 }
 
@@ -240,6 +271,7 @@ void pb__chart_free(struct pb_chart *c)
     free(c->categories);
     free(c->category_labels);
     free(c->category_anchor);
+    free(c->category_slots);
     memset(c, 0, sizeof *c);
 }
 

@@ -61,6 +61,7 @@ struct pb_chart {
     char **categories, **category_labels;
     bool *category_anchor;
     size_t n_categories;
+    size_t *category_slots, n_slots; /* categories by name: index + 1 (0: empty), open addressing */
     struct pb_series *series;
     size_t n_series;
     struct pb_hline hlines[8];
