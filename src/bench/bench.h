@@ -148,6 +148,12 @@ pb_status pb__bench_takes(const struct pb_bench *bench, enum pb_precision p);
 /* Its precisions as "float or double" into buf. */
 const char *pb__bench_precisions(const struct pb_bench *bench, char *buf, size_t len);
 
+/* A distributed product's exposed communication: its median less its
+ * products timed alone. Products alone up to 10% slower than the whole
+ * (noise) leave none exposed; slower still (a tiny problem's threads waking
+ * cold when timed alone), the split cannot be told: NaN, not 0. */
+double pb__exposed_comm(double median, double compute);
+
 size_t pb__bench_count(void);
 const struct pb_bench *pb__bench_at(size_t i);
 const struct pb_bench *pb__bench_find(const char *name);

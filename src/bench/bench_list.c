@@ -1,4 +1,5 @@
 /* The benchmark table: adding a benchmark = one file + one line here. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -86,6 +87,11 @@ const char *pb__bench_precisions(const struct pb_bench *bench, char *buf, size_t
         used += n > 0 ? (size_t)n : 0;
     }
     return buf;
+}
+
+double pb__exposed_comm(double median, double compute)
+{
+    return compute <= 1.1 * median ? fmax(0, median - compute) : NAN;
 }
 
 pb_status pb__bench_takes(const struct pb_bench *bench, enum pb_precision p)

@@ -819,7 +819,7 @@ static void gd_extras(void *state, const struct pb_stats *time, const struct pb_
         }
     }
     out[0] = best;
-    out[1] = fmax(0, time->median - best);
+    out[1] = pb__exposed_comm(time->median, best);
 }
 
 static const enum gd_kind gd_own = GD_OWN, gd_vendor = GD_VENDOR;

@@ -1587,7 +1587,7 @@ static void sd_extras(void *state, const struct pb_stats *time, const struct pb_
         best = fmin(best, (pb__now() - t0) / s->batch);
     }
     out[0] = best;
-    out[1] = fmax(0, time->median - best); /* noise can put the products alone above the median */
+    out[1] = pb__exposed_comm(time->median, best);
     out[2] = s->halo_bytes;
     out[3] = s->gather ? s->h->ranks - 1 : s->n_peers;
     out[4] = s->h->mine.rows ? (double)s->boundary.rows / s->h->mine.rows : 0;
