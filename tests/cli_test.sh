@@ -942,6 +942,33 @@ if [ "$have_stb" -eq 1 ]; then
         expect 3 "$pb" conv --image "$tmp/huge.pgm" --radius 1 --backend ref
         contains "$tmp/err" "${case#*|}"
     done
+    # a header of long comments: read whole (a 16-bit file's samples in order, a short file
+    # refused), and past 4096 bytes refused, not handed on with its maxval unread
+    { printf 'P5\n# %0300d\n3 2\n65535\n' 0; printf '\377\000%.0s' 1 2 3 4 5 6; } >"$tmp/w16c.pgm"
+    expect 0 "$pb" conv --image "$tmp/w16c.pgm" --radius 1 --sigma 1e-200 --save "$tmp/w16c-out.pgm" --backend ref --quiet
+    [ "$(tail -c 6 "$tmp/w16c-out.pgm" | od -An -tu1 | tr -s ' ')" = " 254 254 254 254 254 254" ] && ok ||
+        bad "a 16-bit PGM after 300 bytes of comments read in the wrong byte order"
+    printf 'P5\n# %0300d\n3 2\n255\nab' 0 >"$tmp/cutc.pgm"
+    expect 3 "$pb" conv --image "$tmp/cutc.pgm" --radius 1 --backend ref
+    contains "$tmp/err" "a truncated file"
+    printf 'P5\n# %05000d\n3 2\n255\nabcdef' 0 >"$tmp/longc.pgm"
+    expect 3 "$pb" conv --image "$tmp/longc.pgm" --radius 1 --backend ref
+    contains "$tmp/err" "a PGM/PPM header (comments) longer than 4096 bytes"
+    # maxval under 255 scaled to 0..255 as 16-bit ones are: 15 of 15 is 255
+    printf 'P5\n3 2\n15\n\017\017\017\017\017\017' >"$tmp/m15.pgm"
+    expect 0 "$pb" conv --image "$tmp/m15.pgm" --radius 1 --sigma 1e-200 --save "$tmp/m15-out.pgm" --backend ref --quiet
+    [ "$(tail -c 6 "$tmp/m15-out.pgm" | od -An -tu1 | tr -s ' ')" = " 255 255 255 255 255 255" ] && ok ||
+        bad "a PGM of maxval 15 not scaled to 0..255"
+    # a BMP stored top-down (negative height), 2x2 of 24 bits: read as 2x2, rows in order
+    { printf 'BM\106\0\0\0\0\0\0\0\066\0\0\0\050\0\0\0\002\0\0\0\376\377\377\377\001\0\030\0'
+      printf '\0\0\0\0\020\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0'
+      printf '\001\001\001\002\002\002\0\0\003\003\003\004\004\004\0\0'; } >"$tmp/topdown.bmp"
+    expect 0 "$pb" conv --image "$tmp/topdown.bmp" --radius 1 --sigma 1e-200 --save "$tmp/topdown.ppm" --backend ref --quiet
+    [ "$(tail -c 12 "$tmp/topdown.ppm" | od -An -tu1 | tr -s ' ')" = " 1 1 1 2 2 2 3 3 3 4 4 4" ] && ok ||
+        bad "a top-down BMP not read as stored"
+    # what decoding and filtering need, weighed before a pixel is decoded (a pretend small host)
+    expect 3 env PB_TEST_MEM_AVAILABLE=1k "$pb" conv --image "$tmp/g.pgm" --radius 1 --backend ref
+    contains "$tmp/err" "conv: a 40x30 image of 1 channel(s) needs 10.5 KiB of host memory to decode and filter it"
     printf 'P2\n3 2\n255\n1 2 3\n4 5 6\n' >"$tmp/plain.pgm"
     expect 3 "$pb" conv --image "$tmp/plain.pgm" --radius 1 --backend ref
     contains "$tmp/err" "only binary ones (P5, P6) are read"

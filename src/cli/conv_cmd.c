@@ -360,6 +360,12 @@ int pb__cmd_conv(int argc, char **argv)
         st = pb__conv_check_dims((int64_t)info.width, (int64_t)info.height, (int64_t)radius, o.prec);
     if (st == PB_OK && o.save)
         st = pb__image_check_output(o.save, info.width, info.height, info.channels);
+    if (st == PB_OK) { /* decoded (a byte a sample), as floats, filtered into floats: 9 bytes a sample */
+        char who[96];
+        snprintf(who, sizeof who, "conv: a %zux%zu image of %zu channel(s)", info.width, info.height, info.channels);
+        st = pb__host_mem_need(9.0 * (double)info.width * (double)info.height * (double)info.channels, who,
+                               "to decode and filter it");
+    }
     if (st != PB_OK) {
         free(taps);
         return fail(st);

@@ -1,6 +1,7 @@
 /* Image files for `parbench conv` (see image.h). */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +178,10 @@ static bool png_declares(const unsigned char *hd, size_t got, uint64_t *w, uint6
     return true;
 }
 
+/* The bytes of a file's start its format is told from (and a PGM/PPM
+ * header, comments included, read from). */
+#define IMAGE_HEADER_BYTES 4096
+
 /* The maxval a binary PGM/PPM header declares (its third number, comments
  * skipped), or -1 where hd holds no such header in full. */
 static long pnm_maxval(const unsigned char *hd, size_t got)
@@ -199,10 +204,15 @@ static long pnm_maxval(const unsigned char *hd, size_t got)
 }
 
 /* stb_image takes a maxval of 0 (every pixel then reads as white) and fails
- * past 65535 naming no cause. */
+ * past 65535 naming no cause. A header longer than the bytes read (comments)
+ * is refused: its maxval unread, 16-bit samples would go to stb_image, which
+ * reads them byte-swapped, and the size check would miss a short file. */
 static pb_status pnm_check(const char *path, const unsigned char *hd, size_t got)
 {
     long maxval = pnm_maxval(hd, got);
+    if (maxval < 0 && got == IMAGE_HEADER_BYTES && hd[0] == 'P' && (hd[1] == '5' || hd[1] == '6'))
+        return pb__fail(PB_ERR_IO, "cannot read image '%s': a PGM/PPM header (comments) longer than %d bytes",
+                        path, IMAGE_HEADER_BYTES);
     if (maxval >= 1000000) /* pnm_maxval saturates there */
         return pb__fail(PB_ERR_IO, "cannot read image '%s': a PGM/PPM whose maxval is above 65535", path);
     if (maxval == 0 || maxval > 65535)
@@ -273,7 +283,7 @@ pb_status pb__image_read(const char *path, size_t width, size_t height, struct p
         fclose(probe);
         return st;
     }
-    unsigned char hd[256] = {0};
+    unsigned char hd[IMAGE_HEADER_BYTES] = {0};
     size_t got = fread(hd, 1, sizeof hd, probe);
     bool safe = fseek(probe, 0, SEEK_SET) == 0 && stb_safe(probe);
     fclose(probe);
@@ -282,19 +292,29 @@ pb_status pb__image_read(const char *path, size_t width, size_t height, struct p
                         path);
     if ((st = pnm_check(path, hd, got)) != PB_OK)
         return st;
-    if (pnm_maxval(hd, got) > 255)
-        return read_pnm16(path, hd, got, pnm_maxval(hd, got), out);
+    long maxval = pnm_maxval(hd, got);
+    if (maxval > 255)
+        return read_pnm16(path, hd, got, maxval, out);
+    /* 16-bit PNGs whole (stbi_load keeps their high bytes), scaled to 0..255
+     * as 16-bit PGM/PPM samples are; a PGM/PPM below maxval 255, which
+     * stb_image 2.27 leaves unscaled, likewise */
+    bool wide = stbi_is_16_bit(path);
+    double scale = wide ? 255.0 / 65535.0 : maxval > 0 && maxval < 255 ? 255.0 / (double)maxval : 1.0;
     int w, h, n;
-    unsigned char *pixels = stbi_load(path, &w, &h, &n, 0);
+    void *pixels = wide ? (void *)stbi_load_16(path, &w, &h, &n, 0) : (void *)stbi_load(path, &w, &h, &n, 0);
     if (!pixels)
         return unreadable(path, hd, got);
     *out = (struct pb_image){.width = (size_t)w, .height = (size_t)h, .channels = (size_t)n};
     st = alloc_planes(out, "image");
     if (st == PB_OK) {
         size_t px = out->width * out->height;
+        const unsigned char *p8 = pixels;
+        const unsigned short *p16 = pixels;
         for (size_t i = 0; i < px; i++)
-            for (size_t c = 0; c < out->channels; c++)
-                out->data[c * px + i] = pixels[i * out->channels + c];
+            for (size_t c = 0; c < out->channels; c++) {
+                size_t k = i * out->channels + c;
+                out->data[c * px + i] = (float)((wide ? p16[k] : p8[k]) * scale);
+            }
     }
     stbi_image_free(pixels);
     return st;
@@ -400,7 +420,7 @@ pb_status pb__image_probe(const char *path, size_t width, size_t height, uint64_
             fclose(f);
             return st;
         }
-        unsigned char hd[64] = {0};
+        unsigned char hd[IMAGE_HEADER_BYTES] = {0};
         size_t got = fread(hd, 1, sizeof hd, f);
         long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
         int iw, ih, in;
@@ -432,6 +452,8 @@ pb_status pb__image_probe(const char *path, size_t width, size_t height, uint64_
         }
         if (!ok)
             return unreadable(path, hd, got);
+        if (ih < 0 && ih != INT_MIN && got >= 2 && hd[0] == 'B' && hd[1] == 'M')
+            ih = -ih; /* a BMP stored top-down: stbi_info passes its negative height on */
         if (iw < 0 || ih < 0) /* stb_image's int overflowed */
             return pb__fail(PB_ERR_IO, "image '%s' declares a side of 2^31 pixels or more", path);
         if (iw < 1 || ih < 1 || in < 1)
