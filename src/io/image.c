@@ -632,7 +632,8 @@ pb_status pb__image_write(const char *path, const struct pb_image *img)
     for (size_t i = 0; i < px; i++)
         for (size_t c = 0; c < img->channels; c++) {
             float v = img->data[c * px + i] + 0.5f;
-            pixels[i * img->channels + c] = v <= 0 ? 0 : v >= 255 ? 255 : (unsigned char)v;
+            /* !(v > 0): NaN too, whose conversion would be undefined (the warning said it is there) */
+            pixels[i * img->channels + c] = !(v > 0) ? 0 : v >= 255 ? 255 : (unsigned char)v;
         }
     if (pnm) {
         st = write_pnm(path, pixels, img);
