@@ -966,6 +966,15 @@ if [ "$have_stb" -eq 1 ]; then
     expect 0 "$pb" conv --image "$tmp/topdown.bmp" --radius 1 --sigma 1e-200 --save "$tmp/topdown.ppm" --backend ref --quiet
     [ "$(tail -c 12 "$tmp/topdown.ppm" | od -An -tu1 | tr -s ' ')" = " 1 1 1 2 2 2 3 3 3 4 4 4" ] && ok ||
         bad "a top-down BMP not read as stored"
+    # a run-length coded TGA (3x2 grey, one packet of 6): whole, read; cut before its packet's value,
+    # refused (stb_image would read the missing pixels as black)
+    printf '\0\0\013\0\0\0\0\0\0\0\0\0\003\0\002\0\010\0\205\177' >"$tmp/rle.tga"
+    expect 0 "$pb" conv --image "$tmp/rle.tga" --radius 1 --sigma 1e-200 --save "$tmp/rle.pgm" --backend ref --quiet
+    [ "$(tail -c 6 "$tmp/rle.pgm" | od -An -tu1 | tr -s ' ')" = " 127 127 127 127 127 127" ] && ok ||
+        bad "a run-length coded TGA not read"
+    head -c 19 "$tmp/rle.tga" >"$tmp/rle-cut.tga"
+    expect 3 "$pb" conv --image "$tmp/rle-cut.tga" --radius 1 --backend ref
+    contains "$tmp/err" "a run-length coded TGA whose packets end before its 6 pixels"
     # what decoding and filtering need, weighed before a pixel is decoded (a pretend small host)
     expect 3 env PB_TEST_MEM_AVAILABLE=1k "$pb" conv --image "$tmp/g.pgm" --radius 1 --backend ref
     contains "$tmp/err" "conv: a 40x30 image of 1 channel(s) needs 10.5 KiB of host memory to decode and filter it"

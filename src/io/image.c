@@ -269,6 +269,41 @@ static pb_status read_pnm16(const char *path, const unsigned char *hd, size_t go
 }
 #endif
 
+#ifdef PB_HAVE_STB
+/* A run-length coded TGA (types 9-11) holds its pixels in packets whose
+ * length no header states; stb_image reads a short one's missing pixels as
+ * black. Its packets are walked here: PB_OK where they cover every pixel. */
+static pb_status tga_rle_whole(const char *path, const unsigned char *hd, size_t got)
+{
+    bool other = hd[0] == 0x89 || hd[0] == 0xFF || hd[0] == 'P' || memcmp(hd, "BM", 2) == 0 ||
+                 memcmp(hd, "GIF", 3) == 0 || memcmp(hd, "8BPS", 4) == 0 || memcmp(hd, "#?", 2) == 0;
+    unsigned bits = hd[16];
+    if (got < 18 || other || hd[2] < 9 || hd[2] > 11 || hd[1] != (hd[2] == 9) ||
+        (bits != 8 && bits != 15 && bits != 16 && bits != 24 && bits != 32))
+        return PB_OK; /* not a run-length coded TGA (stb_image judges the rest) */
+    uint64_t cmap = hd[1] ? (uint64_t)(hd[5] | hd[6] << 8) * ((hd[7] + 7u) / 8) : 0, bpp = (hd[16] + 7u) / 8;
+    uint64_t pixels = (uint64_t)(hd[12] | hd[13] << 8) * (uint64_t)(hd[14] | hd[15] << 8), at = 18 + hd[0] + cmap;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return pb__fail(PB_ERR_IO, "cannot read image '%s': %s", path, strerror(errno));
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    uint64_t covered = 0;
+    while (size >= 0 && covered < pixels && at < (uint64_t)size && fseek(f, (long)at, SEEK_SET) == 0) {
+        int packet = getc(f);
+        if (packet == EOF)
+            break;
+        uint64_t n = (uint64_t)(packet & 127) + 1;
+        at += 1 + (packet & 128 ? bpp : n * bpp);
+        covered += n;
+    }
+    fclose(f);
+    if (size >= 0 && covered >= pixels && at <= (uint64_t)size)
+        return PB_OK;
+    return pb__fail(PB_ERR_IO, "cannot read image '%s': a run-length coded TGA whose packets end before its "
+                    "%llu pixels (a truncated file)", path, (unsigned long long)pixels);
+}
+#endif
+
 pb_status pb__image_read(const char *path, size_t width, size_t height, struct pb_image *out)
 {
     *out = (struct pb_image){0};
@@ -290,7 +325,7 @@ pb_status pb__image_read(const char *path, size_t width, size_t height, struct p
     if (!safe)
         return pb__fail(PB_ERR_IO, "cannot read image '%s': a corrupt JPEG (a Huffman table of more than 256 codes)",
                         path);
-    if ((st = pnm_check(path, hd, got)) != PB_OK)
+    if ((st = pnm_check(path, hd, got)) != PB_OK || (st = tga_rle_whole(path, hd, got)) != PB_OK)
         return st;
     long maxval = pnm_maxval(hd, got);
     if (maxval > 255)
