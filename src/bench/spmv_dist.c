@@ -451,11 +451,6 @@ static pb_status offsets_of(const int64_t *lengths, int32_t rows, int32_t **out)
     return PB_OK;
 }
 
-/* --reader each: every rank counts the rows' lengths of the file itself,
- * makes the same partition, and reads its own rows; a Laplacian's rows are
- * made alone the same way; another generated matrix is made whole on every
- * rank (the same seed) and cut. Only statuses and the non-zero count cross
- * the network. Collective; st as above. */
 /* --reader each: every rank partitions the rows it counted itself, so a
  * file that differs between the ranks' file systems would give them
  * different partitions; its size and row lengths are compared with rank 0's. */
@@ -486,6 +481,12 @@ static pb_status same_matrix_everywhere(pb_comm *comm, const char *spec, int32_t
     return st;
 }
 
+/* --reader each: every rank counts the rows' lengths of the file itself,
+ * makes the same partition, and reads its own rows; a Laplacian's rows are
+ * made alone the same way; another generated matrix is made whole on every
+ * rank (the same seed) and cut. Only statuses, the non-zero count and what
+ * each rank counted (same_matrix_everywhere) cross the network. Collective;
+ * st as above. */
 static pb_status rows_read_by_each(pb_comm *comm, const struct pb_problem *p, uint64_t seed, struct sd_host *h,
                                    pb_status st)
 {
