@@ -480,6 +480,12 @@ count "$tmp/out" " OK" 2
 expect 1 "$mpiexec" -n 4 "$pb" $gd --inject-fault
 count "$tmp/out" "on 2x2 panel 8" 2
 count "$tmp/out" "FAILED: rank " 2
+# panels past k are k wide, and named so: 0 (auto: k here), 33 and 1000 are one problem, 8 another
+expect 0 "$mpiexec" -n 2 "$pb" run gemm-dist --m 7 --n 40 --k 33 --panel 0,8,33,1000 --reps 2 --backend openmp \
+    --variant summa --quiet
+count "$tmp/out" "7x40x33 on 1x2 panel 33 " 1
+count "$tmp/out" "7x40x33 on 1x2 panel 8 " 1
+count "$tmp/out" " OK" 2
 
 # --path: how panels and halos move. Host backends broadcast in place or
 # stage; a device path asked for by name is UNSUPPORTED there, with the

@@ -195,6 +195,8 @@ static pb_status gd_plan(const struct pb_param_lists *l, enum pb_precision prec,
                     int64_t panel = l->values[P_PANEL][ip];
                     if (panel == 0 && k >= 1)
                         panel = auto_panel(k);
+                    if (panel > k) /* a step is at most k wide: the label names the width used */
+                        panel = k;
                     if (m < 1 || n < 1 || k < 1 || panel < 1)
                         return pb__fail(PB_ERR_INVALID,
                                         "gemm-dist sizes must be at least 1 and --panel at least 0 (0 = auto; got "
@@ -210,11 +212,17 @@ static pb_status gd_plan(const struct pb_param_lists *l, enum pb_precision prec,
                     if (!pb__devcomm_path_parse(l->text[P_PATH][ia], &path))
                         return pb__fail(PB_ERR_INVALID, "gemm-dist: --path '%s' is none of " PB_PATH_NAMES,
                                         l->text[P_PATH][ia]);
-                    if (count >= max)
-                        return pb__fail(PB_ERR_INVALID, "gemm-dist: more than %zu problems", max);
-                    out[count++] = (struct pb_problem){
+                    struct pb_problem q = {
                         .prec = prec, .v = {[P_M] = m, [P_N] = n, [P_K] = k, [P_PANEL] = panel, [P_PATH] = path},
                         .s = {[P_PATH] = l->text[P_PATH][ia]}};
+                    bool again = false; /* two panels past k, or 0 and the width it stands for */
+                    for (size_t i = 0; i < count && !again; i++)
+                        again = memcmp(out[i].v, q.v, sizeof q.v) == 0 && strcmp(out[i].s[P_PATH], q.s[P_PATH]) == 0;
+                    if (again)
+                        continue;
+                    if (count >= max)
+                        return pb__fail(PB_ERR_INVALID, "gemm-dist: more than %zu problems", max);
+                    out[count++] = q;
                 }
     *n_out = count;
     return PB_OK;
