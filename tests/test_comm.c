@@ -581,8 +581,9 @@ static void test_gemm_dist(void **state)
             /* whole-problem rates; compute_s (the products alone) and the exposed rest */
             double flop = 2.0 * (double)(r->problem.v[M] * r->problem.v[N] * r->problem.v[K]);
             assert_near(r->gflops, flop / r->stats.median * 1e-9, 1e-9 * r->gflops);
-            assert_true(r->extras[0] >= 0 && r->extras[1] >= 0);
-            assert_true(r->extras[1] <= r->stats.median);
+            /* tiny products timed alone may run slower than the whole: no split then (NaN) */
+            assert_true(r->extras[0] >= 0);
+            assert_true(isnan(r->extras[1]) || (r->extras[1] >= 0 && r->extras[1] <= r->stats.median));
         }
     }
     /* No vendor GEMM on ref: UNSUPPORTED on every rank, saying why. */
