@@ -378,8 +378,9 @@ int pb__cmd_scaling(int argc, char **argv)
         }
         double compute = extra(r, "compute_s"), exposed = extra(r, "exposed_comm_s"), hidden = NAN;
         const struct pb_rp_row *twin = blocking_twin(pts, n, r);
-        if (twin)
-            hidden = fmax(0, extra(twin, "exposed_comm_s") - exposed);
+        double blocked = twin ? extra(twin, "exposed_comm_s") : NAN;
+        if (!isnan(blocked) && !isnan(exposed)) /* either split left empty: nothing to tell (fmax would say 0) */
+            hidden = fmax(0, blocked - exposed);
         if (csv)
             printf("%zu,%s,%s,%s,%s,\"%s\",\"%s\",%d", pts[i].curve + 1, r->bench, r->backend, r->variant, r->precision,
                    r->problem, more[0] == ' ' ? more + 1 : more, r->ranks);
