@@ -966,6 +966,11 @@ if [ "$have_stb" -eq 1 ]; then
     expect 0 "$pb" conv --image "$tmp/topdown.bmp" --radius 1 --sigma 1e-200 --save "$tmp/topdown.ppm" --backend ref --quiet
     [ "$(tail -c 12 "$tmp/topdown.ppm" | od -An -tu1 | tr -s ' ')" = " 1 1 1 2 2 2 3 3 3 4 4 4" ] && ok ||
         bad "a top-down BMP not read as stored"
+    # grey + alpha saved as JPEG: said, once, and saved (without its alpha)
+    printf '\0\0\003\0\0\0\0\0\0\0\0\0\002\0\002\0\020\010\001\002\003\004\005\006\007\010' >"$tmp/ga.tga"
+    expect 0 "$pb" conv --image "$tmp/ga.tga" --radius 1 --save "$tmp/ga.jpg" --backend ref
+    contains "$tmp/err" "this .jpg file holds no alpha: the image's alpha channel is filtered but not saved"
+    [ -s "$tmp/ga.jpg" ] && ok || bad "grey + alpha not saved as JPEG"
     # a run-length coded TGA (3x2 grey, one packet of 6): whole, read; cut before its packet's value,
     # refused (stb_image would read the missing pixels as black)
     printf '\0\0\013\0\0\0\0\0\0\0\0\0\003\0\002\0\010\0\205\177' >"$tmp/rle.tga"

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "anchors/anchors.h"
 #include "bench/conv_host.h"
@@ -360,6 +361,12 @@ int pb__cmd_conv(int argc, char **argv)
         st = pb__conv_check_dims((int64_t)info.width, (int64_t)info.height, (int64_t)radius, o.prec);
     if (st == PB_OK && o.save)
         st = pb__image_check_output(o.save, info.width, info.height, info.channels);
+    const char *ext = o.save && strrchr(o.save, '.') ? strrchr(o.save, '.') + 1 : "";
+    bool jpeg = strcasecmp(ext, "jpg") == 0 || strcasecmp(ext, "jpeg") == 0; /* and a BMP of grey + alpha */
+    if (st == PB_OK && !o.quiet && (info.channels == 2 || info.channels == 4) &&
+        (jpeg || (info.channels == 2 && strcasecmp(ext, "bmp") == 0)))
+        fprintf(stderr, "parbench: conv: this .%s file holds no alpha: the image's alpha channel is filtered but not "
+                        "saved (PNG and TGA keep it)\n", ext);
     if (st == PB_OK) { /* decoded (a byte a sample), as floats, filtered into floats: 9 bytes a sample */
         char who[96];
         snprintf(who, sizeof who, "conv: a %zux%zu image of %zu channel(s)", info.width, info.height, info.channels);
