@@ -859,6 +859,24 @@ else
     cmp -s <(tail -c 1200 "$tmp/g.pgm") <(tail -c 1200 "$tmp/delta.pgm") && ok || bad "a vanishing sigma is not the identity filter"
     expect 0 "$pb" conv --image "$tmp/o.png" --radius 2 --filter box --save "$tmp/o2.jpg" --backend ref
     contains "$tmp/out" "40x30, 1 channel"
+    # That JPEG with its scan pointed at Huffman tables, then its frame at a quantization
+    # table, that it never defines: refused (stb_image reads its uninitialised tables).
+    python3 - "$tmp/o2.jpg" "$tmp" <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read()
+sos, sof = data.index(b"\xff\xda"), data.index(b"\xff\xc0")
+huff, quant = bytearray(data), bytearray(data)
+for k in range(data[sos + 4]):
+    huff[sos + 6 + 2 * k] = 0x33
+for k in range(data[sof + 9]):
+    quant[sof + 12 + 3 * k] = 3
+open(sys.argv[2] + "/huff.jpg", "wb").write(huff)
+open(sys.argv[2] + "/quant.jpg", "wb").write(quant)
+PY
+    expect 3 "$pb" conv --image "$tmp/huff.jpg" --radius 1 --backend ref
+    contains "$tmp/err" "a corrupt JPEG (a scan decoded with a Huffman table the file has not defined)"
+    expect 3 "$pb" conv --image "$tmp/quant.jpg" --radius 1 --backend ref
+    contains "$tmp/err" "a corrupt JPEG (a component whose quantization table the file has not defined)"
     # A radius past a device's local memory (PoCL's 1 MiB): without --backend the next
     # backend of the default order filters it.
     expect 0 "$pb" conv --image "$tmp/g.pgm" --radius 4096 --save "$tmp/o4096.pgm"

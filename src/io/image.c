@@ -79,17 +79,23 @@ static pb_status read_raw(const char *path, size_t width, size_t height, struct 
 }
 
 #ifdef PB_HAVE_STB
-/* Whether stb_image may be given f: false for a JPEG whose Huffman table
- * segment (DHT) declares more than 256 codes, which stb_image up to 2.27
- * (Debian's libstb) writes past its tables for (fixed upstream in 2.28;
- * found by tests/fuzz/fuzz_image.c). The markers are walked as stb_image
- * finds them: bytes between segments and the entropy-coded data are passed
- * over one at a time, a marker (0xFF, fill 0xFFs, a code other than 0x00 and
- * the restart codes) is followed by its length; DHT segments are read table
- * by table as stb_image reads them. Rewinds f. */
-static bool stb_safe(FILE *f)
+/* Why stb_image must not be given f, or NULL when it may: a JPEG whose
+ * Huffman table segment (DHT) declares more than 256 codes, which stb_image
+ * up to 2.27 (Debian's libstb) writes past its tables for (fixed upstream in
+ * 2.28), or whose scan decodes with a Huffman table, or whose component
+ * names a quantization table, that no segment before it defined: stb_image
+ * then reads its uninitialised tables, as indices (a crash that depends on
+ * what the heap held before) or as the pixels' scale. Both found by
+ * tests/fuzz/fuzz_image.c. The markers are walked as stb_image finds them:
+ * bytes between segments and the entropy-coded data are passed over one at a
+ * time, a marker (0xFF, fill 0xFFs, a code other than 0x00 and the restart
+ * codes) is followed by its length; DHT, DQT, SOF and SOS segments are read
+ * field by field as stb_image reads them. Rewinds f. */
+static const char *stb_unsafe(FILE *f)
 {
-    bool ok = true;
+    const char *why = NULL;
+    bool huffman[2][4] = {{false}}, quant[4] = {false}, progressive = false;
+    int frame_n = 0, frame_id[4] = {0}, frame_tq[4] = {0};
     int c = getc(f);
     if (c == 0xFF)
         while ((c = getc(f)) == 0xFF)
@@ -109,27 +115,77 @@ static bool stb_safe(FILE *f)
         if (lo == EOF)
             break;
         long len = (long)(hi << 8 | lo) - 2;
-        if (c != 0xC4) {
-            if (len > 0 && fseek(f, len, SEEK_CUR) != 0)
-                break;
-            continue;
-        }
-        while (len > 0) { /* past the end, stb_image reads zeros */
-            int n = 0;
-            for (int i = 0, q = getc(f); i < 16; i++)
-                n += (q = getc(f)) == EOF ? 0 : q;
-            if (n > 256) {
-                ok = false;
-                goto done;
+        if (c == 0xC4) {
+            while (len > 0) { /* past the end, stb_image reads zeros */
+                int q = getc(f), n = 0;
+                for (int i = 0, count; i < 16; i++)
+                    n += (count = getc(f)) == EOF ? 0 : count;
+                if (n > 256) {
+                    why = "a Huffman table of more than 256 codes";
+                    goto done;
+                }
+                if (q == EOF || q >> 4 > 1 || (q & 15) > 3 || fseek(f, n, SEEK_CUR) != 0)
+                    goto done; /* stb_image refuses the table itself */
+                huffman[q >> 4][q & 15] = true;
+                len -= 17 + n;
             }
-            if (fseek(f, n, SEEK_CUR) != 0)
+        } else if (c == 0xDB) {
+            while (len > 0) {
+                int q = getc(f), bytes = q >> 4 ? 128 : 64;
+                if (q == EOF || q >> 4 > 1 || (q & 15) > 3 || fseek(f, bytes, SEEK_CUR) != 0)
+                    goto done;
+                quant[q & 15] = true;
+                len -= 1 + bytes;
+            }
+        } else if (c >= 0xC0 && c <= 0xC2) { /* the frame stb_image decodes */
+            unsigned char head[6];
+            if (fread(head, 1, 6, f) != 6 || head[5] < 1 || head[5] > 4)
                 goto done;
-            len -= 17 + n;
+            progressive = c == 0xC2;
+            frame_n = head[5];
+            for (int i = 0; i < frame_n; i++) {
+                frame_id[i] = getc(f);
+                (void)getc(f);
+                frame_tq[i] = getc(f) & 3; /* past 3 stb_image refuses it */
+            }
+            len -= 6 + 3 * frame_n;
+            if (len > 0 && fseek(f, len, SEEK_CUR) != 0)
+                goto done;
+        } else if (c == 0xDA) {
+            unsigned char scan[4 * 2 + 4];
+            int n = getc(f);
+            if (n < 1 || n > 4 || fread(scan, 1, (size_t)n * 2 + 3, f) != (size_t)n * 2 + 3)
+                goto done;
+            int spec_start = scan[2 * n], succ_high = scan[2 * n + 2] >> 4;
+            bool dc = !progressive || (spec_start == 0 && succ_high == 0), ac = !progressive || spec_start > 0;
+            for (int i = 0; i < n; i++) {
+                int k = 0;
+                while (k < frame_n && frame_id[k] != scan[2 * i])
+                    k++;
+                if (k == frame_n)
+                    goto done; /* stb_image refuses a scan of an unknown component */
+                int td = scan[2 * i + 1] >> 4, ta = scan[2 * i + 1] & 15;
+                if (td > 3 || ta > 3)
+                    goto done;
+                if ((dc && !huffman[0][td]) || (ac && !huffman[1][ta])) {
+                    why = "a scan decoded with a Huffman table the file has not defined";
+                    goto done;
+                }
+                if (!quant[frame_tq[k]]) {
+                    why = "a component whose quantization table the file has not defined";
+                    goto done;
+                }
+            }
+            len -= 1 + 2 * n + 3;
+            if (len > 0 && fseek(f, len, SEEK_CUR) != 0)
+                goto done;
+        } else if (len > 0 && fseek(f, len, SEEK_CUR) != 0) {
+            break;
         }
     }
 done:
     rewind(f);
-    return ok;
+    return why;
 }
 #endif
 
@@ -320,11 +376,15 @@ pb_status pb__image_read(const char *path, size_t width, size_t height, struct p
     }
     unsigned char hd[IMAGE_HEADER_BYTES] = {0};
     size_t got = fread(hd, 1, sizeof hd, probe);
-    bool safe = fseek(probe, 0, SEEK_SET) == 0 && stb_safe(probe);
+    if (fseek(probe, 0, SEEK_SET) != 0) {
+        int err = errno;
+        fclose(probe);
+        return pb__fail(PB_ERR_IO, "cannot read image '%s': %s", path, strerror(err));
+    }
+    const char *unsafe = stb_unsafe(probe);
     fclose(probe);
-    if (!safe)
-        return pb__fail(PB_ERR_IO, "cannot read image '%s': a corrupt JPEG (a Huffman table of more than 256 codes)",
-                        path);
+    if (unsafe)
+        return pb__fail(PB_ERR_IO, "cannot read image '%s': a corrupt JPEG (%s)", path, unsafe);
     if ((st = pnm_check(path, hd, got)) != PB_OK || (st = tga_rle_whole(path, hd, got)) != PB_OK)
         return st;
     long maxval = pnm_maxval(hd, got);
@@ -459,12 +519,12 @@ pb_status pb__image_probe(const char *path, size_t width, size_t height, uint64_
         size_t got = fread(hd, 1, sizeof hd, f);
         long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
         int iw, ih, in;
-        bool safe = size >= 0 && fseek(f, 0, SEEK_SET) == 0 && stb_safe(f);
-        bool ok = safe && stbi_info_from_file(f, &iw, &ih, &in);
+        bool rewound = size >= 0 && fseek(f, 0, SEEK_SET) == 0;
+        const char *unsafe = rewound ? stb_unsafe(f) : NULL;
+        bool ok = rewound && !unsafe && stbi_info_from_file(f, &iw, &ih, &in);
         fclose(f);
-        if (size >= 0 && !safe)
-            return pb__fail(PB_ERR_IO, "cannot read image '%s': a corrupt JPEG (a Huffman table of more than 256 "
-                            "codes)", path);
+        if (unsafe)
+            return pb__fail(PB_ERR_IO, "cannot read image '%s': a corrupt JPEG (%s)", path, unsafe);
         if ((st = pnm_check(path, hd, got)) != PB_OK)
             return st;
         if (!ok && size < 0)
