@@ -995,6 +995,24 @@ if [ "$have_stb" -eq 1 ]; then
     expect 0 "$pb" conv --image "$tmp/rle.tga" --radius 1 --sigma 1e-200 --save "$tmp/rle.pgm" --backend ref --quiet
     [ "$(tail -c 6 "$tmp/rle.pgm" | od -An -tu1 | tr -s ' ')" = " 127 127 127 127 127 127" ] && ok ||
         bad "a run-length coded TGA not read"
+    # an 8-bit BMP of 2x1 whose second pixel is colour 1 of a palette of one: refused (stb_image
+    # gave it the colour its stack held); colour 0 there, read
+    bmp_palette() {
+        printf 'BM\076\0\0\0\0\0\0\0\072\0\0\0\050\0\0\0\002\0\0\0\001\0\0\0\001\0\010\0'
+        printf '\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\001\0\0\0\0\0\0\0\020\040\060\0\0'"$1"'\0\0'
+    }
+    bmp_palette '\001' >"$tmp/pal1.bmp"
+    expect 3 "$pb" conv --image "$tmp/pal1.bmp" --radius 1 --backend ref
+    contains "$tmp/err" "a corrupt BMP (a pixel of colour 1, past its palette of 1)"
+    bmp_palette '\0' >"$tmp/pal0.bmp"
+    expect 0 "$pb" conv --image "$tmp/pal0.bmp" --radius 1 --sigma 1e-200 --save "$tmp/pal0.ppm" --backend ref --quiet
+    [ "$(tail -c 6 "$tmp/pal0.ppm" | od -An -tu1 | tr -s ' ')" = " 48 32 16 48 32 16" ] && ok ||
+        bad "a palette BMP not read"
+    # a run-length coded Radiance HDR cut inside its first scanline: refused (stb_image looped
+    # forever on it; timeout: a guard against the hang, not a timing)
+    printf '#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 2 +X 8\n\002\002\000\010\210\100' >"$tmp/cut.hdr"
+    expect 3 timeout 60 "$pb" conv --image "$tmp/cut.hdr" --radius 1 --backend ref
+    contains "$tmp/err" "a Radiance HDR file whose pixels end before its 8 x 2 (a truncated file)"
     head -c 19 "$tmp/rle.tga" >"$tmp/rle-cut.tga"
     expect 3 "$pb" conv --image "$tmp/rle-cut.tga" --radius 1 --backend ref
     contains "$tmp/err" "a run-length coded TGA whose packets end before its 6 pixels"

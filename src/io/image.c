@@ -360,6 +360,172 @@ static pb_status tga_rle_whole(const char *path, const unsigned char *hd, size_t
 }
 #endif
 
+#ifdef PB_HAVE_STB
+static uint64_t le16(const unsigned char *p) { return (uint64_t)p[0] | (uint64_t)p[1] << 8; }
+static uint64_t le32(const unsigned char *p) { return le16(p) | le16(p + 2) << 16; }
+
+/* A BMP of 1, 4 or 8 bits a pixel indexes a palette whose size stb_image
+ * derives from the data offset; it reads a palette of a negative size as
+ * none, and an index past the palette, as the colour its uninitialised stack
+ * held (found by tests/fuzz/fuzz_image.c). Both are refused here: the
+ * palette's size as stb_image computes it, then every pixel's index. */
+static pb_status bmp_palette_whole(const char *path, const unsigned char *hd, size_t got)
+{
+    if (got < 2 || memcmp(hd, "BM", 2) != 0)
+        return PB_OK; /* hd is zero past got, as stb_image reads past the end */
+    uint64_t offset = le32(hd + 10), hsz = le32(hd + 14);
+    bool core = hsz == 12;
+    if (!core && hsz != 40 && hsz != 56 && hsz != 108 && hsz != 124)
+        return PB_OK; /* stb_image refuses it, or reads no palette */
+    uint64_t bpp = le16(hd + (core ? 24 : 28));
+    if (bpp != 1 && bpp != 4 && bpp != 8)
+        return PB_OK;
+    int64_t w = core ? (int64_t)le16(hd + 18) : (int32_t)le32(hd + 18);
+    int64_t h = core ? (int64_t)le16(hd + 20) : (int32_t)le32(hd + 22);
+    h = h < 0 ? -h : h;
+    int64_t gap = (int64_t)offset - 14 - (int64_t)(core ? 24 : hsz); /* stb_image: / 3 and >> 2 */
+    int64_t psize = core ? gap / 3 : gap < 0 ? -1 : gap / 4;
+    if (psize < 0)
+        return pb__fail(PB_ERR_IO, "cannot read image '%s': a corrupt BMP (its pixels start at byte %u, inside "
+                        "its header)", path, (unsigned)offset);
+    if (psize == 0 || psize > 256 || w < 1 || h < 1)
+        return PB_OK; /* stb_image refuses these itself */
+    if (psize >= 1 << bpp) /* no index can pass it */
+        return PB_OK;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return pb__fail(PB_ERR_IO, "cannot read image '%s': %s", path, strerror(errno));
+    uint64_t width = bpp == 1 ? ((uint64_t)w + 7) / 8 : bpp == 4 ? ((uint64_t)w + 1) / 2 : (uint64_t)w;
+    uint64_t stride = width + (-width & 3);
+    unsigned char row[4096];
+    int64_t bad = -1;
+    /* past the file's end stb_image reads zeros: index 0, in the palette */
+    for (int64_t j = 0; j < h && bad < 0 && fseek(f, (long)(offset + (uint64_t)j * stride), SEEK_SET) == 0; j++) {
+        for (uint64_t at = 0; at < width && bad < 0;) {
+            size_t n = fread(row, 1, width - at < sizeof row ? (size_t)(width - at) : sizeof row, f);
+            if (n == 0)
+                break;
+            for (size_t b = 0; b < n && bad < 0; b++) {
+                uint64_t first = (at + b) * (8 / bpp); /* the byte's first pixel */
+                for (unsigned k = 0; k < 8 / bpp && first + k < (uint64_t)w; k++) {
+                    int64_t index = (row[b] >> (8 - bpp * (k + 1))) & ((1u << bpp) - 1);
+                    if (index >= psize) {
+                        bad = index;
+                        break;
+                    }
+                }
+            }
+            at += n;
+        }
+        if (feof(f))
+            break;
+    }
+    fclose(f);
+    if (bad < 0)
+        return PB_OK;
+    return pb__fail(PB_ERR_IO, "cannot read image '%s': a corrupt BMP (a pixel of colour %lld, past its palette of "
+                    "%lld)", path, (long long)bad, (long long)psize);
+}
+
+/* A Radiance HDR file's pixels, walked as stb_image reads them: flat (4
+ * bytes a pixel) or run-length coded scanlines. stb_image leaves the pixels
+ * of a short flat file uninitialised and loops forever on a short
+ * run-length coded one (it reads zeros past the end: runs of no pixels).
+ * PB_OK where the file holds every pixel, or where stb_image refuses it. */
+static pb_status hdr_whole(const char *path, const unsigned char *hd, size_t got)
+{
+    if (got < 2 || memcmp(hd, "#?", 2) != 0)
+        return PB_OK;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return pb__fail(PB_ERR_IO, "cannot read image '%s': %s", path, strerror(errno));
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    bool whole = true;
+    char line[1024];
+    int lines = 0, c;
+    long width = 0, height = 0;
+    if (size < 0 || fseek(f, 0, SEEK_SET) != 0)
+        goto done;
+    for (;;) { /* the magic, header lines up to an empty one, then the layout */
+        size_t len = 0;
+        while ((c = getc(f)) != EOF && c != '\n')
+            if (len < sizeof line - 1)
+                line[len++] = (char)c;
+        line[len] = '\0';
+        if (c == EOF)
+            goto done; /* stb_image refuses a header without its layout */
+        if (lines++ > 0 && len == 0)
+            break;
+    }
+    size_t len = 0;
+    while ((c = getc(f)) != EOF && c != '\n' && len < sizeof line - 1)
+        line[len++] = (char)c;
+    line[len] = '\0';
+    char *at = line;
+    if (strncmp(at, "-Y ", 3) != 0)
+        goto done;
+    height = strtol(at + 3, &at, 10);
+    while (*at == ' ')
+        at++;
+    if (strncmp(at, "+X ", 3) != 0)
+        goto done;
+    width = strtol(at + 3, NULL, 10);
+    if (width < 1 || height < 1 || width > (1 << 24) || height > (1 << 24))
+        goto done;
+    long here = ftell(f);
+    uint64_t flat = 4 * (uint64_t)width * (uint64_t)height;
+    if (width < 8 || width >= 32768) {
+        whole = (uint64_t)(size - here) >= flat;
+        goto done;
+    }
+    for (long j = 0; j < height; j++) {
+        int c1 = getc(f), c2 = getc(f), len_hi = getc(f);
+        if (len_hi == EOF) {
+            whole = false;
+            goto done;
+        }
+        if (c1 != 2 || c2 != 2 || (len_hi & 0x80)) { /* flat from here, from the first pixel on */
+            whole = (uint64_t)(size - ftell(f)) + 3 >= flat;
+            goto done;
+        }
+        int len_lo = getc(f);
+        if (len_lo == EOF) {
+            whole = false;
+            goto done;
+        }
+        if ((len_hi << 8 | len_lo) != width)
+            goto done;
+        for (int k = 0; k < 4; k++)
+            for (long i = 0; i < width;) {
+                int count = getc(f);
+                bool run = count > 128;
+                if (count == EOF || (run && getc(f) == EOF)) {
+                    whole = false;
+                    goto done;
+                }
+                count = run ? count - 128 : count;
+                if (count > width - i)
+                    goto done; /* stb_image: "bad RLE data" */
+                if (!run && fseek(f, count, SEEK_CUR) != 0) {
+                    whole = false;
+                    goto done;
+                }
+                i += count;
+            }
+        if (ftell(f) > size) {
+            whole = false;
+            goto done;
+        }
+    }
+done:
+    fclose(f);
+    if (whole)
+        return PB_OK;
+    return pb__fail(PB_ERR_IO, "cannot read image '%s': a Radiance HDR file whose pixels end before its %ld x %ld "
+                    "(a truncated file)", path, width, height);
+}
+#endif
+
 pb_status pb__image_read(const char *path, size_t width, size_t height, struct pb_image *out)
 {
     *out = (struct pb_image){0};
@@ -385,7 +551,8 @@ pb_status pb__image_read(const char *path, size_t width, size_t height, struct p
     fclose(probe);
     if (unsafe)
         return pb__fail(PB_ERR_IO, "cannot read image '%s': a corrupt JPEG (%s)", path, unsafe);
-    if ((st = pnm_check(path, hd, got)) != PB_OK || (st = tga_rle_whole(path, hd, got)) != PB_OK)
+    if ((st = pnm_check(path, hd, got)) != PB_OK || (st = tga_rle_whole(path, hd, got)) != PB_OK ||
+        (st = bmp_palette_whole(path, hd, got)) != PB_OK || (st = hdr_whole(path, hd, got)) != PB_OK)
         return st;
     long maxval = pnm_maxval(hd, got);
     if (maxval > 255)
@@ -422,8 +589,6 @@ pb_status pb__image_read(const char *path, size_t width, size_t height, struct p
 /* ---- checks before any work ---------------------------------------------- */
 
 #ifdef PB_HAVE_STB /* the encoded formats' bounds; raw images are checked exactly */
-static uint64_t le16(const unsigned char *p) { return (uint64_t)p[0] | (uint64_t)p[1] << 8; }
-static uint64_t le32(const unsigned char *p) { return le16(p) | le16(p + 2) << 16; }
 
 /* The fewest bytes a file in the format of header h can hold w x h pixels
  * of n channels in. Uncompressed formats (BMP, binary PGM/PPM, TGA types
