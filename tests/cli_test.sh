@@ -1008,6 +1008,14 @@ if [ "$have_stb" -eq 1 ]; then
     expect 0 "$pb" conv --image "$tmp/pal0.bmp" --radius 1 --sigma 1e-200 --save "$tmp/pal0.ppm" --backend ref --quiet
     [ "$(tail -c 6 "$tmp/pal0.ppm" | od -An -tu1 | tr -s ' ')" = " 48 32 16 48 32 16" ] && ok ||
         bad "a palette BMP not read"
+    # a PGM whose maxval is not a number: refused (stb_image read it as 0 and went on)
+    printf 'P5\n3 2\nx\001\002\003\004\005\006' >"$tmp/nomax.pgm"
+    expect 3 "$pb" conv --image "$tmp/nomax.pgm" --radius 1 --backend ref
+    contains "$tmp/err" "a PGM/PPM whose header is not width, height and maxval"
+    # a PGM of maxval 252 holding a 255: refused (scaled it would pass 255)
+    printf 'P5\n3 1\n252\n\001\002\377' >"$tmp/over.pgm"
+    expect 3 "$pb" conv --image "$tmp/over.pgm" --radius 1 --backend ref
+    contains "$tmp/err" "a PGM/PPM with a sample of 255, above its maxval 252"
     # a run-length coded Radiance HDR cut inside its first scanline: refused (stb_image looped
     # forever on it; timeout: a guard against the hang, not a timing)
     printf '#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 2 +X 8\n\002\002\000\010\210\100' >"$tmp/cut.hdr"

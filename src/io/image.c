@@ -248,8 +248,8 @@ static long pnm_maxval(const unsigned char *hd, size_t got)
     size_t i = 2;
     for (int field = 0; field < 3; field++) {
         while (i < got && (isspace(hd[i]) || hd[i] == '#'))
-            if (hd[i++] == '#')
-                while (i < got && hd[i] != '\n')
+            if (hd[i++] == '#') /* a comment ends at CR or LF, as stb_image reads it */
+                while (i < got && hd[i] != '\n' && hd[i] != '\r')
                     i++;
         if (i >= got || !isdigit(hd[i]))
             return -1;
@@ -269,6 +269,9 @@ static pb_status pnm_check(const char *path, const unsigned char *hd, size_t got
     if (maxval < 0 && got == IMAGE_HEADER_BYTES && hd[0] == 'P' && (hd[1] == '5' || hd[1] == '6'))
         return pb__fail(PB_ERR_IO, "cannot read image '%s': a PGM/PPM header (comments) longer than %d bytes",
                         path, IMAGE_HEADER_BYTES);
+    if (maxval < 0 && got >= 2 && hd[0] == 'P' && (hd[1] == '5' || hd[1] == '6'))
+        return pb__fail(PB_ERR_IO, "cannot read image '%s': a PGM/PPM whose header is not width, height and maxval",
+                        path);
     if (maxval >= 1000000) /* pnm_maxval saturates there */
         return pb__fail(PB_ERR_IO, "cannot read image '%s': a PGM/PPM whose maxval is above 65535", path);
     if (maxval == 0 || maxval > 65535)
@@ -288,6 +291,13 @@ static pb_status not_a_directory(const char *path, FILE *f)
 
 #ifdef PB_HAVE_STB
 static uint64_t pnm_header_bytes(const unsigned char *hd, size_t got, uint64_t samples);
+
+/* A PGM/PPM sample past its maxval would scale past 255. */
+static pb_status above_maxval(const char *path, long sample, long maxval)
+{
+    return pb__fail(PB_ERR_IO, "cannot read image '%s': a PGM/PPM with a sample of %ld, above its maxval %ld", path,
+                    sample, maxval);
+}
 
 /* A binary PGM/PPM of two-byte samples. stb_image 2.27 hands them out in the
  * file's big-endian order read as the host's, so they are read here, scaled
@@ -312,12 +322,16 @@ static pb_status read_pnm16(const char *path, const unsigned char *hd, size_t go
             st = pb__fail(PB_ERR_IO, "cannot read image '%s': it ends before its %zu samples", path, samples);
         fclose(f);
     }
-    if (st == PB_OK)
-        for (size_t i = 0; i < px; i++)
-            for (size_t c = 0; c < out->channels; c++) {
-                const unsigned char *b = raw + 2 * (i * out->channels + c);
-                out->data[c * px + i] = (float)((b[0] << 8 | b[1]) * 255.0 / (double)maxval);
+    for (size_t i = 0; st == PB_OK && i < px; i++)
+        for (size_t c = 0; c < out->channels; c++) {
+            const unsigned char *b = raw + 2 * (i * out->channels + c);
+            long sample = b[0] << 8 | b[1];
+            if (sample > maxval) {
+                st = above_maxval(path, sample, maxval);
+                break;
             }
+            out->data[c * px + i] = (float)(sample * 255.0 / (double)maxval);
+        }
     pb__host_free(raw);
     if (st != PB_OK)
         pb__image_free(out);
@@ -572,13 +586,21 @@ pb_status pb__image_read(const char *path, size_t width, size_t height, struct p
         size_t px = out->width * out->height;
         const unsigned char *p8 = pixels;
         const unsigned short *p16 = pixels;
-        for (size_t i = 0; i < px; i++)
+        long limit = !wide && maxval > 0 && maxval < 255 ? maxval : 65535;
+        for (size_t i = 0; st == PB_OK && i < px; i++)
             for (size_t c = 0; c < out->channels; c++) {
                 size_t k = i * out->channels + c;
-                out->data[c * px + i] = (float)((wide ? p16[k] : p8[k]) * scale);
+                long sample = wide ? p16[k] : p8[k];
+                if (sample > limit) {
+                    st = above_maxval(path, sample, limit);
+                    break;
+                }
+                out->data[c * px + i] = (float)(sample * scale);
             }
     }
     stbi_image_free(pixels);
+    if (st != PB_OK)
+        pb__image_free(out);
     return st;
 #else
     return pb__fail(PB_ERR_UNSUPPORTED, "cannot read '%s': this parbench was built without stb_image "
@@ -610,7 +632,7 @@ static uint64_t pnm_header_bytes(const unsigned char *hd, size_t got, uint64_t s
             while (at < got && (hd[at] == ' ' || (hd[at] >= '\t' && hd[at] <= '\r')))
                 at++;
             if (at < got && hd[at] == '#') {
-                while (at < got && hd[at] != '\n')
+                while (at < got && hd[at] != '\n' && hd[at] != '\r')
                     at++;
                 continue;
             }
