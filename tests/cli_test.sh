@@ -1008,6 +1008,11 @@ if [ "$have_stb" -eq 1 ]; then
     expect 0 "$pb" conv --image "$tmp/pal0.bmp" --radius 1 --sigma 1e-200 --save "$tmp/pal0.ppm" --backend ref --quiet
     [ "$(tail -c 6 "$tmp/pal0.ppm" | od -An -tu1 | tr -s ' ')" = " 48 32 16 48 32 16" ] && ok ||
         bad "a palette BMP not read"
+    # a 3x2 PNG whose deflate stream holds an invalid distance code: refused (stb_image copied
+    # pixels it never wrote)
+    printf '\211\120\116\107\015\012\032\012\000\000\000\015\111\110\104\122\000\000\000\003\000\000\000\002\010\002\000\000\000\022\026\361\115\000\000\000\034\111\104\101\124\170\136\143\340\065\010\255\232\176\033\343\045\104\242\103\061\237\355\157\004\315\242\033\000\113\021\007\344\137\153\306\374\000\000\000\000\111\105\116\104\256\102\140\202' >"$tmp/baddist.png"
+    expect 3 "$pb" conv --image "$tmp/baddist.png" --radius 1 --backend ref
+    contains "$tmp/err" "a corrupt PNG (its compressed pixels: invalid distance code)"
     # a PGM whose maxval is not a number: refused (stb_image read it as 0 and went on)
     printf 'P5\n3 2\nx\001\002\003\004\005\006' >"$tmp/nomax.pgm"
     expect 3 "$pb" conv --image "$tmp/nomax.pgm" --radius 1 --backend ref

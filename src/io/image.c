@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include "core/core.h"
 #include "io/image.h"
@@ -441,6 +442,67 @@ static pb_status bmp_palette_whole(const char *path, const unsigned char *hd, si
                     "%lld)", path, (long long)bad, (long long)psize);
 }
 
+/* A PNG's compressed pixels (its IDAT chunks), inflated by zlib to see that
+ * they are a valid deflate stream: stb_image 2.27 takes the invalid distance
+ * codes 30 and 31 as distance 0 and copies pixels it never wrote (found by
+ * tests/fuzz/fuzz_image.c under MemorySanitizer). The output is discarded. */
+static pb_status png_deflate_valid(const char *path, const unsigned char *hd, size_t got)
+{
+    if (got < 8 || memcmp(hd, "\x89PNG\r\n\x1a\n", 8) != 0)
+        return PB_OK;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return pb__fail(PB_ERR_IO, "cannot read image '%s': %s", path, strerror(errno));
+    enum { PIECE = 1 << 16 };
+    unsigned char *in = malloc(2 * PIECE), *out = in + PIECE;
+    z_stream zs = {0};
+    if (!in || inflateInit(&zs) != Z_OK) {
+        free(in);
+        fclose(f);
+        return pb__fail(PB_ERR_NOMEM, "cannot read image '%s': no memory to check its compressed pixels", path);
+    }
+    int zst = Z_OK;
+    unsigned char chunk[8];
+    bool ok = fseek(f, 8, SEEK_SET) == 0;
+    while (ok && zst == Z_OK && fread(chunk, 1, 8, f) == 8) {
+        uint64_t len = (uint64_t)chunk[0] << 24 | (uint64_t)chunk[1] << 16 | (uint64_t)chunk[2] << 8 | chunk[3];
+        if (memcmp(chunk + 4, "IEND", 4) == 0)
+            break;
+        if (memcmp(chunk + 4, "IDAT", 4) != 0) {
+            ok = len < (1u << 31) && fseek(f, (long)len + 4, SEEK_CUR) == 0;
+            continue;
+        }
+        while (len > 0 && zst == Z_OK) {
+            size_t n = fread(in, 1, len < PIECE ? (size_t)len : PIECE, f);
+            if (n == 0)
+                break; /* a short file: stb_image judges what it holds */
+            len -= n;
+            zs.next_in = in;
+            zs.avail_in = (uInt)n;
+            do {
+                zs.next_out = out;
+                zs.avail_out = PIECE;
+                zst = inflate(&zs, Z_NO_FLUSH);
+            } while (zst == Z_OK && zs.avail_in > 0);
+            if (zst == Z_BUF_ERROR)
+                zst = Z_OK; /* no progress possible without more input */
+        }
+        ok = len == 0 && fseek(f, 4, SEEK_CUR) == 0;
+    }
+    const char *why = zst == Z_DATA_ERROR || zst == Z_NEED_DICT ? (zs.msg ? zs.msg : "invalid data") : NULL;
+    char reason[128];
+    if (why)
+        snprintf(reason, sizeof reason, "%s", why);
+    inflateEnd(&zs);
+    free(in);
+    fclose(f);
+    if (zst == Z_MEM_ERROR)
+        return pb__fail(PB_ERR_NOMEM, "cannot read image '%s': zlib ran out of memory", path);
+    if (why)
+        return pb__fail(PB_ERR_IO, "cannot read image '%s': a corrupt PNG (its compressed pixels: %s)", path, reason);
+    return PB_OK;
+}
+
 /* A Radiance HDR file's pixels, walked as stb_image reads them: flat (4
  * bytes a pixel) or run-length coded scanlines. stb_image leaves the pixels
  * of a short flat file uninitialised and loops forever on a short
@@ -566,7 +628,8 @@ pb_status pb__image_read(const char *path, size_t width, size_t height, struct p
     if (unsafe)
         return pb__fail(PB_ERR_IO, "cannot read image '%s': a corrupt JPEG (%s)", path, unsafe);
     if ((st = pnm_check(path, hd, got)) != PB_OK || (st = tga_rle_whole(path, hd, got)) != PB_OK ||
-        (st = bmp_palette_whole(path, hd, got)) != PB_OK || (st = hdr_whole(path, hd, got)) != PB_OK)
+        (st = bmp_palette_whole(path, hd, got)) != PB_OK || (st = hdr_whole(path, hd, got)) != PB_OK ||
+        (st = png_deflate_valid(path, hd, got)) != PB_OK)
         return st;
     long maxval = pnm_maxval(hd, got);
     if (maxval > 255)
