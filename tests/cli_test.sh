@@ -860,7 +860,8 @@ else
     expect 0 "$pb" conv --image "$tmp/o.png" --radius 2 --filter box --save "$tmp/o2.jpg" --backend ref
     contains "$tmp/out" "40x30, 1 channel"
     # That JPEG with its scan pointed at Huffman tables, then its frame at a quantization
-    # table, that it never defines: refused (stb_image reads its uninitialised tables).
+    # table, that it never defines, then a component sampled 0 x 0: refused (stb_image read
+    # its uninitialised tables, or freed uninitialised pointers).
     python3 - "$tmp/o2.jpg" "$tmp" <<'PY'
 import sys
 data = open(sys.argv[1], "rb").read()
@@ -872,11 +873,16 @@ for k in range(data[sof + 9]):
     quant[sof + 12 + 3 * k] = 3
 open(sys.argv[2] + "/huff.jpg", "wb").write(huff)
 open(sys.argv[2] + "/quant.jpg", "wb").write(quant)
+frame = bytearray(data)
+frame[sof + 11] = 0x00  # the first component sampled 0 x 0
+open(sys.argv[2] + "/frame.jpg", "wb").write(frame)
 PY
     expect 3 "$pb" conv --image "$tmp/huff.jpg" --radius 1 --backend ref
     contains "$tmp/err" "a corrupt JPEG (a scan decoded with a Huffman table the file has not defined)"
     expect 3 "$pb" conv --image "$tmp/quant.jpg" --radius 1 --backend ref
     contains "$tmp/err" "a corrupt JPEG (a component whose quantization table the file has not defined)"
+    expect 3 "$pb" conv --image "$tmp/frame.jpg" --radius 1 --backend ref
+    contains "$tmp/err" "a corrupt JPEG (an invalid frame header)"
     # A radius past a device's local memory (PoCL's 1 MiB): without --backend the next
     # backend of the default order filters it.
     expect 0 "$pb" conv --image "$tmp/g.pgm" --radius 4096 --save "$tmp/o4096.pgm"

@@ -80,18 +80,26 @@ static pb_status read_raw(const char *path, size_t width, size_t height, struct 
 }
 
 #ifdef PB_HAVE_STB
-/* Why stb_image must not be given f, or NULL when it may: a JPEG whose
- * Huffman table segment (DHT) declares more than 256 codes, which stb_image
- * up to 2.27 (Debian's libstb) writes past its tables for (fixed upstream in
- * 2.28), or whose scan decodes with a Huffman table, or whose component
- * names a quantization table, that no segment before it defined: stb_image
- * then reads its uninitialised tables, as indices (a crash that depends on
- * what the heap held before) or as the pixels' scale. Both found by
- * tests/fuzz/fuzz_image.c. The markers are walked as stb_image finds them:
+/* Why stb_image must not be given f, or NULL when it may. stb_image 2.27
+ * (Debian's libstb) mishandles three kinds of corrupt JPEG, all found by
+ * tests/fuzz/fuzz_image.c: a Huffman table segment (DHT) of more than 256
+ * codes, which it writes past its tables for (fixed upstream in 2.28); a
+ * scan that decodes with a Huffman table, or a component that names a
+ * quantization table, that no segment before it defined, whose
+ * uninitialised contents it reads as indices (a crash that depends on what
+ * the heap held before) or as the pixels' scale; a frame header it refuses
+ * once it has counted the components, after which it frees their buffers'
+ * uninitialised pointers. The markers are walked as stb_image finds them:
  * bytes between segments and the entropy-coded data are passed over one at a
  * time, a marker (0xFF, fill 0xFFs, a code other than 0x00 and the restart
  * codes) is followed by its length; DHT, DQT, SOF and SOS segments are read
  * field by field as stb_image reads them. Rewinds f. */
+static int zero_at_eof(FILE *f)
+{
+    int c = getc(f);
+    return c == EOF ? 0 : c;
+}
+
 static const char *stb_unsafe(FILE *f)
 {
     const char *why = NULL;
@@ -138,18 +146,40 @@ static const char *stb_unsafe(FILE *f)
                 quant[q & 15] = true;
                 len -= 1 + bytes;
             }
-        } else if (c >= 0xC0 && c <= 0xC2) { /* the frame stb_image decodes */
-            unsigned char head[6];
-            if (fread(head, 1, 6, f) != 6 || head[5] < 1 || head[5] > 4)
-                goto done;
+        } else if (c >= 0xC0 && c <= 0xC2 && frame_n == 0) { /* the frame stb_image decodes */
+            /* Past the end stb_image reads zeros. Once it has the component
+             * count, a frame it refuses makes it free its components' buffers,
+             * which it never set: every such refusal is made here first. */
+            int head[6];
+            for (int i = 0; i < 6; i++)
+                head[i] = zero_at_eof(f);
+            long x = head[3] << 8 | head[4], y = head[1] << 8 | head[2], n = head[5];
+            if (head[0] != 8 || x == 0 || y == 0 || (n != 1 && n != 3 && n != 4))
+                goto done; /* refused before it counts components */
             progressive = c == 0xC2;
-            frame_n = head[5];
+            frame_n = (int)n;
+            int h_max = 1, v_max = 1, h[4], v[4];
+            bool valid = len + 2 == 8 + 3 * n;
             for (int i = 0; i < frame_n; i++) {
-                frame_id[i] = getc(f);
-                (void)getc(f);
-                frame_tq[i] = getc(f) & 3; /* past 3 stb_image refuses it */
+                frame_id[i] = zero_at_eof(f);
+                int q = zero_at_eof(f), tq = zero_at_eof(f);
+                h[i] = q >> 4, v[i] = q & 15;
+                valid = valid && h[i] >= 1 && h[i] <= 4 && v[i] >= 1 && v[i] <= 4 && tq <= 3;
+                frame_tq[i] = tq & 3;
+                h_max = h[i] > h_max ? h[i] : h_max;
+                v_max = v[i] > v_max ? v[i] : v_max;
             }
-            len -= 6 + 3 * frame_n;
+            for (int i = 0; valid && i < frame_n; i++)
+                valid = h_max % h[i] == 0 && v_max % v[i] == 0;
+            if (!valid) {
+                why = "an invalid frame header";
+                goto done;
+            }
+            if ((uint64_t)x * (uint64_t)y * (uint64_t)n > INT_MAX) {
+                why = "more than 2^31 samples, past stb_image's limit";
+                goto done;
+            }
+            len -= 6 + 3 * n;
             if (len > 0 && fseek(f, len, SEEK_CUR) != 0)
                 goto done;
         } else if (c == 0xDA) {

@@ -36,8 +36,18 @@ static void check_same(const struct pb_coo *a, const struct pb_coo *b)
     }
 }
 
+#if defined(__has_feature)
+#if __has_feature(memory_sanitizer)
+#define UNINSTRUMENTED_ZLIB 1 /* what inflate writes would read as uninitialised */
+#endif
+#endif
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+#ifdef UNINSTRUMENTED_ZLIB
+    if (size >= 2 && data[0] == 0x1f && data[1] == 0x8b)
+        return 0;
+#endif
     /* Complex files refused for one length in four. */
     const struct pb_mm_options opt = {.complex_real_part = size % 4 != 3};
     struct pb_coo a, b;
