@@ -241,17 +241,33 @@ static void series_key(const struct file_plan *fp, const struct pb_rp_row *r, ch
     }
 }
 
-/* Whether two rows of the same backend/variant differ in device or threads. */
+static int by_backend_variant(const void *x, const void *y)
+{
+    const struct pb_rp_row *a = *(const struct pb_rp_row *const *)x, *b = *(const struct pb_rp_row *const *)y;
+    int c = strcmp(a->backend, b->backend);
+    return c ? c : strcmp(a->variant, b->variant);
+}
+
+/* Whether two rows of the same backend/variant differ in device or threads:
+ * each row against the first of its backend/variant, in sorted order (all
+ * pairs took 10 s on a 30,000-row file). */
 static void series_splits(struct file_plan *fp)
 {
+    const struct pb_rp_row **order = malloc(fp->n * sizeof *order);
+    if (!order)
+        return; /* without memory to sort: one series per backend/variant */
     for (size_t i = 0; i < fp->n; i++)
-        for (size_t j = 0; j < i; j++) {
-            const struct pb_rp_row *a = &fp->rows[i], *b = &fp->rows[j];
-            if (strcmp(a->backend, b->backend) || strcmp(a->variant, b->variant))
-                continue;
-            fp->series_device |= strcmp(a->device, b->device) != 0;
-            fp->series_threads |= a->threads != b->threads;
+        order[i] = &fp->rows[i];
+    qsort(order, fp->n, sizeof *order, by_backend_variant);
+    for (size_t i = 1, first = 0; i < fp->n; i++) {
+        if (by_backend_variant(&order[first], &order[i]) != 0) {
+            first = i;
+            continue;
         }
+        fp->series_device |= strcmp(order[first]->device, order[i]->device) != 0;
+        fp->series_threads |= order[first]->threads != order[i]->threads;
+    }
+    free(order);
 }
 
 static const char *const preferred_x[] = {"n", "size", "radius", "nnz", "bytes", "m", "k"};
