@@ -13,8 +13,7 @@
 #include "io/image.h"
 
 #ifdef PB_HAVE_STB
-#include <stb_image.h>
-#include <stb_image_write.h>
+#include "io/stb.h"
 #endif
 
 static const char *extension(const char *path)
@@ -241,7 +240,7 @@ static pb_status unreadable(const char *path, const unsigned char *hd, size_t go
     if (!name && got >= 2 && hd[0] == 'P' && (hd[1] == '5' || hd[1] == '6'))
         name = "PGM/PPM";
     /* Some of its failures set no reason at all. */
-    const char *why = stbi_failure_reason();
+    const char *why = pb__stbi_failure_reason();
     if (!why || !*why)
         why = "no reason given";
     if (name)
@@ -337,7 +336,7 @@ static pb_status read_pnm16(const char *path, const unsigned char *hd, size_t go
 {
     uint64_t at = pnm_header_bytes(hd, got, 0);
     int w, h, n;
-    if (!at || !stbi_info(path, &w, &h, &n) || w < 1 || h < 1 || n < 1)
+    if (!at || !pb__stbi_info(path, &w, &h, &n) || w < 1 || h < 1 || n < 1)
         return unreadable(path, hd, got);
     *out = (struct pb_image){.width = (size_t)w, .height = (size_t)h, .channels = (size_t)n};
     size_t px = out->width * out->height, samples = px * out->channels;
@@ -560,8 +559,8 @@ static pb_status hdr_whole(const char *path, const unsigned char *hd, size_t got
         line[len] = '\0';
         if (c == EOF)
             goto done; /* stb_image refuses a header without its layout */
-        if (lines++ > 0 && len == 0)
-            break;
+        if (lines++ > 0 && (len == 0 || line[0] == '\0'))
+            break; /* stb_image ends the header at a line that starts with NUL too */
     }
     size_t len = 0;
     while ((c = getc(f)) != EOF && c != '\n' && len < sizeof line - 1)
@@ -667,10 +666,10 @@ pb_status pb__image_read(const char *path, size_t width, size_t height, struct p
     /* 16-bit PNGs whole (stbi_load keeps their high bytes), scaled to 0..255
      * as 16-bit PGM/PPM samples are; a PGM/PPM below maxval 255, which
      * stb_image 2.27 leaves unscaled, likewise */
-    bool wide = stbi_is_16_bit(path);
+    bool wide = pb__stbi_is_16_bit(path);
     double scale = wide ? 255.0 / 65535.0 : maxval > 0 && maxval < 255 ? 255.0 / (double)maxval : 1.0;
     int w, h, n;
-    void *pixels = wide ? (void *)stbi_load_16(path, &w, &h, &n, 0) : (void *)stbi_load(path, &w, &h, &n, 0);
+    void *pixels = wide ? (void *)pb__stbi_load_16(path, &w, &h, &n, 0) : (void *)pb__stbi_load(path, &w, &h, &n, 0);
     if (!pixels)
         return unreadable(path, hd, got);
     *out = (struct pb_image){.width = (size_t)w, .height = (size_t)h, .channels = (size_t)n};
@@ -691,7 +690,7 @@ pb_status pb__image_read(const char *path, size_t width, size_t height, struct p
                 out->data[c * px + i] = (float)(sample * scale);
             }
     }
-    stbi_image_free(pixels);
+    pb__stbi_image_free(pixels);
     if (st != PB_OK)
         pb__image_free(out);
     return st;
@@ -801,7 +800,7 @@ pb_status pb__image_probe(const char *path, size_t width, size_t height, uint64_
         int iw, ih, in;
         bool rewound = size >= 0 && fseek(f, 0, SEEK_SET) == 0;
         const char *unsafe = rewound ? stb_unsafe(f) : NULL;
-        bool ok = rewound && !unsafe && stbi_info_from_file(f, &iw, &ih, &in);
+        bool ok = rewound && !unsafe && pb__stbi_info_from_file(f, &iw, &ih, &in);
         fclose(f);
         if (unsafe)
             return pb__fail(PB_ERR_IO, "cannot read image '%s': a corrupt JPEG (%s)", path, unsafe);
@@ -969,13 +968,13 @@ static pb_status write_stb(const char *path, const unsigned char *pixels, const 
     int w = (int)img->width, h = (int)img->height, n = (int)img->channels, ok;
     errno = 0;
     if (strcasecmp(e, "png") == 0)
-        ok = stbi_write_png_to_func(stb_sink_write, &sink, w, h, n, pixels, w * n);
+        ok = pb__stbi_write_png_to_func(stb_sink_write, &sink, w, h, n, pixels, w * n);
     else if (strcasecmp(e, "jpg") == 0 || strcasecmp(e, "jpeg") == 0)
-        ok = stbi_write_jpg_to_func(stb_sink_write, &sink, w, h, n, pixels, 95);
+        ok = pb__stbi_write_jpg_to_func(stb_sink_write, &sink, w, h, n, pixels, 95);
     else if (strcasecmp(e, "bmp") == 0)
-        ok = stbi_write_bmp_to_func(stb_sink_write, &sink, w, h, n, pixels);
+        ok = pb__stbi_write_bmp_to_func(stb_sink_write, &sink, w, h, n, pixels);
     else /* tga: check_format knows no other */
-        ok = stbi_write_tga_to_func(stb_sink_write, &sink, w, h, n, pixels);
+        ok = pb__stbi_write_tga_to_func(stb_sink_write, &sink, w, h, n, pixels);
     if (!sink.error && (fflush(f) != 0 || ferror(f)))
         sink.error = errno ? errno : EIO;
     if (fclose(f) != 0 && !sink.error)
