@@ -796,6 +796,11 @@ if "$pb" list | grep -q "openmp/librsb-tuned"; then # its autotuner called a 0 x
     # More threads than librsb takes spun forever in its locks: it runs with its most, and says so.
     expect 0 timeout -k 5 120 "$pb" run spmv --matrix lap2d:4 --variant openmp/librsb --threads 600 --reps 1 --format csv
     contains "$tmp/out" "the most librsb takes"
+    # Its tuner takes no more threads than librsb started with (here OpenMP's 1): tuned for 1,
+    # not refused as "corrupt or inconsistent data".
+    expect 0 env OMP_NUM_THREADS=1 "$pb" run spmv --matrix lap2d:8 --variant openmp/librsb-tuned --threads 2 \
+        --reps 1 --format csv
+    contains "$tmp/out" "leaf blocks for 1 thread"
 fi
 expect 2 "$pb" run conv --width 40 --radius 0
 contains "$tmp/err" "radius must be between"

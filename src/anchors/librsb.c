@@ -53,16 +53,23 @@ static pb_status rsb_failed(rsb_err_t e, const char *what)
 static pb_status rsb_ready(pb_device *dev, const struct pb_spmv_args *a, bool tuned, struct rsb_cache **out)
 {
     rsb_err_t e;
+    /* librsb supports so many threads (RSB_CONST_MAX_SUPPORTED_THREADS, in
+     * rsb-config.h, which rsb.h leaves out); 514 spun forever in its locks. */
+    enum { RSB_MOST_THREADS = 128 };
+    /* Its tuner refuses more threads than librsb started with (OpenMP's
+     * count then: OMP_NUM_THREADS=1 with --threads 2 failed as "corrupt or
+     * inconsistent data"), so it is given at most those; the row's note
+     * says how many. */
+    static rsb_int_t started_with = 1;
     if (!rsb_initialised) {
         if ((e = rsb_lib_init(RSB_NULL_INIT_OPTIONS)) != RSB_ERR_NO_ERROR)
             return rsb_failed(e, "initialisation");
+        if (rsb_lib_get_opt(RSB_IO_WANT_EXECUTING_THREADS, &started_with) != RSB_ERR_NO_ERROR || started_with < 1)
+            started_with = 1;
         rsb_initialised = true;
         atexit(rsb_shutdown);
     }
     rsb_int_t threads = dev->threads > 0 ? dev->threads : 1;
-    /* librsb supports so many threads (RSB_CONST_MAX_SUPPORTED_THREADS, in
-     * rsb-config.h, which rsb.h leaves out); 514 spun forever in its locks. */
-    enum { RSB_MOST_THREADS = 128 };
     if (threads > RSB_MOST_THREADS)
         threads = RSB_MOST_THREADS;
     if ((e = rsb_lib_set_opt(RSB_IO_WANT_EXECUTING_THREADS, &threads)) != RSB_ERR_NO_ERROR)
@@ -94,9 +101,10 @@ static pb_status rsb_ready(pb_device *dev, const struct pb_spmv_args *a, bool tu
         bool dbl = a->prec == PB_DOUBLE;
         rsb_real_t speedup = 0;
         /* positive: tune the matrix for this many threads, not the count; the
-         * tuner refuses more threads than cores, so it gets at most those */
+         * tuner refuses more threads than cores, or than librsb started with */
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        rsb_int_t tn = tuned_for = cores > 0 && threads > cores ? (rsb_int_t)cores : threads;
+        rsb_int_t tn = cores > 0 && threads > cores ? (rsb_int_t)cores : threads;
+        tn = tuned_for = tn > started_with ? started_with : tn;
         /* A matrix without rows or columns has nothing to tune, and the
          * tuner calls it corrupt. */
         e = RSB_ERR_NO_ERROR;
@@ -186,8 +194,8 @@ pb_status pb__rsb_spmv_tuned_prepare(pb_device *dev, const void *args, char *not
     if (st == PB_OK &&
         rsb_mtx_get_info_str(c->mtx, "RSB_MIF_LEAVES_COUNT__TO__RSB_BLK_INDEX_T", leaves, sizeof leaves) ==
             RSB_ERR_NO_ERROR)
-        snprintf(note, len, "tuned into %s leaf blocks for %d threads%s", leaves, (int)c->tuned_for,
-                 threads_capped(dev, c, capped, sizeof capped));
+        snprintf(note, len, "tuned into %s leaf blocks for %d thread%s%s", leaves, (int)c->tuned_for,
+                 c->tuned_for == 1 ? "" : "s", threads_capped(dev, c, capped, sizeof capped));
     pthread_mutex_unlock(&rsb_lock);
     return st;
 }

@@ -113,6 +113,6 @@ pb_status pb__dia_refuse(int diags, double ratio)
     if (diags == 0)
         return pb__fail(PB_ERR_UNSUPPORTED, "not a matrix of few diagonals: more than %d, or no non-zeros",
                         PB_DIA_MAX_DIAGS);
-    return pb__fail(PB_ERR_UNSUPPORTED, "its %d diagonals, stored over the rows they span, would move %.2fx CSR's bytes",
-                    diags, ratio);
+    return pb__fail(PB_ERR_UNSUPPORTED, "its %d diagonal%s, stored over the rows they span, would move %.2fx CSR's bytes",
+                    diags, diags == 1 ? "" : "s", ratio);
 }

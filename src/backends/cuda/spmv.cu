@@ -2297,7 +2297,8 @@ pb_status pb__cuda_spmv_dia_prepare(pb_device *dev, const void *args, char *note
     pb_cuda_sparse *sp = nullptr;
     pb_status st = a->rows ? dia_ready(dev, a, &sp) : PB_OK;
     if (st == PB_OK && sp && note)
-        snprintf(note, len, "%d diagonals, %.2fx CSR's bytes", sp->dia_diags, sp->dia_ratio);
+        snprintf(note, len, "%d diagonal%s, %.2fx CSR's bytes", sp->dia_diags, sp->dia_diags == 1 ? "" : "s",
+                 sp->dia_ratio);
     return st;
 }
 

@@ -434,7 +434,8 @@ pb_status pb__cl_spmv_dia_prepare(pb_device *dev, const void *args, char *note, 
     struct pb_cl_spmv_cache *c = a->rows ? cache_of(dev, a) : NULL;
     pb_status st = !a->rows ? PB_OK : c ? dia_ready(dev, a, c) : PB_ERR_NOMEM;
     if (st == PB_OK && c)
-        snprintf(note, len, "%d diagonals, %.2fx CSR's bytes", c->dia_diags, c->dia_ratio);
+        snprintf(note, len, "%d diagonal%s, %.2fx CSR's bytes", c->dia_diags, c->dia_diags == 1 ? "" : "s",
+                 c->dia_ratio);
     return st;
 }
 

@@ -479,7 +479,7 @@ pb_status pb__omp_spmv_dia_prepare(pb_device *dev, const void *args, char *note,
     struct omp_plan *c = NULL;
     pb_status st = a->rows ? dia_ready(dev, a, &c) : PB_OK;
     if (st == PB_OK && c && note)
-        snprintf(note, len, "%d diagonals, %.2fx CSR's bytes", c->d.diags, c->d_ratio);
+        snprintf(note, len, "%d diagonal%s, %.2fx CSR's bytes", c->d.diags, c->d.diags == 1 ? "" : "s", c->d_ratio);
     return st;
 }
 
@@ -863,7 +863,7 @@ pb_status pb__omp_spmv_auto_prepare(pb_device *dev, const void *args, char *note
     if (pick == K_BCSR)
         pb__appendf(note, len, &at, " %dx%d", k->m.b, k->m.b);
     if (pick == K_DIA)
-        pb__appendf(note, len, &at, " (%d diagonals)", k->d.diags);
+        pb__appendf(note, len, &at, " (%d diagonal%s)", k->d.diags, k->d.diags == 1 ? "" : "s");
     if (pick == K_PANELS)
         pb__appendf(note, len, &at, " (%d panels)", k->p.n);
     if (pick == K_HUBS)
