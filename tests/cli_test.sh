@@ -888,6 +888,17 @@ PY
     contains "$tmp/err" "a corrupt JPEG (a component whose quantization table the file has not defined)"
     expect 3 "$pb" conv --image "$tmp/frame.jpg" --radius 1 --backend ref
     contains "$tmp/err" "a corrupt JPEG (an invalid frame header)"
+    # That JPEG with an Exif block saying "turned 90 degrees": read upright, 30x40 (a big-endian
+    # TIFF header, as cameras write)
+    python3 - "$tmp/o2.jpg" "$tmp/turned.jpg" <<'PY'
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+tiff = b"MM" + struct.pack(">HIH", 42, 8, 1) + struct.pack(">HHIHH", 0x0112, 3, 1, 6, 0) + b"\0\0\0\0"
+app1 = b"Exif\0\0" + tiff
+open(sys.argv[2], "wb").write(data[:2] + b"\xff\xe1" + struct.pack(">H", len(app1) + 2) + app1 + data[2:])
+PY
+    expect 0 "$pb" conv --image "$tmp/turned.jpg" --radius 1 --backend ref
+    contains "$tmp/out" "parbench conv: 30x40 (turned upright as its Exif orientation says)"
     # A radius past a device's local memory (PoCL's 1 MiB): without --backend the next
     # backend of the default order filters it.
     expect 0 "$pb" conv --image "$tmp/g.pgm" --radius 4096 --save "$tmp/o4096.pgm"

@@ -434,9 +434,10 @@ int pb__cmd_conv(int argc, char **argv)
     if (rc == EXIT_OK && o.save && (st = pb__image_write(o.save, &img)) != PB_OK)
         rc = fail(st);
     if (rc == EXIT_OK && !o.quiet)
-        printf("parbench conv: %zux%zu, %zu channel%s, radius %zu %s, %s border, %s/%s on %s, strips of %zu rows, "
+        printf("parbench conv: %zux%zu%s, %zu channel%s, radius %zu %s, %s border, %s/%s on %s, strips of %zu rows, "
                "%.3f ms%s%s\n",
-               img.width, img.height, img.channels, img.channels == 1 ? "" : "s", radius, filter,
+               img.width, img.height, img.orientation ? " (turned upright as its Exif orientation says)" : "",
+               img.channels, img.channels == 1 ? "" : "s", radius, filter,
                o.border == PB_CONV_CLAMP ? "clamp" : "zero", pb_backend_name(pb_device_backend(dev)),
                pb__conv_engine_variant(e), pb_device_name(dev), pb__conv_engine_strip_rows(e), seconds * 1e3,
                o.save ? ", saved " : "", o.save ? o.save : "");

@@ -532,6 +532,79 @@ static pb_status png_deflate_valid(const char *path, const unsigned char *hd, si
     return PB_OK;
 }
 
+/* The orientation a JPEG's Exif block (APP1, before the first scan) records
+ * for its pixels, 1-8, or 1 where hd shows none: 2-8 say how a viewer turns
+ * or mirrors them upright, as phone cameras rely on. */
+static int jpeg_exif_orientation(const unsigned char *hd, size_t got)
+{
+    if (got < 4 || hd[0] != 0xFF || hd[1] != 0xD8)
+        return 1;
+    for (size_t at = 2; at + 4 <= got && hd[at] == 0xFF && hd[at + 1] != 0xDA;) {
+        size_t len = (size_t)hd[at + 2] << 8 | hd[at + 3], seg = at + 4, end = at + 2 + len;
+        if (len < 2)
+            return 1;
+        if (hd[at + 1] == 0xE1 && end <= got && len >= 2 + 6 + 8 && memcmp(hd + seg, "Exif\0\0", 6) == 0) {
+            const unsigned char *tiff = hd + seg + 6;
+            size_t n = end - seg - 6;
+            bool big = tiff[0] == 'M';
+            if (!(tiff[0] == tiff[1] && (tiff[0] == 'M' || tiff[0] == 'I')))
+                return 1;
+#define EXIF16(p) (big ? (unsigned)(p)[0] << 8 | (p)[1] : (unsigned)(p)[1] << 8 | (p)[0])
+#define EXIF32(p) (big ? (uint32_t)EXIF16(p) << 16 | EXIF16((p) + 2) : (uint32_t)EXIF16((p) + 2) << 16 | EXIF16(p))
+            uint32_t ifd = EXIF32(tiff + 4);
+            if (ifd > n || n - ifd < 2)
+                return 1;
+            unsigned entries = EXIF16(tiff + ifd);
+            for (unsigned e = 0; e < entries && (uint64_t)ifd + 2 + 12 * (e + 1) <= n; e++) {
+                const unsigned char *entry = tiff + ifd + 2 + 12 * e;
+                if (EXIF16(entry) == 0x0112 && EXIF16(entry + 2) == 3) { /* Orientation, a SHORT */
+                    unsigned o = EXIF16(entry + 8);
+                    return o >= 1 && o <= 8 ? (int)o : 1;
+                }
+            }
+#undef EXIF16
+#undef EXIF32
+            return 1;
+        }
+        at = end;
+    }
+    return 1;
+}
+
+/* img's pixels turned upright from Exif orientation o (2-8): mirrored,
+ * turned by a half, or (5-8) its sides swapped, as viewers show them. */
+static pb_status orient_upright(struct pb_image *img, int o)
+{
+    size_t w = img->width, h = img->height, px = w * h;
+    bool swap = o >= 5;
+    struct pb_image out = {.width = swap ? h : w, .height = swap ? w : h, .channels = img->channels};
+    pb_status st = alloc_planes(&out, "the image turned upright");
+    if (st != PB_OK)
+        return st;
+    for (size_t c = 0; c < img->channels; c++) {
+        const float *src = img->data + c * px;
+        float *dst = out.data + c * px;
+        for (size_t y = 0; y < out.height; y++)
+            for (size_t x = 0; x < out.width; x++) {
+                size_t sx, sy; /* the stored pixel shown at (x, y) */
+                switch (o) {
+                case 2: sx = w - 1 - x, sy = y; break;
+                case 3: sx = w - 1 - x, sy = h - 1 - y; break;
+                case 4: sx = x, sy = h - 1 - y; break;
+                case 5: sx = y, sy = x; break;
+                case 6: sx = y, sy = h - 1 - x; break;
+                case 7: sx = w - 1 - y, sy = h - 1 - x; break;
+                default: sx = w - 1 - y, sy = x; break; /* 8 */
+                }
+                dst[y * out.width + x] = src[sy * w + sx];
+            }
+    }
+    pb__image_free(img);
+    *img = out;
+    img->orientation = o;
+    return PB_OK;
+}
+
 /* A Radiance HDR file's pixels, walked as stb_image reads them: flat (4
  * bytes a pixel) or run-length coded scanlines. stb_image leaves the pixels
  * of a short flat file uninitialised and loops forever on a short
@@ -691,6 +764,9 @@ pb_status pb__image_read(const char *path, size_t width, size_t height, struct p
             }
     }
     pb__stbi_image_free(pixels);
+    int orientation = jpeg_exif_orientation(hd, got);
+    if (st == PB_OK && orientation > 1)
+        st = orient_upright(out, orientation);
     if (st != PB_OK)
         pb__image_free(out);
     return st;
@@ -839,6 +915,10 @@ pb_status pb__image_probe(const char *path, size_t width, size_t height, uint64_
             return pb__fail(PB_ERR_IO, "image '%s' declares %llux%llu pixels, which need at least %llu bytes; "
                             "it has %ld (a truncated file or a decompression bomb)", path, (unsigned long long)w,
                             (unsigned long long)h, (unsigned long long)need, size);
+        if (jpeg_exif_orientation(hd, got) >= 5) { /* read with its sides swapped */
+            uint64_t t = w;
+            w = h, h = t;
+        }
 #else
         return pb__fail(PB_ERR_UNSUPPORTED, "cannot read '%s': this parbench was built without stb_image "
                         "(only raw float32 .f32/.raw images)", path);

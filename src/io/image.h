@@ -15,14 +15,16 @@
 
 struct pb_image {
     size_t width, height, channels;
-    float *data; /* channel c at data + c * width * height */
+    float *data;     /* channel c at data + c * width * height */
+    int orientation; /* a JPEG's Exif orientation (2-8) the pixels were turned upright by, else 0 */
 };
 
 /* The default pixel budget of pb__image_probe: 2^30 pixels (a grey one is
  * 4 GiB as float, a colour one 12 GiB). */
 #define PB_IMAGE_MAX_PIXELS ((uint64_t)1 << 30)
 
-/* What a file declares, from its header alone. */
+/* What a file declares, from its header alone (a JPEG's sides as its Exif
+ * orientation turns them upright). */
 struct pb_image_info {
     size_t width, height, channels;
 };
