@@ -79,6 +79,13 @@ static pb_status read_raw(const char *path, size_t width, size_t height, struct 
 }
 
 #ifdef PB_HAVE_STB
+/* A byte of f, 0 past its end, as stb_image reads it. */
+static int zero_at_eof(FILE *f)
+{
+    int c = getc(f);
+    return c == EOF ? 0 : c;
+}
+
 /* Why stb_image must not be given f, or NULL when it may. stb_image 2.27
  * (Debian's libstb) mishandles three kinds of corrupt JPEG, all found by
  * tests/fuzz/fuzz_image.c: a Huffman table segment (DHT) of more than 256
@@ -93,12 +100,6 @@ static pb_status read_raw(const char *path, size_t width, size_t height, struct 
  * time, a marker (0xFF, fill 0xFFs, a code other than 0x00 and the restart
  * codes) is followed by its length; DHT, DQT, SOF and SOS segments are read
  * field by field as stb_image reads them. Rewinds f. */
-static int zero_at_eof(FILE *f)
-{
-    int c = getc(f);
-    return c == EOF ? 0 : c;
-}
-
 static const char *stb_unsafe(FILE *f)
 {
     const char *why = NULL;
@@ -483,7 +484,7 @@ static pb_status png_deflate_valid(const char *path, const unsigned char *hd, si
     if (!f)
         return pb__fail(PB_ERR_IO, "cannot read image '%s': %s", path, strerror(errno));
     enum { PIECE = 1 << 16 };
-    unsigned char *in = malloc(2 * PIECE), *out = in + PIECE;
+    unsigned char *in = malloc(2 * PIECE);
     z_stream zs = {0};
     if (!in || inflateInit(&zs) != Z_OK) {
         free(in);
@@ -509,7 +510,7 @@ static pb_status png_deflate_valid(const char *path, const unsigned char *hd, si
             zs.next_in = in;
             zs.avail_in = (uInt)n;
             do {
-                zs.next_out = out;
+                zs.next_out = in + PIECE; /* the output, discarded */
                 zs.avail_out = PIECE;
                 zst = inflate(&zs, Z_NO_FLUSH);
             } while (zst == Z_OK && zs.avail_in > 0);
