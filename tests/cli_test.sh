@@ -1035,6 +1035,11 @@ if [ "$have_stb" -eq 1 ]; then
     printf '\211\120\116\107\015\012\032\012\000\000\000\015\111\110\104\122\000\000\000\003\000\000\000\002\010\002\000\000\000\022\026\361\115\000\000\000\034\111\104\101\124\170\136\143\340\065\010\255\232\176\033\343\045\104\242\103\061\237\355\157\004\315\242\033\000\113\021\007\344\137\153\306\374\000\000\000\000\111\105\116\104\256\102\140\202' >"$tmp/baddist.png"
     expect 3 "$pb" conv --image "$tmp/baddist.png" --radius 1 --backend ref
     contains "$tmp/err" "a corrupt PNG (its compressed pixels: invalid distance code)"
+    # a 2x1 PNG whose deflate stream is cut short: refused (stb_image decoded zeros past its end
+    # until its output reached 2 GiB)
+    printf '\211\120\116\107\015\012\032\012\000\000\000\015\111\110\104\122\000\000\000\002\000\000\000\001\010\004\000\000\000\000\001\003\174\174\000\000\015\111\104\101\124\170\136\044\000\000' >"$tmp/cutstream.png"
+    expect 3 "$pb" conv --image "$tmp/cutstream.png" --radius 1 --backend ref
+    contains "$tmp/err" "a corrupt PNG (its compressed pixels: they end before their stream does)"
     # a PGM whose maxval is not a number: refused (stb_image read it as 0 and went on)
     printf 'P5\n3 2\nx\001\002\003\004\005\006' >"$tmp/nomax.pgm"
     expect 3 "$pb" conv --image "$tmp/nomax.pgm" --radius 1 --backend ref

@@ -408,6 +408,7 @@ static pb_status tga_rle_whole(const char *path, const unsigned char *hd, size_t
 #ifdef PB_HAVE_STB
 static uint64_t le16(const unsigned char *p) { return (uint64_t)p[0] | (uint64_t)p[1] << 8; }
 static uint64_t le32(const unsigned char *p) { return le16(p) | le16(p + 2) << 16; }
+static uint64_t be32(const unsigned char *p) { return (uint64_t)p[0] << 24 | (uint64_t)p[1] << 16 | p[2] << 8 | p[3]; }
 
 /* A BMP of 1, 4 or 8 bits a pixel indexes a palette whose size stb_image
  * derives from the data offset; it reads a palette of a negative size as
@@ -473,13 +474,16 @@ static pb_status bmp_palette_whole(const char *path, const unsigned char *hd, si
 }
 
 /* A PNG's compressed pixels (its IDAT chunks), inflated by zlib to see that
- * they are a valid deflate stream: stb_image 2.27 takes the invalid distance
- * codes 30 and 31 as distance 0 and copies pixels it never wrote (found by
- * tests/fuzz/fuzz_image.c under MemorySanitizer). The output is discarded. */
+ * they are one whole, valid deflate stream no longer than the image needs.
+ * stb_image 2.27 takes the invalid distance codes 30 and 31 as distance 0
+ * and copies pixels it never wrote, and decodes past a stream's end (zeros)
+ * until its output reaches 2 GiB: a 60-byte file took 2.2 GB and 1.8 s
+ * (both found by tests/fuzz/fuzz_image.c under MemorySanitizer). The output
+ * is discarded. */
 static pb_status png_deflate_valid(const char *path, const unsigned char *hd, size_t got)
 {
-    if (got < 8 || memcmp(hd, "\x89PNG\r\n\x1a\n", 8) != 0)
-        return PB_OK;
+    if (got < 8 || memcmp(hd, "\x89PNG\r\n\x1a\n", 8) != 0 || memcmp(hd + 12, "CgBI", 4) == 0)
+        return PB_OK; /* not a PNG, or Apple's variant (raw deflate, left to stb_image) */
     FILE *f = fopen(path, "rb");
     if (!f)
         return pb__fail(PB_ERR_IO, "cannot read image '%s': %s", path, strerror(errno));
@@ -491,10 +495,13 @@ static pb_status png_deflate_valid(const char *path, const unsigned char *hd, si
         fclose(f);
         return pb__fail(PB_ERR_NOMEM, "cannot read image '%s': no memory to check its compressed pixels", path);
     }
+    /* At most 8 bytes a pixel (16-bit RGBA) and a filter byte a row, in up to
+     * 7 interlaced passes. */
+    uint64_t w = be32(hd + 16), h = be32(hd + 20), most = h * (8 * w + 8) + 1024; /* hd: zeros past got */
     int zst = Z_OK;
     unsigned char chunk[8];
     bool ok = fseek(f, 8, SEEK_SET) == 0;
-    while (ok && zst == Z_OK && fread(chunk, 1, 8, f) == 8) {
+    while (ok && zst == Z_OK && zs.total_out <= most && fread(chunk, 1, 8, f) == 8) {
         uint64_t len = (uint64_t)chunk[0] << 24 | (uint64_t)chunk[1] << 16 | (uint64_t)chunk[2] << 8 | chunk[3];
         if (memcmp(chunk + 4, "IEND", 4) == 0)
             break;
@@ -502,7 +509,7 @@ static pb_status png_deflate_valid(const char *path, const unsigned char *hd, si
             ok = len < (1u << 31) && fseek(f, (long)len + 4, SEEK_CUR) == 0;
             continue;
         }
-        while (len > 0 && zst == Z_OK) {
+        while (len > 0 && zst == Z_OK && zs.total_out <= most) {
             size_t n = fread(in, 1, len < PIECE ? (size_t)len : PIECE, f);
             if (n == 0)
                 break; /* a short file: stb_image judges what it holds */
@@ -513,13 +520,16 @@ static pb_status png_deflate_valid(const char *path, const unsigned char *hd, si
                 zs.next_out = in + PIECE; /* the output, discarded */
                 zs.avail_out = PIECE;
                 zst = inflate(&zs, Z_NO_FLUSH);
-            } while (zst == Z_OK && zs.avail_in > 0);
+            } while (zst == Z_OK && zs.avail_in > 0 && zs.total_out <= most);
             if (zst == Z_BUF_ERROR)
                 zst = Z_OK; /* no progress possible without more input */
         }
         ok = len == 0 && fseek(f, 4, SEEK_CUR) == 0;
     }
-    const char *why = zst == Z_DATA_ERROR || zst == Z_NEED_DICT ? (zs.msg ? zs.msg : "invalid data") : NULL;
+    const char *why = zst == Z_DATA_ERROR || zst == Z_NEED_DICT ? (zs.msg ? zs.msg : "invalid data")
+                      : zs.total_out > most                     ? "they inflate to more than its size needs"
+                      : zst == Z_OK && zs.total_in > 0          ? "they end before their stream does"
+                                                                : NULL;
     char reason[128];
     if (why)
         snprintf(reason, sizeof reason, "%s", why);
