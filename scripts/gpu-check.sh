@@ -4,7 +4,7 @@
 # racecheck), then the benchmarks. Results and logs go to $OUT (default
 # bench/results/<date>-<gpu>/).
 #
-# usage: scripts/gpu-check.sh [build|quick|full|SECTION...] (SECTION: tests|zoo_check|spmv|zoo|zoo_cpu|memlab|conv|limits|stream|tensor|ceilings|opencl|opencl_copies|opencl_kernels|mpi|devpath|multi|multi_*|trust|studies|sweep)
+# usage: scripts/gpu-check.sh [build|quick|full|SECTION...] (SECTION: tests|zoo_check|spmv|zoo|zoo_cpu|memlab|conv|limits|stream|tensor|shapes|ceilings|opencl|opencl_copies|opencl_kernels|mpi|devpath|multi|multi_*|trust|studies|sweep)
 #   several SECTIONs run in turn on one build. build: only the build (build-gpu/); tests: the
 #   test suite with CUDA required; zoo_check: the sparse variants under compute-sanitizer; quick: tests, sanitizers and a GEMM whose rows must carry NVML's energy columns; spmv, memlab, conv, ceilings, opencl: build, then only
 #   that section (ceilings also renders the report of everything in $OUT; opencl, the OpenCL
@@ -23,7 +23,8 @@
 #   step; PB_SPMV_DIST, PB_SPMV_DIST_FILES, PB_SPMV_DIST_LOCAL, _HALO, _SPLIT, _PATH and _BATCH choose spmv-dist's matrices,
 #   PB_EP_BENCHES=gemm,spmv,... multi_ep's benchmarks); limits: conv at R = 1..128 beside cuDNN, conv-stream's strips and
 #   streams, copies both ways at once; stream: conv-stream at its defaults staged and pinned in place, copies both
-#   ways, conv at R = 32 and 80; tensor: gemm in tf32/bf16/fp16, tc and wgmma beside cuBLAS; trust: a GPU fault mid-run, a problem too big for the device, 10,000
+#   ways, conv at R = 32 and 80; tensor: gemm in tf32/bf16/fp16, tc and wgmma beside cuBLAS; shapes: regblock, dmma
+#   and wgmma beside cuBLAS on square and awkward shapes (tiles cut along k under memcheck first); trust: a GPU fault mid-run, a problem too big for the device, 10,000
 #   library turns; studies: parbench study 000..004 --quick (PB_STUDY_FULL=1: the full
 #   studies; PB_STUDIES="003 004": only those), each in its folder, and one report; sweep: odd sizes
 #   and inputs as a new user would give them, planted faults, memcheck (summary in sweep.txt)
@@ -266,12 +267,38 @@ tensor_section() {
     step "tensor: tc, wgmma and cublas at n = 2048..8192, and awkward shapes"
     run $pb run gemm --backend cuda --variant tc,wgmma,cublas --n 2048,4096,8192 --precision tf32,bf16,fp16 --reps 10 \
         --quiet --out "$out/gemm-tensor.csv"
-    local shape m n k
-    for shape in 8191x8191x8191 3000x5000x7000 4097x4097x4097 65536x64x4096 1024x1024x65536; do
+    gemm_on_shapes "$out/gemm-tensor-shapes.csv" wgmma,cublas tf32,bf16 \
+        8191x8191x8191 3000x5000x7000 4097x4097x4097 65536x64x4096 1024x1024x65536
+}
+
+# gemm_on_shapes FILE VARIANTS PRECISIONS MxNxK...: the CUDA variants on each shape, appended to FILE
+gemm_on_shapes() {
+    local file=$1 variants=$2 precisions=$3 shape m n k
+    shift 3
+    for shape in "$@"; do
         IFS=x read -r m n k <<<"$shape"
-        run $pb run gemm --backend cuda --variant wgmma,cublas --m "$m" --n "$n" --k "$k" --precision tf32,bf16 \
-            --reps 5 --quiet --out "$out/gemm-tensor-shapes.csv" --append
+        run $pb run gemm --backend cuda --variant "$variants" --m "$m" --n "$n" --k "$k" --precision "$precisions" \
+            --reps 10 --quiet --out "$file" --append
     done
+}
+
+# GEMM where whole tiles leave the last wave part-empty (3000 x 5000 x 7000) or a
+# tile part-used (65536 x 64 x 4096): the tiles cut along k and the narrow FP32
+# tile under memcheck, then regblock, dmma and wgmma beside cuBLAS.
+shapes_section() {
+    step "shapes: compute-sanitizer on regblock, dmma and wgmma with tiles cut along k"
+    run compute-sanitizer --tool memcheck --error-exitcode 9 \
+        $pb run gemm --backend cuda --variant regblock,dmma --m 1700,130 --n 2600,64 --k 2100,4500 \
+        --precision float,double --reps 1 --warmup 0 --quiet
+    run compute-sanitizer --tool memcheck --error-exitcode 9 \
+        $pb run gemm --backend cuda --variant wgmma --m 1700 --n 2600 --k 2100 --precision tf32,bf16 --reps 1 \
+        --warmup 0 --quiet
+    run env PB_REQUIRE=cuda ctest --test-dir build-gpu -R '^gemm$' --output-on-failure -V # -V: test_cut_tiles' notes
+    step "shapes: regblock, dmma, wgmma and cuBLAS, square and awkward"
+    local shapes=(2048x2048x2048 4096x4096x4096 8192x8192x8192 8191x8191x8191 3000x5000x7000 4097x4097x4097
+        5000x5000x5000 1000x1000x1000 65536x64x4096 1024x1024x65536 256x256x262144)
+    gemm_on_shapes "$out/gemm-shapes.csv" regblock,dmma,cublas float,double "${shapes[@]}"
+    gemm_on_shapes "$out/gemm-tensor-shapes.csv" wgmma,cublas tf32,bf16 "${shapes[@]}"
 }
 
 ceilings_section() {
@@ -743,7 +770,7 @@ tests_section() {
 }
 
 twins="--backend cuda,opencl --device nvidia"
-sections="tests zoo_check spmv zoo zoo_cpu memlab conv limits stream tensor ceilings opencl opencl_copies opencl_kernels mpi mpi_ep"
+sections="tests zoo_check spmv zoo zoo_cpu memlab conv limits stream tensor shapes ceilings opencl opencl_copies opencl_kernels mpi mpi_ep"
 sections+=" mpi_dist mpi_coll devpath multi multi_p2p multi_ep multi_coll multi_check multi_spmv multi_spmv_strong multi_spmv_weak"
 sections+=" multi_gemm multi_gemm_strong multi_gemm_weak multi_gemm_panel trust studies sweep"
 if [ "$mode" != full ] && [ "$mode" != quick ]; then

@@ -46,8 +46,8 @@
 //    address of an empty copy is the matrix base. 8-byte copies replace the 16-byte
 //    ones when a pointer or leading dimension is not 16-byte aligned (flags VA/VB).
 //    Stores are guarded, 16-byte when C and ldc allow it; beta == 0 never reads C.
-//  * 1-D grid walked in groups of GROUP_M tile rows (as gemm_regblock), 64-bit index
-//    products.
+//  * 1-D grid walked in the grouped tile order of gemm_tiles.cuh, 64-bit index
+//    products; tiles past the last full wave cut along k as regblock's.
 //
 // Tiles (H100 SXM, 132 SMs; see the DTile list at the end):
 //   large  128x128x16, 8 warps of 64x32, 4 stages (130 KiB), 1 block/SM, ~250 registers.
@@ -160,7 +160,8 @@ template <int BM_, int BN_, int BK_, int WM_, int WN_, int STAGES_, int MIN_BLOC
     static_assert(STAGES >= 2, "ring");
 };
 
-constexpr int GROUP_M = 8; // tile rows per L2 group
+// One SM's FP64 tensor-core rate (H100: about 60 TFLOP/s over 132 SMs).
+constexpr double SM_RATE = 4.5e11;
 
 struct Params {
     const double *a;
@@ -170,11 +171,11 @@ struct Params {
     double alpha, beta;
     long long tiles_m, tiles_n;
     bool c_vec; // C pointer and ldc allow 16-byte stores
-    // split-K, as regblock's (gridDim.y > 1): grid row z takes k from
-    // z * k_split, at most k_split of it, into slab z of ws (m x n, ld n)
+    long long tile_first; // block x computes tile tile_first + x
+    // cut along k, as regblock's (gridDim.y > 1): grid row z takes k from
+    // z * k_split, at most k_split of it, into its piece of ws (pb__plan_split)
     long long k_split;
     double *ws;
-    bool ws_vec;
 };
 
 template <class Cfg, bool VA, bool VB>
@@ -190,14 +191,8 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) dmma_gemm_kerne
 
     const int tid = threadIdx.x;
 
-    // Grouped tile order: GROUP_M tile rows walked column by column.
-    const long long pid = blockIdx.x;
-    const long long per_group = GROUP_M * p.tiles_n;
-    const long long first_m = pid / per_group * GROUP_M;
-    const long long gsize = min((long long)GROUP_M, p.tiles_m - first_m);
-    const long long in_group = pid % per_group;
-    const long long m0 = (first_m + in_group % gsize) * BM;
-    const long long n0 = in_group / gsize * BN;
+    long long m0, n0;
+    pb__tile_origin(p.tile_first + blockIdx.x, p.tiles_m, p.tiles_n, BM, BN, &m0, &n0);
     const long long M = p.m, N = p.n;
     const bool split = gridDim.y > 1;
     const long long kz = (long long)blockIdx.y * p.k_split, K = max(0LL, min(p.k - kz, p.k_split));
@@ -336,10 +331,12 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) dmma_gemm_kerne
     }
 
     // ---- epilogue: C = alpha*acc + beta*C, guarded; beta == 0 never reads C ----
+    // A piece of a cut tile goes to its own BM x BN part of ws, at (row - m0, col - n0).
     const double alpha = split ? 1.0 : p.alpha, beta = split ? 0.0 : p.beta;
-    double *const c_out = split ? p.ws + (long long)blockIdx.y * M * N : p.c;
-    const long long ldc = split ? N : p.ldc;
-    const bool c_vec = split ? p.ws_vec : p.c_vec;
+    const long long piece = (long long)blockIdx.y * gridDim.x + blockIdx.x;
+    double *const c_out = split ? p.ws + piece * BM * BN - (m0 * BN + n0) : p.c;
+    const long long ldc = split ? BN : p.ldc;
+    const bool c_vec = split || p.c_vec;
 #pragma unroll
     for (int fm = 0; fm < FM; ++fm) {
 #pragma unroll
@@ -437,32 +434,44 @@ cudaError_t gemm(size_t m, size_t n, size_t k, double alpha, const double *a, si
     const bool va = pb__aligned16(a) && lda % 2 == 0;
     const bool vb = pb__aligned16(b) && ldb % 2 == 0;
 
+    p.tile_first = 0;
     p.k_split = (long long)k;
     p.ws = nullptr;
-    p.ws_vec = n % 2 == 0;
-    const int slabs = pb__split_k(tiles_m * tiles_n, k, pb__sm_count());
-    if (slabs > 1) {
-        const size_t per = (k + slabs - 1) / slabs;
-        p.k_split = (long long)((per + Cfg::BK - 1) / Cfg::BK * Cfg::BK);
-        const cudaError_t e = cudaMallocAsync(&p.ws, (size_t)slabs * m * n * sizeof(double), s);
+    const size_t tiles = tiles_m * tiles_n;
+    const pb__split_plan plan = pb__plan_split(tiles, k, pb__sm_count(), sizeof(double), SM_RATE);
+    if (plan.slabs > 1) {
+        const cudaError_t e =
+            cudaMallocAsync(&p.ws, (tiles - plan.first) * plan.slabs * Cfg::BM * Cfg::BN * sizeof(double), s);
         if (e != cudaSuccess)
             return e;
     }
 
-    const dim3 grid((unsigned)(tiles_m * tiles_n), (unsigned)slabs), block(Cfg::THREADS);
-    const size_t smem = Cfg::SMEM_BYTES;
-    if (va && vb)
-        dmma_gemm_kernel<Cfg, true, true><<<grid, block, smem, s>>>(p);
-    else if (va)
-        dmma_gemm_kernel<Cfg, true, false><<<grid, block, smem, s>>>(p);
-    else if (vb)
-        dmma_gemm_kernel<Cfg, false, true><<<grid, block, smem, s>>>(p);
-    else
-        dmma_gemm_kernel<Cfg, false, false><<<grid, block, smem, s>>>(p);
-    cudaError_t e = cudaGetLastError();
-    if (slabs > 1) {
+    // The whole tiles, then the cut ones (pb__plan_split).
+    auto launch = [&](size_t blocks, int slabs) {
+        const dim3 grid((unsigned)blocks, (unsigned)slabs), block(Cfg::THREADS);
+        const size_t smem = Cfg::SMEM_BYTES;
+        if (va && vb)
+            dmma_gemm_kernel<Cfg, true, true><<<grid, block, smem, s>>>(p);
+        else if (va)
+            dmma_gemm_kernel<Cfg, true, false><<<grid, block, smem, s>>>(p);
+        else if (vb)
+            dmma_gemm_kernel<Cfg, false, true><<<grid, block, smem, s>>>(p);
+        else
+            dmma_gemm_kernel<Cfg, false, false><<<grid, block, smem, s>>>(p);
+        return cudaGetLastError();
+    };
+    cudaError_t e = cudaSuccess;
+    if (plan.first > 0)
+        e = launch(plan.first, 1);
+    if (e == cudaSuccess && plan.first < tiles) {
+        const size_t per = (k + plan.slabs - 1) / plan.slabs;
+        p.tile_first = (long long)plan.first;
+        p.k_split = (long long)((per + Cfg::BK - 1) / Cfg::BK * Cfg::BK);
+        e = launch(tiles - plan.first, plan.slabs);
         if (e == cudaSuccess)
-            e = pb__split_reduce(slabs, m, n, p.ws, alpha, beta, c, ldc, s);
+            e = pb__tile_reduce(plan, m, n, Cfg::BM, Cfg::BN, (const double *)p.ws, alpha, beta, c, ldc, s);
+    }
+    if (p.ws) {
         const cudaError_t freed = cudaFreeAsync(p.ws, s);
         if (e == cudaSuccess)
             e = freed;
@@ -476,15 +485,16 @@ using DMedium = DTile<128, 64, 16, 64, 32, 4, 2>; // 4 warps, 2 blocks/SM
 using DSmall = DTile<64, 64, 16, 32, 32, 4, 3>;   // 4 warps, 32 accumulator doubles a lane, 3 blocks/SM
 
 // Efficiencies relative to the large tile at full occupancy (H100, square n = 1024..8192).
-constexpr pb__tile_choice dmma_choices[] = {
-    {DLarge::BM, DLarge::BN, 1.0}, {DMedium::BM, DMedium::BN, 0.95}, {DSmall::BM, DSmall::BN, 0.85}};
+constexpr pb__tile_choice dmma_choices[] = {{DLarge::BM, DLarge::BN, 1.0, DLarge::MIN_BLOCKS},
+                                            {DMedium::BM, DMedium::BN, 0.95, DMedium::MIN_BLOCKS},
+                                            {DSmall::BM, DSmall::BN, 0.85, DSmall::MIN_BLOCKS}};
 
 } // namespace
 
 cudaError_t pb__cuda_gemm_dmma_f64(size_t m, size_t n, size_t k, double alpha, const double *a, size_t lda,
                                    const double *b, size_t ldb, double beta, double *c, size_t ldc, cudaStream_t s)
 {
-    switch (pb__pick_tile(m, n, k, true, dmma_choices, 3)) {
+    switch (pb__pick_tile(m, n, k, true, sizeof(double), SM_RATE, dmma_choices, 3)) {
     case 0:
         return gemm<DLarge>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
     case 1:

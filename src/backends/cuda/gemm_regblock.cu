@@ -28,14 +28,18 @@
 //    B columns past n and the K tail (both operands) are zero-filled, stores are
 //    guarded, 16-byte stores only when C and ldc are aligned. Full K slices take
 //    an unpredicated path; the K % BK tail is one extra slice after the main loop.
-//  * 1-D grid walked in groups of GROUP_M tile rows (column-major inside a group),
-//    so that co-resident blocks share A and B panels in L2. Index products are 64-bit.
+//  * 1-D grid walked in the grouped tile order of gemm_tiles.cuh, so that co-resident
+//    blocks share A and B panels in L2. Index products are 64-bit.
+//  * Tiles past the last full wave, or all of them where they leave most SMs idle,
+//    are cut along k (pb__plan_split): 3000 x 5000 x 7000 runs 3.64 waves, not 4.
 //
 // Tiles (measured on an H100 SXM, 132 SMs; see the Tile<> list at the end):
 //  FP32 large  128x256x16, 256 threads, 8x16 per lane, 1 block/SM (255 regs, 48.5 KiB
 //              shared memory, opted into above the 48 KiB default). 8x16 reads a quarter
 //              fewer shared-memory bytes per FMA than 8x8; 1-2% ahead of 128x128.
 //  FP32 medium 128x128x8, 256 threads, 8x8, 2 blocks/SM (128 regs, 16.3 KiB).
+//  FP32 narrow 128x64x8, 128 threads, 8x8, 4 blocks/SM: a thin C (65536 x 64), or a
+//              mid-sized one (1000^2: 128 tiles where 128x128 makes 64).
 //  FP32 small  64x64x8, 128 threads, 8x4, 4 blocks/SM.
 //  FP64 large  128x128x8, 256 threads, 8x8 doubles, 1 block/SM (~250 regs, 32.5 KiB).
 //  FP64 small  64x64x8, 128 threads, 8x4 doubles, 3 blocks/SM.
@@ -118,7 +122,8 @@ struct Tile {
     static_assert(BK % 2 == 0, "fragment double buffering alternates per k-row");
 };
 
-constexpr int GROUP_M = 8; // tile rows per L2 group
+// One SM's FMA rate (H100: about 50 TFLOP/s of FP32, 25 of FP64, over 132 SMs).
+template <typename T> constexpr double sm_rate() { return sizeof(T) == 4 ? 3.8e11 : 1.9e11; }
 
 template <typename T> struct Params {
     const T *a;
@@ -128,12 +133,12 @@ template <typename T> struct Params {
     T alpha, beta;
     long long tiles_m, tiles_n;
     bool c_vec; // C pointer and ldc allow 16-byte stores
-    // split-K (gridDim.y > 1): grid row z takes k from z * k_split, at most
-    // k_split of it, and writes alpha = 1 times its product to slab z of ws
-    // (m x n, ld n); split_reduce adds the slabs into C.
+    long long tile_first; // block x computes tile tile_first + x
+    // cut along k (gridDim.y > 1): grid row z takes k from z * k_split, at most
+    // k_split of it, and writes alpha = 1 times its product to its piece of ws
+    // (pb__plan_split); pb__tile_reduce adds the pieces into C.
     long long k_split;
     T *ws;
-    bool ws_vec;
 };
 
 template <class Cfg, bool VA, bool VB>
@@ -151,14 +156,8 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) gemm_kernel(con
 
     const int tid = threadIdx.x;
 
-    // Grouped tile order: GROUP_M tile rows walked column by column.
-    const long long pid = blockIdx.x;
-    const long long per_group = GROUP_M * p.tiles_n;
-    const long long first_m = pid / per_group * GROUP_M;
-    const long long gsize = min((long long)GROUP_M, p.tiles_m - first_m);
-    const long long in_group = pid % per_group;
-    const long long m0 = (first_m + in_group % gsize) * Cfg::BM;
-    const long long n0 = in_group / gsize * Cfg::BN;
+    long long m0, n0;
+    pb__tile_origin(p.tile_first + blockIdx.x, p.tiles_m, p.tiles_n, Cfg::BM, Cfg::BN, &m0, &n0);
     const long long M = p.m, N = p.n;
     const bool split = gridDim.y > 1;
     const long long kz = (long long)blockIdx.y * p.k_split, K = max(0LL, min(p.k - kz, p.k_split));
@@ -314,10 +313,12 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) gemm_kernel(con
     }
 
     // ---- epilogue: C = alpha*acc + beta*C, guarded; beta == 0 never reads C ----
+    // A piece of a cut tile goes to its own BM x BN part of ws, at (row - m0, col - n0).
     const T alpha = split ? T(1) : p.alpha, beta = split ? T(0) : p.beta;
-    T *const c_out = split ? p.ws + (long long)blockIdx.y * M * N : p.c;
-    const long long ldc = split ? N : p.ldc;
-    const bool c_vec = split ? p.ws_vec : p.c_vec;
+    const long long piece = (long long)blockIdx.y * gridDim.x + blockIdx.x;
+    T *const c_out = split ? p.ws + piece * Cfg::BM * Cfg::BN - (m0 * Cfg::BN + n0) : p.c;
+    const long long ldc = split ? Cfg::BN : p.ldc;
+    const bool c_vec = split || p.c_vec;
 #pragma unroll
     for (int r = 0; r < Cfg::REP_M; ++r) {
 #pragma unroll
@@ -430,14 +431,15 @@ cudaError_t gemm(size_t m, size_t n, size_t k, typename Cfg::T alpha, const type
     p.c_vec = pb__aligned16(c) && ldc % VEC == 0;
     bool va = pb__aligned16(a) && lda % VEC == 0;
     bool vb = pb__aligned16(b) && ldb % VEC == 0;
+    p.tile_first = 0;
     p.k_split = (long long)k;
     p.ws = nullptr;
-    p.ws_vec = false;
-    const int slabs = pb__split_k(tiles_m * tiles_n, k, pb__sm_count());
+    const size_t tiles = tiles_m * tiles_n;
+    const pb__split_plan plan = pb__plan_split(tiles, k, pb__sm_count(), sizeof(T), sm_rate<T>());
 
     // Scratch on the stream, freed behind the work: A or B packed where their
     // layout rules out 16-byte loads (a leading dimension of 8191: 0.78x
-    // cuBLAS without, the copy costing 1-2% of the product), and the slabs.
+    // cuBLAS without, the copy costing 1-2% of the product), and the pieces.
     T *scratch[3] = {nullptr, nullptr, nullptr};
     cudaError_t e = cudaSuccess;
     // rows x cols of src into new scratch whose rows are whole vectors
@@ -458,16 +460,12 @@ cudaError_t gemm(size_t m, size_t n, size_t k, typename Cfg::T alpha, const type
         e = pack(b, ldb, k, n, &scratch[1], &p.ldb);
         p.b = scratch[1], vb = true;
     }
-    if (e == cudaSuccess && slabs > 1) {
-        const size_t per = (k + slabs - 1) / slabs;
-        p.k_split = (long long)((per + Cfg::BK - 1) / Cfg::BK * Cfg::BK);
-        e = cudaMallocAsync(&scratch[2], (size_t)slabs * m * n * sizeof(T), s);
-        p.ws = scratch[2];
-        p.ws_vec = n % VEC == 0;
-    }
+    if (e == cudaSuccess && plan.slabs > 1)
+        e = cudaMallocAsync(&scratch[2], (tiles - plan.first) * plan.slabs * Cfg::BM * Cfg::BN * sizeof(T), s);
 
-    if (e == cudaSuccess) {
-        const dim3 grid((unsigned)(tiles_m * tiles_n), (unsigned)slabs), block(Cfg::THREADS);
+    // The whole tiles, then the cut ones (pb__plan_split).
+    auto launch = [&](size_t blocks, int slabs) {
+        const dim3 grid((unsigned)blocks, (unsigned)slabs), block(Cfg::THREADS);
         const size_t smem = Cfg::SMEM_BYTES;
         if (va && vb)
             gemm_kernel<Cfg, true, true><<<grid, block, smem, s>>>(p);
@@ -477,10 +475,18 @@ cudaError_t gemm(size_t m, size_t n, size_t k, typename Cfg::T alpha, const type
             gemm_kernel<Cfg, false, true><<<grid, block, smem, s>>>(p);
         else
             gemm_kernel<Cfg, false, false><<<grid, block, smem, s>>>(p);
-        e = cudaGetLastError();
-    }
-    if (e == cudaSuccess && slabs > 1) {
-        e = pb__split_reduce(slabs, m, n, p.ws, alpha, beta, c, ldc, s);
+        return cudaGetLastError();
+    };
+    if (e == cudaSuccess && plan.first > 0)
+        e = launch(plan.first, 1);
+    if (e == cudaSuccess && plan.first < tiles) {
+        const size_t per = (k + plan.slabs - 1) / plan.slabs;
+        p.tile_first = (long long)plan.first;
+        p.k_split = (long long)((per + Cfg::BK - 1) / Cfg::BK * Cfg::BK);
+        p.ws = scratch[2];
+        e = launch(tiles - plan.first, plan.slabs);
+        if (e == cudaSuccess)
+            e = pb__tile_reduce(plan, m, n, Cfg::BM, Cfg::BN, p.ws, alpha, beta, c, ldc, s);
     }
     for (T *t : scratch)
         if (t) {
@@ -494,24 +500,28 @@ cudaError_t gemm(size_t m, size_t n, size_t k, typename Cfg::T alpha, const type
 //                      T       BM   BN  BK  WM  WN TWM CM CN MINB
 using F32Large = Tile<float, 128, 256, 16, 64, 64, 4, 4, 4, 1>;  // 8x16 per thread, 256 threads
 using F32Medium = Tile<float, 128, 128, 8, 32, 64, 4, 4, 4, 2>;  // 8x8, 256 threads
+using F32Narrow = Tile<float, 128, 64, 8, 64, 32, 8, 4, 4, 4>;  // 8x8, 128 threads
 using F32Small = Tile<float, 64, 64, 8, 32, 32, 4, 4, 4, 4>;     // 8x4, 128 threads
 using F64Large = Tile<double, 128, 128, 8, 32, 64, 4, 2, 2, 1>;  // 8x8, 256 threads
 using F64Small = Tile<double, 64, 64, 8, 32, 32, 4, 2, 2, 3>;    // 8x4, 128 threads
 
-constexpr pb__tile_choice f32_choices[] = {
-    {F32Large::BM, F32Large::BN, 1.0}, {F32Medium::BM, F32Medium::BN, 0.985}, {F32Small::BM, F32Small::BN, 0.83}};
-constexpr pb__tile_choice f64_choices[] = {{F64Large::BM, F64Large::BN, 1.0}, {F64Small::BM, F64Small::BN, 0.905}};
+template <class Cfg> constexpr pb__tile_choice choice(double eff) { return {Cfg::BM, Cfg::BN, eff, Cfg::MIN_BLOCKS}; }
+constexpr pb__tile_choice f32_choices[] = {choice<F32Large>(1.0), choice<F32Medium>(0.985), choice<F32Narrow>(0.95),
+                                           choice<F32Small>(0.83)};
+constexpr pb__tile_choice f64_choices[] = {choice<F64Large>(1.0), choice<F64Small>(0.905)};
 
 } // namespace
 
 cudaError_t pb__cuda_gemm_regblock_f32(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                                        const float *b, size_t ldb, float beta, float *c, size_t ldc, cudaStream_t s)
 {
-    switch (pb__pick_tile(m, n, k, true, f32_choices, 3)) {
+    switch (pb__pick_tile(m, n, k, true, sizeof(float), sm_rate<float>(), f32_choices, 4)) {
     case 0:
         return gemm<F32Large>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
     case 1:
         return gemm<F32Medium>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
+    case 2:
+        return gemm<F32Narrow>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
     default:
         return gemm<F32Small>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
     }
@@ -520,7 +530,7 @@ cudaError_t pb__cuda_gemm_regblock_f32(size_t m, size_t n, size_t k, float alpha
 cudaError_t pb__cuda_gemm_regblock_f64(size_t m, size_t n, size_t k, double alpha, const double *a, size_t lda,
                                        const double *b, size_t ldb, double beta, double *c, size_t ldc, cudaStream_t s)
 {
-    switch (pb__pick_tile(m, n, k, true, f64_choices, 2)) {
+    switch (pb__pick_tile(m, n, k, true, sizeof(double), sm_rate<double>(), f64_choices, 2)) {
     case 0:
         return gemm<F64Large>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
     default:

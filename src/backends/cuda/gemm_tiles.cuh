@@ -1,91 +1,181 @@
-// Host-side helpers shared by the hand-written CUDA GEMM kernels (regblock,
-// dmma): the tile-shape choice and the alignment test for 16-byte accesses.
+// Helpers shared by the hand-written CUDA GEMM kernels (regblock, dmma, wgmma):
+// the tile order, the tile-shape choice, cutting tiles along k and summing the
+// pieces, and the alignment test for 16-byte accesses.
 #ifndef PARBENCH_CUDA_GEMM_TILES_CUH
 #define PARBENCH_CUDA_GEMM_TILES_CUH
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cuda_runtime.h>
 
 static inline bool pb__aligned16(const void *p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
-// A block-tile shape and its relative efficiency (measured on an H100).
+// A block-tile shape, its relative efficiency (measured on an H100 with
+// per_sm blocks resident on every SM) and that number of blocks.
 struct pb__tile_choice {
     int bm, bn;
     double eff;
+    int per_sm;
 };
 
 // The current device's SM count (132 where it cannot be read).
+// PARBENCH_GEMM_SMS=N plans tiles for N SMs instead: the tests cut tiles along
+// k on small shapes so.
 static inline int pb__sm_count()
 {
     int dev = 0, sms = 0;
+    if (const char *forced = getenv("PARBENCH_GEMM_SMS"))
+        if ((sms = atoi(forced)) > 0)
+            return sms;
     if (cudaGetDevice(&dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms <= 0)
         sms = 132;
     return sms;
 }
 
-// Split-K slabs for a grid of `blocks` tiles: enough to fill the GPU once
-// where the tiles alone leave most of it idle and k is long enough that each
-// slab keeps at least 2048 of it (the reduction of the slabs then costs
-// little beside the product). 1 = no split.
-static inline int pb__split_k(size_t blocks, size_t k, int sms)
+// The grouped tile order every kernel walks: GROUP_M tile rows at a time, column
+// by column inside a group, so that co-resident blocks share A and B panels in L2.
+// Tile pid's first row and column of C.
+constexpr int PB_GEMM_GROUP_M = 8;
+__host__ __device__ inline void pb__tile_origin(long long pid, long long tiles_m, long long tiles_n, int bm, int bn,
+                                                long long *m0, long long *n0)
 {
-    if (blocks == 0 || blocks * 2 > (size_t)sms)
-        return 1;
-    size_t s = (size_t)sms / blocks;
-    if (s > 64)
-        s = 64;
-    while (s > 1 && k / s < 2048)
-        --s;
-    return (int)s;
+    const long long per_group = PB_GEMM_GROUP_M * tiles_n;
+    const long long first_m = pid / per_group * PB_GEMM_GROUP_M;
+    const long long rows_here = tiles_m - first_m < PB_GEMM_GROUP_M ? tiles_m - first_m : PB_GEMM_GROUP_M;
+    const long long in_group = pid % per_group;
+    *m0 = (first_m + in_group % rows_here) * bm;
+    *n0 = in_group / rows_here * bn;
 }
 
-// C = alpha * (the sum of the split-K slabs, in slab order: the same on
-// every run) + beta * C; the slabs are m x n, one after another.
-template <typename T>
-__global__ void pb__split_reduce_kernel(long long m, long long n, int slabs, const T *__restrict__ ws, T alpha, T beta,
-                                        T *__restrict__ c, long long ldc)
+// How a product's tiles go over the SMs. Tiles [0, first) run whole, a block
+// each; tiles [first, tiles) are cut along k into `slabs` pieces, each block
+// writing its piece to a BM x BN part of a workspace (tile first + x, piece y
+// at (y * (tiles - first) + x) * BM * BN) that pb__tile_reduce sums in order:
+// the same sum on every run.
+//  * Few tiles and a long k (tiles <= sms / 2): every tile is cut, into as many
+//    pieces as fill the GPU once, each keeping at least 2048 of k.
+//  * Otherwise the tiles past the last full wave are cut into the pieces that
+//    bring that last wave closest to full. 3000 x 5000 in 128 x 256 tiles on
+//    132 SMs: 480 tiles are 3 full waves and 84 over, a fourth wave 36% busy;
+//    84 x 3 pieces take two waves of a third of a tile instead.
+// sm_rate (FLOP/s of one SM) weighs the pieces' partial results, written and
+// read once at about 3 TB/s, against the products of the tile.
+struct pb__split_plan {
+    size_t first; // tiles run whole
+    int slabs;    // pieces of each tile past first
+    double waves; // the estimated time, in units of one whole tile on every SM
+};
+
+static inline pb__split_plan pb__plan_split(size_t tiles, size_t k, int sms, size_t elem_bytes, double sm_rate)
 {
-    const long long total = m * n;
+    pb__split_plan plan = {tiles, 1, std::ceil((double)tiles / sms)};
+    if (tiles == 0)
+        return plan;
+    if (tiles * 2 <= (size_t)sms) {
+        size_t s = (size_t)sms / tiles;
+        if (s > 64)
+            s = 64;
+        while (s > 1 && k / s < 2048)
+            --s;
+        if (s > 1)
+            plan = {0, (int)s, 1.0 / (double)s};
+        return plan;
+    }
+    const size_t whole = tiles / sms * sms, rest = tiles - whole;
+    if (rest == 0)
+        return plan;
+    double best = 1.0; // the last wave's share of the estimate, run whole
+    int best_s = 1;
+    for (int s = 2; s <= 8 && k / s >= 1024; ++s) {
+        const double fixup = 0.01 + (double)(rest * s * elem_bytes) * sm_rate / (3e12 * (double)k);
+        const double t = std::ceil((double)(rest * s) / sms) / s + fixup;
+        if (t < best) {
+            best = t;
+            best_s = s;
+        }
+    }
+    // Cut only where that saves a quarter of a wave: the pieces' pipelines fill
+    // and drain more often than the estimate says (H200, wgmma bf16 3000 x 5000
+    // x 7000: 0.89 estimated, 6% slower measured; 8192^2 at 0.83: 2% slower).
+    if (best > 0.75)
+        return plan;
+    return {whole, best_s, (double)(whole / sms) + best};
+}
+
+// C = alpha * (the sum of the pieces, in piece order) + beta * C over the cut
+// tiles of a plan (count of them, from tile first).
+template <typename T>
+__global__ void pb__tile_reduce_kernel(long long m, long long n, long long tiles_m, long long tiles_n, int bm, int bn,
+                                       long long first, long long count, int slabs, const T *__restrict__ ws, T alpha,
+                                       T beta, T *__restrict__ c, long long ldc)
+{
+    const long long per_tile = (long long)bm * bn, total = count * per_tile;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
          i += (long long)gridDim.x * blockDim.x) {
+        const long long t = i / per_tile, e = i % per_tile;
+        long long m0, n0;
+        pb__tile_origin(first + t, tiles_m, tiles_n, bm, bn, &m0, &n0);
+        const long long row = m0 + e / bn, col = n0 + e % bn;
+        if (row >= m || col >= n)
+            continue;
         T sum = 0;
         for (int z = 0; z < slabs; ++z)
-            sum += ws[z * total + i];
-        T *dst = c + i / n * ldc + i % n;
+            sum += ws[(z * count + t) * per_tile + e];
+        T *dst = c + row * ldc + col;
         *dst = beta == T(0) ? alpha * sum : fma(alpha, sum, beta * *dst);
     }
 }
 
 template <typename T>
-static inline cudaError_t pb__split_reduce(int slabs, size_t m, size_t n, const T *ws, T alpha, T beta, T *c,
-                                           size_t ldc, cudaStream_t s)
+static inline cudaError_t pb__tile_reduce(const pb__split_plan &plan, size_t m, size_t n, int bm, int bn,
+                                          const T *ws, T alpha, T beta, T *c, size_t ldc, cudaStream_t s)
 {
-    const size_t blocks = (m * n + 255) / 256;
-    pb__split_reduce_kernel<T><<<(unsigned)(blocks < 4096 ? blocks : 4096), 256, 0, s>>>(
-        (long long)m, (long long)n, slabs, ws, alpha, beta, c, (long long)ldc);
+    const long long tiles_m = (long long)((m + bm - 1) / bm), tiles_n = (long long)((n + bn - 1) / bn);
+    const long long count = tiles_m * tiles_n - (long long)plan.first;
+    const long long blocks = (count * bm * bn + 255) / 256;
+    pb__tile_reduce_kernel<T><<<(unsigned)(blocks < 4096 ? blocks : 4096), 256, 0, s>>>(
+        (long long)m, (long long)n, tiles_m, tiles_n, bm, bn, (long long)plan.first, count, plan.slabs, ws, alpha,
+        beta, c, (long long)ldc);
     return cudaGetLastError();
 }
 
-// The blocks of a shape spread evenly over the SMs, so the run time is about
-// (blocks per SM, rounded up) x (work of one block) / (efficiency of the tile),
-// the work of a block divided by the slabs where the kernel splits k.
-// Large tiles win whenever they fill the machine; smaller ones recover the
-// parallelism of small or skinny products. Returns the index of the cheapest.
-static inline int pb__pick_tile(size_t m, size_t n, size_t k, bool splits_k, const pb__tile_choice *choices,
-                                int count)
+// The run time of a shape is about its waves (pb__plan_split) x (work of one
+// tile) / (efficiency of the tile). Large tiles win whenever they fill the
+// machine; smaller ones recover the parallelism of small or skinny products.
+// A tile made to share its SM runs slower alone: where a product has fewer
+// blocks than the SMs hold, the efficiency drops by 0.24 x the share of the
+// blocks missing (H200, 256 x 256 x 262144 in 33 pieces of 128 x 128, one
+// block an SM of two: 0.87 of the 128 x 256 tile's rate).
+// Returns the index of the cheapest, or of the BMxBN that PARBENCH_GEMM_TILE
+// names where the choices hold it (for tuning runs).
+static inline int pb__pick_tile(size_t m, size_t n, size_t k, bool splits_k, size_t elem_bytes, double sm_rate,
+                                const pb__tile_choice *choices, int count)
 {
+    if (const char *forced = getenv("PARBENCH_GEMM_TILE")) {
+        int bm = 0, bn = 0;
+        if (sscanf(forced, "%dx%d", &bm, &bn) == 2)
+            for (int i = 0; i < count; ++i)
+                if (choices[i].bm == bm && choices[i].bn == bn)
+                    return i;
+    }
     const int sms = pb__sm_count();
     int best = 0;
     double best_cost = 0;
     for (int i = 0; i < count; ++i) {
         const pb__tile_choice &t = choices[i];
         const size_t tiles = ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn);
-        const int slabs = splits_k ? pb__split_k(tiles, k, sms) : 1;
-        const double blocks = (double)tiles * slabs;
-        const double cost = std::ceil(blocks / sms) * t.bm * t.bn / (t.eff * slabs);
+        pb__split_plan plan = {tiles, 1, std::ceil((double)tiles / sms)};
+        if (splits_k)
+            plan = pb__plan_split(tiles, k, sms, elem_bytes, sm_rate);
+        const double blocks = (double)plan.first + (double)(tiles - plan.first) * plan.slabs;
+        const double resident = std::min((double)t.per_sm, std::ceil(blocks / sms));
+        const double eff = t.eff * (1.0 - 0.24 * (1.0 - resident / t.per_sm));
+        const double cost = plan.waves * t.bm * t.bn / eff;
         if (i == 0 || cost < best_cost) {
             best = i;
             best_cost = cost;

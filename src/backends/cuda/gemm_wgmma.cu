@@ -19,8 +19,9 @@
 //    transposed from shared memory. TF32 wgmma takes K-major operands only, so for tf32
 //    B is first transposed into scratch on the stream (counted in the time, 5-8% at 8192).
 //  * Tiles are walked in groups of 8 tile rows so that neighbours in time share B in L2.
-//  * Where the tiles leave most SMs idle and k is long (1024 x 1024 x 65536), k is split
-//    over blockIdx.y as in regblock (pb__split_k), the slabs summed in order afterwards.
+//  * Where the tiles leave most SMs idle and k is long (1024 x 1024 x 65536), and for the
+//    tiles past the last full wave, k is cut over blockIdx.y as in regblock
+//    (pb__plan_split), the pieces summed in order afterwards.
 
 #include <cuda.h> // CUtensorMap (the encoder itself is fetched from the driver at run time)
 #include <cudaTypedefs.h>
@@ -44,7 +45,7 @@
 
 namespace {
 
-constexpr int BM = 128, THREADS = 384, GROUP_M = 8;
+constexpr int BM = 128, THREADS = 384;
 constexpr int ROW_BYTES = 128; // a K slice row: the swizzle width
 constexpr int B_CHUNK = 64;    // N-major B: 64 columns (128 bytes) a copy
 
@@ -73,7 +74,8 @@ template <> struct mma_type<float> { // tf32
 
 struct params {
     int m, n, k, tiles_m, tiles_n;
-    int slab_slices; // split-K: K slices per blockIdx.y; its m x n slab of ws, summed later
+    int tile_first;  // block x computes tile tile_first + x
+    int slab_slices; // cut along k: K slices per blockIdx.y, into its piece of ws (pb__plan_split)
     float alpha, beta;
     float *c;
     size_t ldc;
@@ -200,11 +202,9 @@ __device__ __forceinline__ void body(const CUtensorMap *map_a, const CUtensorMap
     auto a_at = [&](int s) { return ring + (uint32_t)(s * STAGE_BYTES); };
     auto b_at = [&](int s) { return ring + (uint32_t)(s * STAGE_BYTES + A_STAGE); };
 
-    // Tile of this block: groups of GROUP_M tile rows, column by column within a group.
-    const int t = blockIdx.x, per_group = GROUP_M * p.tiles_n, first_m = t / per_group * GROUP_M;
-    const int rows_here = min(p.tiles_m - first_m, GROUP_M);
-    const int tm = first_m + t % per_group % rows_here, tn = t % per_group / rows_here;
-    const int row0 = tm * BM, col0 = tn * BN;
+    long long tile_row0, tile_col0;
+    pb__tile_origin(p.tile_first + (long long)blockIdx.x, p.tiles_m, p.tiles_n, BM, BN, &tile_row0, &tile_col0);
+    const int row0 = (int)tile_row0, col0 = (int)tile_col0;
     const int all_slices = (p.k + BK - 1) / BK, first = blockIdx.y * p.slab_slices;
     const int slices = max(0, min(all_slices - first, p.slab_slices));
     const int wg = threadIdx.x / 128;
@@ -271,10 +271,12 @@ __device__ __forceinline__ void body(const CUtensorMap *map_a, const CUtensorMap
     // d[4i .. 4i+3] are columns 8i + 2*(lane%4) + {0,1} of those two rows.
     const int tid = threadIdx.x % 128, lane = tid % 32;
     const int r_top = row0 + cw * 64 + tid / 32 * 16 + lane / 4;
-    // Split-K: this slab's products as they are, into its part of the workspace.
+    // A piece of a cut tile: its products as they are, into its BM x BN part of the
+    // workspace, at (row - row0, col - col0).
     const bool split = gridDim.y > 1;
-    float *const c = split ? p.ws + (size_t)blockIdx.y * p.m * p.n : p.c;
-    const size_t ldc = split ? (size_t)p.n : p.ldc;
+    const size_t piece = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
+    float *const c = split ? p.ws + piece * BM * BN - ((size_t)row0 * BN + col0) : p.c;
+    const size_t ldc = split ? (size_t)BN : p.ldc;
     const float alpha = split ? 1.0f : p.alpha, beta = split ? 0.0f : p.beta;
     const bool pairs = ldc % 2 == 0 && (reinterpret_cast<uintptr_t>(c) & 7) == 0;
 #pragma unroll
@@ -414,8 +416,8 @@ template <typename T> bool b_transposed()
 }
 
 template <typename T, int BN>
-cudaError_t launch(const CUtensorMap *map_a, const CUtensorMap *map_b, const params &p, int slabs, bool kmajor_b,
-                   cudaStream_t s)
+cudaError_t launch(const CUtensorMap *map_a, const CUtensorMap *map_b, const params &p, size_t blocks, int slabs,
+                   bool kmajor_b, cudaStream_t s)
 {
     void (*f)(const CUtensorMap, const CUtensorMap, const params) = kernel<T, BN, 0>;
     if constexpr (sizeof(T) == 2)
@@ -423,7 +425,7 @@ cudaError_t launch(const CUtensorMap *map_a, const CUtensorMap *map_b, const par
             f = kernel<T, BN, 1>;
     cudaError_t e = cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, tile<BN>::SMEM_BYTES);
     if (e == cudaSuccess) {
-        const dim3 grid((unsigned)(p.tiles_m * p.tiles_n), (unsigned)slabs);
+        const dim3 grid((unsigned)blocks, (unsigned)slabs);
         f<<<grid, THREADS, tile<BN>::SMEM_BYTES, s>>>(*map_a, *map_b, p);
         e = cudaGetLastError();
     }
@@ -481,8 +483,9 @@ template <typename T> pb_status run(const pb_gemm_args *g, cudaStream_t s)
     // The tile width: 256 where the tiles fill the GPU, narrower ones for a thin C
     // (65536 x 64 x 4096 wastes 3/4 of a 256-wide tile). Efficiencies relative to 256.
     // PARBENCH_WGMMA_BN=64|128|256 imposes one (tests cover every width so).
-    static const pb__tile_choice widths[] = {{BM, 256, 1.0}, {BM, 128, 0.9}, {BM, 64, 0.75}};
-    int bn = widths[pb__pick_tile(m, n, k, true, widths, 3)].bn;
+    static const pb__tile_choice widths[] = {{BM, 256, 1.0, 1}, {BM, 128, 0.9, 1}, {BM, 64, 0.75, 1}};
+    const double sm_rate = sizeof(T) == 4 ? 3e12 : 4.5e12; // one SM's FLOP/s (H100: about 400 tf32, 600 bf16)
+    int bn = widths[pb__pick_tile(m, n, k, true, sizeof(float), sm_rate, widths, 3)].bn;
     if (const char *forced = getenv("PARBENCH_WGMMA_BN"))
         for (const pb__tile_choice &w : widths)
             if (atoi(forced) == w.bn)
@@ -493,13 +496,13 @@ template <typename T> pb_status run(const pb_gemm_args *g, cudaStream_t s)
     p.alpha = (float)g->alpha, p.beta = (float)g->beta;
     p.c = pb__cuda_ptr<float>(g->c), p.ldc = g->ldc;
     const int slices = (int)((k + BK - 1) / BK);
-    const int slabs = pb__split_k((size_t)p.tiles_m * p.tiles_n, k, pb__sm_count());
-    p.slab_slices = (slices + slabs - 1) / slabs;
+    const size_t tiles = (size_t)p.tiles_m * p.tiles_n;
+    const pb__split_plan plan = pb__plan_split(tiles, k, pb__sm_count(), sizeof(float), sm_rate);
+    p.tile_first = 0;
+    p.slab_slices = slices;
     p.ws = nullptr;
-    if (e == cudaSuccess && slabs > 1) {
-        e = cudaMallocAsync(&ws, (size_t)slabs * m * n * sizeof(float), s);
-        p.ws = ws;
-    }
+    if (e == cudaSuccess && plan.slabs > 1)
+        e = cudaMallocAsync(&ws, (tiles - plan.first) * plan.slabs * BM * bn * sizeof(float), s);
     pb_status st = PB_OK;
     if (e == cudaSuccess) {
         CUtensorMap map_a, map_b;
@@ -507,12 +510,22 @@ template <typename T> pb_status run(const pb_gemm_args *g, cudaStream_t s)
         if (st == PB_OK)
             st = kmajor_b ? encode<T>(&map_b, b, n, k, ldb, BK, (unsigned)bn)
                           : encode<T>(&map_b, b, k, n, ldb, B_CHUNK, BK);
-        if (st == PB_OK)
-            e = bn == 256 ? launch<T, 256>(&map_a, &map_b, p, slabs, kmajor_b, s)
-                : bn == 128 ? launch<T, 128>(&map_a, &map_b, p, slabs, kmajor_b, s)
-                            : launch<T, 64>(&map_a, &map_b, p, slabs, kmajor_b, s);
-        if (st == PB_OK && e == cudaSuccess && slabs > 1)
-            e = pb__split_reduce(slabs, m, n, (const float *)ws, p.alpha, p.beta, p.c, p.ldc, s);
+        // The whole tiles, then the cut ones (pb__plan_split).
+        auto launch_tiles = [&](size_t blocks, int slabs) {
+            return bn == 256 ? launch<T, 256>(&map_a, &map_b, p, blocks, slabs, kmajor_b, s)
+                : bn == 128  ? launch<T, 128>(&map_a, &map_b, p, blocks, slabs, kmajor_b, s)
+                             : launch<T, 64>(&map_a, &map_b, p, blocks, slabs, kmajor_b, s);
+        };
+        if (st == PB_OK && plan.first > 0)
+            e = launch_tiles(plan.first, 1);
+        if (st == PB_OK && e == cudaSuccess && plan.first < tiles) {
+            p.tile_first = (int)plan.first;
+            p.slab_slices = (slices + plan.slabs - 1) / plan.slabs;
+            p.ws = ws;
+            e = launch_tiles(tiles - plan.first, plan.slabs);
+            if (e == cudaSuccess)
+                e = pb__tile_reduce(plan, m, n, BM, bn, (const float *)ws, p.alpha, p.beta, p.c, p.ldc, s);
+        }
     }
     if (ws) {
         const cudaError_t freed = cudaFreeAsync(ws, s);
