@@ -436,15 +436,9 @@ cudaError_t gemm(size_t m, size_t n, size_t k, double alpha, const double *a, si
 
     p.tile_first = 0;
     p.k_split = (long long)k;
-    p.ws = nullptr;
     const size_t tiles = tiles_m * tiles_n;
-    const pb__split_plan plan = pb__plan_split(tiles, k, pb__sm_count(), sizeof(double), SM_RATE);
-    if (plan.slabs > 1) {
-        const cudaError_t e =
-            cudaMallocAsync(&p.ws, (tiles - plan.first) * plan.slabs * Cfg::BM * Cfg::BN * sizeof(double), s);
-        if (e != cudaSuccess)
-            return e;
-    }
+    pb__split_plan plan = pb__plan_split(tiles, k, pb__sm_count(), sizeof(double), SM_RATE);
+    p.ws = pb__plan_workspace<double>(&plan, tiles, Cfg::BM, Cfg::BN, s);
 
     // The whole tiles, then the cut ones (pb__plan_split).
     auto launch = [&](size_t blocks, int slabs) {

@@ -435,7 +435,7 @@ cudaError_t gemm(size_t m, size_t n, size_t k, typename Cfg::T alpha, const type
     p.k_split = (long long)k;
     p.ws = nullptr;
     const size_t tiles = tiles_m * tiles_n;
-    const pb__split_plan plan = pb__plan_split(tiles, k, pb__sm_count(), sizeof(T), sm_rate<T>());
+    pb__split_plan plan = pb__plan_split(tiles, k, pb__sm_count(), sizeof(T), sm_rate<T>());
 
     // Scratch on the stream, freed behind the work: A or B packed where their
     // layout rules out 16-byte loads (a leading dimension of 8191: 0.78x
@@ -460,8 +460,8 @@ cudaError_t gemm(size_t m, size_t n, size_t k, typename Cfg::T alpha, const type
         e = pack(b, ldb, k, n, &scratch[1], &p.ldb);
         p.b = scratch[1], vb = true;
     }
-    if (e == cudaSuccess && plan.slabs > 1)
-        e = cudaMallocAsync(&scratch[2], (tiles - plan.first) * plan.slabs * Cfg::BM * Cfg::BN * sizeof(T), s);
+    if (e == cudaSuccess)
+        scratch[2] = pb__plan_workspace<T>(&plan, tiles, Cfg::BM, Cfg::BN, s);
 
     // The whole tiles, then the cut ones (pb__plan_split).
     auto launch = [&](size_t blocks, int slabs) {

@@ -107,6 +107,21 @@ static inline pb__split_plan pb__plan_split(size_t tiles, size_t k, int sms, siz
     return {whole, best_s, (double)(whole / sms) + best};
 }
 
+// The workspace for a plan's pieces (null where nothing is cut). Where it
+// cannot be had, the plan becomes whole tiles: slower, never a failure.
+template <typename T>
+static inline T *pb__plan_workspace(pb__split_plan *plan, size_t tiles, int bm, int bn, cudaStream_t s)
+{
+    T *ws = nullptr;
+    if (plan->slabs > 1 &&
+        cudaMallocAsync(&ws, (tiles - plan->first) * plan->slabs * bm * bn * sizeof(T), s) != cudaSuccess) {
+        (void)cudaGetLastError(); // the failed allocation's error, not left for the next check
+        *plan = {tiles, 1, std::ceil((double)tiles / pb__sm_count())};
+        ws = nullptr;
+    }
+    return ws;
+}
+
 // C = alpha * (the sum of the pieces, in piece order) + beta * C over the cut
 // tiles of a plan (count of them, from tile first).
 template <typename T>

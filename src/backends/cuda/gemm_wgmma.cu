@@ -497,12 +497,12 @@ template <typename T> pb_status run(const pb_gemm_args *g, cudaStream_t s)
     p.c = pb__cuda_ptr<float>(g->c), p.ldc = g->ldc;
     const int slices = (int)((k + BK - 1) / BK);
     const size_t tiles = (size_t)p.tiles_m * p.tiles_n;
-    const pb__split_plan plan = pb__plan_split(tiles, k, pb__sm_count(), sizeof(float), sm_rate);
+    pb__split_plan plan = pb__plan_split(tiles, k, pb__sm_count(), sizeof(float), sm_rate);
     p.tile_first = 0;
     p.slab_slices = slices;
     p.ws = nullptr;
-    if (e == cudaSuccess && plan.slabs > 1)
-        e = cudaMallocAsync(&ws, (tiles - plan.first) * plan.slabs * BM * bn * sizeof(float), s);
+    if (e == cudaSuccess)
+        ws = pb__plan_workspace<float>(&plan, tiles, BM, bn, s);
     pb_status st = PB_OK;
     if (e == cudaSuccess) {
         CUtensorMap map_a, map_b;
