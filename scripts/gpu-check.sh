@@ -4,7 +4,7 @@
 # racecheck), then the benchmarks. Results and logs go to $OUT (default
 # bench/results/<date>-<gpu>/).
 #
-# usage: scripts/gpu-check.sh [build|quick|full|SECTION...] (SECTION: tests|zoo_check|spmv|zoo|zoo_cpu|memlab|conv|limits|stream|tensor|shapes|ceilings|opencl|opencl_copies|opencl_kernels|mpi|devpath|multi|multi_*|trust|studies|sweep)
+# usage: scripts/gpu-check.sh [build|quick|full|SECTION...] (SECTION: tests|zoo_check|spmv|zoo|zoo_cpu|memlab|conv|limits|stream|tensor|shapes|shapes_random|ceilings|opencl|opencl_copies|opencl_kernels|mpi|devpath|multi|multi_*|trust|studies|sweep)
 #   several SECTIONs run in turn on one build. build: only the build (build-gpu/); tests: the
 #   test suite with CUDA required; zoo_check: the sparse variants under compute-sanitizer; quick: tests, sanitizers and a GEMM whose rows must carry NVML's energy columns; spmv, memlab, conv, ceilings, opencl: build, then only
 #   that section (ceilings also renders the report of everything in $OUT; opencl, the OpenCL
@@ -24,7 +24,8 @@
 #   PB_EP_BENCHES=gemm,spmv,... multi_ep's benchmarks); limits: conv at R = 1..128 beside cuDNN, conv-stream's strips and
 #   streams, copies both ways at once; stream: conv-stream at its defaults staged and pinned in place, copies both
 #   ways, conv at R = 32 and 80; tensor: gemm in tf32/bf16/fp16, tc and wgmma beside cuBLAS; shapes: regblock, dmma
-#   and wgmma beside cuBLAS on square and awkward shapes (tiles cut along k under memcheck first); trust: a GPU fault mid-run, a problem too big for the device, 10,000
+#   and wgmma beside cuBLAS on square and awkward shapes (tiles cut along k under memcheck first; its part
+#   shapes_random, 40 random shapes verified, also runs alone); trust: a GPU fault mid-run, a problem too big for the device, 10,000
 #   library turns; studies: parbench study 000..004 --quick (PB_STUDY_FULL=1: the full
 #   studies; PB_STUDIES="003 004": only those), each in its folder, and one report; sweep: odd sizes
 #   and inputs as a new user would give them, planted faults, memcheck (summary in sweep.txt)
@@ -299,6 +300,20 @@ shapes_section() {
         5000x5000x5000 1000x1000x1000 65536x64x4096 1024x1024x65536 256x256x262144)
     gemm_on_shapes "$out/gemm-shapes.csv" regblock,dmma,cublas float,double "${shapes[@]}"
     gemm_on_shapes "$out/gemm-tensor-shapes.csv" wgmma,cublas tf32,bf16 "${shapes[@]}"
+    shapes_random_section
+}
+
+# 40 shapes drawn at random (seeded), planned for 8 SMs so that most cut their
+# tiles along k, every row verified (a wrong sum is FAILED, exit 1).
+shapes_random_section() {
+    step "shapes: 40 random shapes up to 3000 x 3000 x 9000 planned for 8 SMs, verified"
+    local i m n k
+    RANDOM=42
+    for i in $(seq 40); do
+        m=$((RANDOM % 3000 + 1)) n=$((RANDOM % 3000 + 1)) k=$((RANDOM % 9000 + 1))
+        run env PARBENCH_GEMM_SMS=8 $pb run gemm --backend cuda --variant regblock,dmma,wgmma --m $m --n $n --k $k \
+            --precision float,double,tf32,bf16 --reps 1 --warmup 0 --quiet --out "$out/gemm-random-shapes.csv" --append
+    done
 }
 
 ceilings_section() {
@@ -770,7 +785,7 @@ tests_section() {
 }
 
 twins="--backend cuda,opencl --device nvidia"
-sections="tests zoo_check spmv zoo zoo_cpu memlab conv limits stream tensor shapes ceilings opencl opencl_copies opencl_kernels mpi mpi_ep"
+sections="tests zoo_check spmv zoo zoo_cpu memlab conv limits stream tensor shapes shapes_random ceilings opencl opencl_copies opencl_kernels mpi mpi_ep"
 sections+=" mpi_dist mpi_coll devpath multi multi_p2p multi_ep multi_coll multi_check multi_spmv multi_spmv_strong multi_spmv_weak"
 sections+=" multi_gemm multi_gemm_strong multi_gemm_weak multi_gemm_panel trust studies sweep"
 if [ "$mode" != full ] && [ "$mode" != quick ]; then
