@@ -479,39 +479,48 @@ static void test_tensor_types_refused(void **state)
     assert_true(refused >= 3);
 }
 
-/* CUDA's regblock, dmma and wgmma cut tiles along k where whole tiles would
- * leave the last wave part-empty (pb__plan_split). On a pretended 4-SM device
- * small shapes take those paths: the tiles past the last full wave cut in two
- * or more (the first three shapes, depending on the tile each variant picks),
- * and a single tile cut in four (64 x 64 x 9000). */
+/* CUDA's regblock, dmma and wgmma, and OpenCL's regblock (both tiles), cut
+ * tiles along k where whole tiles would leave the last wave part-empty
+ * (src/core/gemm_plan.h). Planned for 4 SMs or compute units, small shapes
+ * take those paths: the tiles past the last full wave cut in two or more
+ * (the first three shapes, depending on the tile each variant picks), and a
+ * single tile cut in four (64 x 64 x 9000). */
 static void test_cut_tiles(void **state)
 {
     (void)state;
     static const struct shape cut[] = {{300, 600, 2100}, {130, 1000, 2200}, {520, 70, 4500}, {64, 64, 9000}};
     static const struct mode *const modes[] = {&padded_alpha_beta};
+    static const char *const backends[] = {"cuda", "opencl"};
     static const char *const cutting[] = {"regblock", "dmma", "wgmma"};
-    const pb_backend *b = pb_backend_find("cuda");
-    pb_device *dev = b ? open_usable(b) : NULL;
-    if (!dev) {
-        print_message("note: no usable CUDA device; tiles cut along k not tested\n");
-        return;
-    }
+    static const char *const cl_tiles[] = {"large", "small"};
     assert_int_equal(setenv("PARBENCH_GEMM_SMS", "4", 1), 0);
-    struct pb_variant_desc variants[32];
-    size_t nv = pb_kernel_variants(b, "gemm", variants, PB_ARRAY_LEN(variants));
     int failed = 0;
-    size_t ran = 0;
-    for (size_t v = 0; v < nv; v++)
-        for (size_t i = 0; i < PB_ARRAY_LEN(cutting); i++)
-            if (strcmp(variants[v].name, cutting[i]) == 0) {
-                struct target t = {.dev = dev, .backend = "cuda", .variant = variants[v], .threads = 0};
-                failed += run_on_targets(&t, cut, PB_ARRAY_LEN(cut), modes, PB_ARRAY_LEN(modes));
-                ran += t.ran;
-            }
+    for (size_t bi = 0; bi < PB_ARRAY_LEN(backends); bi++) {
+        const pb_backend *b = pb_backend_find(backends[bi]);
+        pb_device *dev = b ? open_usable(b) : NULL;
+        if (!dev) {
+            print_message("note: no usable %s device; its tiles cut along k not tested\n", backends[bi]);
+            continue;
+        }
+        bool opencl = strcmp(backends[bi], "opencl") == 0;
+        struct pb_variant_desc variants[32];
+        size_t nv = pb_kernel_variants(b, "gemm", variants, PB_ARRAY_LEN(variants)), ran = 0;
+        for (size_t v = 0; v < nv; v++)
+            for (size_t i = 0; i < PB_ARRAY_LEN(cutting); i++)
+                for (size_t tile = 0; tile < (opencl ? PB_ARRAY_LEN(cl_tiles) : 1); tile++)
+                    if (strcmp(variants[v].name, cutting[i]) == 0) {
+                        if (opencl)
+                            assert_int_equal(setenv("PARBENCH_CL_REGBLOCK_TILE", cl_tiles[tile], 1), 0);
+                        struct target t = {.dev = dev, .backend = backends[bi], .variant = variants[v], .threads = 0};
+                        failed += run_on_targets(&t, cut, PB_ARRAY_LEN(cut), modes, PB_ARRAY_LEN(modes));
+                        ran += t.ran;
+                    }
+        unsetenv("PARBENCH_CL_REGBLOCK_TILE");
+        pb_device_close(dev);
+        print_message("note: %zu product(s) with tiles cut along k ran on %s\n", ran, backends[bi]);
+        assert_true(ran > 0);
+    }
     unsetenv("PARBENCH_GEMM_SMS");
-    pb_device_close(dev);
-    print_message("note: %zu product(s) with tiles cut along k ran on cuda\n", ran);
-    assert_true(ran > 0);
     assert_int_equal(failed, 0);
 }
 

@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <cuda_runtime.h>
 
+#include "core/gemm_plan.h"
+
 static inline bool pb__aligned16(const void *p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 // A block-tile shape, its relative efficiency (measured on an H100 with
@@ -22,19 +24,15 @@ struct pb__tile_choice {
     int per_sm;
 };
 
-// The current device's SM count (132 where it cannot be read).
-// PARBENCH_GEMM_SMS=N plans tiles for N SMs instead: the tests cut tiles along
-// k on small shapes so.
+// The current device's SM count (132 where it cannot be read), or
+// PARBENCH_GEMM_SMS (pb__plan_units).
 static inline int pb__sm_count()
 {
     int dev = 0, sms = 0;
-    if (const char *forced = getenv("PARBENCH_GEMM_SMS"))
-        if ((sms = atoi(forced)) > 0)
-            return sms;
     if (cudaGetDevice(&dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms <= 0)
         sms = 132;
-    return sms;
+    return pb__plan_units(sms);
 }
 
 // The grouped tile order every kernel walks: GROUP_M tile rows at a time, column
@@ -52,61 +50,6 @@ __host__ __device__ inline void pb__tile_origin(long long pid, long long tiles_m
     *n0 = in_group / rows_here * bn;
 }
 
-// How a product's tiles go over the SMs. Tiles [0, first) run whole, a block
-// each; tiles [first, tiles) are cut along k into `slabs` pieces, each block
-// writing its piece to a BM x BN part of a workspace (tile first + x, piece y
-// at (y * (tiles - first) + x) * BM * BN) that pb__tile_reduce sums in order:
-// the same sum on every run.
-//  * Few tiles and a long k (tiles <= sms / 2): every tile is cut, into as many
-//    pieces as fill the GPU once, each keeping at least 2048 of k.
-//  * Otherwise the tiles past the last full wave are cut into the pieces that
-//    bring that last wave closest to full. 3000 x 5000 in 128 x 256 tiles on
-//    132 SMs: 480 tiles are 3 full waves and 84 over, a fourth wave 36% busy;
-//    84 x 3 pieces take two waves of a third of a tile instead.
-// sm_rate (FLOP/s of one SM) weighs the pieces' partial results, written and
-// read once at about 3 TB/s, against the products of the tile.
-struct pb__split_plan {
-    size_t first; // tiles run whole
-    int slabs;    // pieces of each tile past first
-    double waves; // the estimated time, in units of one whole tile on every SM
-};
-
-static inline pb__split_plan pb__plan_split(size_t tiles, size_t k, int sms, size_t elem_bytes, double sm_rate)
-{
-    pb__split_plan plan = {tiles, 1, std::ceil((double)tiles / sms)};
-    if (tiles == 0)
-        return plan;
-    if (tiles * 2 <= (size_t)sms) {
-        size_t s = (size_t)sms / tiles;
-        if (s > 64)
-            s = 64;
-        while (s > 1 && k / s < 2048)
-            --s;
-        if (s > 1)
-            plan = {0, (int)s, 1.0 / (double)s};
-        return plan;
-    }
-    const size_t whole = tiles / sms * sms, rest = tiles - whole;
-    if (rest == 0)
-        return plan;
-    double best = 1.0; // the last wave's share of the estimate, run whole
-    int best_s = 1;
-    for (int s = 2; s <= 8 && k / s >= 1024; ++s) {
-        const double fixup = 0.01 + (double)(rest * s * elem_bytes) * sm_rate / (3e12 * (double)k);
-        const double t = std::ceil((double)(rest * s) / sms) / s + fixup;
-        if (t < best) {
-            best = t;
-            best_s = s;
-        }
-    }
-    // Cut only where that saves a quarter of a wave: the pieces' pipelines fill
-    // and drain more often than the estimate says (H200, wgmma bf16 3000 x 5000
-    // x 7000: 0.89 estimated, 6% slower measured; 8192^2 at 0.83: 2% slower).
-    if (best > 0.75)
-        return plan;
-    return {whole, best_s, (double)(whole / sms) + best};
-}
-
 // The workspace for a plan's pieces (null where nothing is cut). Where it
 // cannot be had, the plan becomes whole tiles: slower, never a failure.
 template <typename T>
@@ -116,7 +59,7 @@ static inline T *pb__plan_workspace(pb__split_plan *plan, size_t tiles, int bm, 
     if (plan->slabs > 1 &&
         cudaMallocAsync(&ws, (tiles - plan->first) * plan->slabs * bm * bn * sizeof(T), s) != cudaSuccess) {
         (void)cudaGetLastError(); // the failed allocation's error, not left for the next check
-        *plan = {tiles, 1, std::ceil((double)tiles / pb__sm_count())};
+        *plan = pb__plan_whole(tiles, pb__sm_count());
         ws = nullptr;
     }
     return ws;
@@ -184,9 +127,8 @@ static inline int pb__pick_tile(size_t m, size_t n, size_t k, bool splits_k, siz
     for (int i = 0; i < count; ++i) {
         const pb__tile_choice &t = choices[i];
         const size_t tiles = ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn);
-        pb__split_plan plan = {tiles, 1, std::ceil((double)tiles / sms)};
-        if (splits_k)
-            plan = pb__plan_split(tiles, k, sms, elem_bytes, sm_rate);
+        const pb__split_plan plan =
+            splits_k ? pb__plan_split(tiles, k, sms, elem_bytes, sm_rate) : pb__plan_whole(tiles, sms);
         const double blocks = (double)plan.first + (double)(tiles - plan.first) * plan.slabs;
         const double resident = std::min((double)t.per_sm, std::ceil(blocks / sms));
         const double eff = t.eff * (1.0 - 0.24 * (1.0 - resident / t.per_sm));

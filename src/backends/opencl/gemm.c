@@ -2,7 +2,7 @@
  * of 8, 16, 32), study 001's one-row work-groups and a register-blocked
  * kernel (the twin of CUDA's regblock: 128x128x8 tiles, 256 work-items, 8x8
  * per work-item, or 64x64x8 tiles of 128 work-items where those fill the
- * device better), all in kernels/gemm.cl. Row-major throughout; beta == 0
+ * device better; tiles cut along k as the twin's), all in kernels/gemm.cl. Row-major throughout; beta == 0
  * never reads C; k == 0 or alpha == 0 only scales C (A and B are not read). */
 #include <math.h>
 #include <stdio.h>
@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "backends/opencl/cl_impl.h"
+#include "core/gemm_plan.h"
 
 #define GEMM_CL "gemm.cl"
 
@@ -59,12 +60,37 @@ static const struct gemm_kind *shaped_kind(const struct gemm_kind *kind, const s
     return out;
 }
 
+/* Only the product kernels have limits; scaling (k == 0 or alpha == 0) and
+ * empty products always run. */
+static bool product_needed(const struct pb_gemm_args *g)
+{
+    return g->m && g->n && g->k && g->alpha != 0;
+}
+
+/* One compute unit's FMA rate (an H100 SM: 50 TFLOP/s of FP32, 25 of FP64, over
+ * 132): what the plan weighs the cut tiles' partial results against. */
+static double unit_rate(enum pb_precision prec)
+{
+    return prec == PB_DOUBLE ? 1.9e11 : 3.8e11;
+}
+
+/* How kind's tiles go over the compute units (src/core/gemm_plan.h): whole,
+ * or the last wave's tiles (all of them where they leave most units idle)
+ * cut along k. */
+static struct pb__split_plan regblock_plan(const pb_device *dev, const struct pb_gemm_args *g,
+                                           const struct gemm_kind *kind)
+{
+    size_t tiles = ((g->m + kind->tile_y - 1) / kind->tile_y) * ((g->n + kind->tile_x - 1) / kind->tile_x);
+    int units = pb__plan_units((int)pb__cl(dev)->compute_units);
+    return pb__plan_split(tiles, product_needed(g) ? g->k : 0, units, pb_precision_size(g->prec), unit_rate(g->prec));
+}
+
 /* The regblock tile for this product, as the CUDA twin picks it
- * (pb__pick_tile in src/backends/cuda/gemm_tiles.cuh): the work-groups spread
- * over the compute units, so the time is about (work-groups per unit, rounded
- * up) x (work of one) / (efficiency of the tile; the small one's relative to
- * the large as measured for CUDA on an H100). PARBENCH_CL_REGBLOCK_TILE=large
- * or small forces one (tests use it to cover both on any device). */
+ * (pb__pick_tile in src/backends/cuda/gemm_tiles.cuh): the time is about the
+ * plan's waves x (work of one tile) / (efficiency of the tile; the small
+ * one's relative to the large as measured for CUDA on an H100).
+ * PARBENCH_CL_REGBLOCK_TILE=large or small forces one (tests use it to cover
+ * both on any device). */
 static const struct gemm_kind *regblock_tile(const pb_device *dev, const struct pb_gemm_args *g)
 {
     const char *force = getenv("PARBENCH_CL_REGBLOCK_TILE");
@@ -74,13 +100,10 @@ static const struct gemm_kind *regblock_tile(const pb_device *dev, const struct 
         return &k_regblock_small;
     const struct gemm_kind *tiles[2] = {&k_regblock, &k_regblock_small};
     const double eff[2] = {1.0, g->prec == PB_DOUBLE ? 0.905 : 0.83 / 0.985};
-    double units = pb__cl(dev)->compute_units ? pb__cl(dev)->compute_units : 1;
     const struct gemm_kind *best = tiles[0];
     double best_cost = 0;
     for (int i = 0; i < 2; i++) {
-        double groups = (double)((g->m + tiles[i]->tile_y - 1) / tiles[i]->tile_y) *
-                        (double)((g->n + tiles[i]->tile_x - 1) / tiles[i]->tile_x);
-        double cost = ceil(groups / units) * tiles[i]->tile_x * tiles[i]->tile_y / eff[i];
+        double cost = regblock_plan(dev, g, tiles[i]).waves * tiles[i]->tile_x * tiles[i]->tile_y / eff[i];
         if (i == 0 || cost < best_cost) {
             best = tiles[i];
             best_cost = cost;
@@ -131,13 +154,6 @@ static size_t onerow_chunk(const struct pb_cl_device *impl, const struct pb_cl_k
     return chunk < kk ? chunk : kk;
 }
 
-/* Only the product kernels have limits; scaling (k == 0 or alpha == 0) and
- * empty products always run. */
-static bool product_needed(const struct pb_gemm_args *g)
-{
-    return g->m && g->n && g->k && g->alpha != 0;
-}
-
 static bool gemm_supports(const struct gemm_kind *kind, const pb_device *dev, const void *args, const char **why)
 {
     const struct pb_gemm_args *g = args;
@@ -175,13 +191,20 @@ static bool gemm_supports(const struct gemm_kind *kind, const pb_device *dev, co
         *why = impl->why;
         return false;
     }
-    /* Global sizes: each dimension rounded up to whole work-groups. */
+    /* Global sizes: each dimension rounded up to whole work-groups; regblock's
+     * tiles all along dimension 0. */
     size_t gx = ONEROW_GROUP, gy = g->m;
     size_t limit = impl->address_bits >= 64 ? SIZE_MAX : ((size_t)1 << impl->address_bits) - 1;
-    if (kind->lx && (!pb__mul_size(kind->groups_x ? kind->groups_x : (g->n + kind->tile_x - 1) / kind->tile_x,
-                                   kind->lx, &gx) ||
-                     !pb__mul_size(kind->groups_y ? kind->groups_y : (g->m + kind->tile_y - 1) / kind->tile_y,
-                                   kind->ly, &gy))) {
+    size_t tiles_x = 0, tiles_y = 0; /* onerow (lx = 0) has no tiles */
+    if (kind->lx) {
+        tiles_x = kind->groups_x ? kind->groups_x : (g->n + kind->tile_x - 1) / kind->tile_x;
+        tiles_y = kind->groups_y ? kind->groups_y : (g->m + kind->tile_y - 1) / kind->tile_y;
+    }
+    if (kind->regblock && !pb__mul_size(tiles_x, tiles_y, &tiles_x))
+        tiles_x = SIZE_MAX;
+    if (kind->regblock)
+        tiles_y = 1;
+    if (kind->lx && (!pb__mul_size(tiles_x, kind->lx, &gx) || !pb__mul_size(tiles_y, kind->ly, &gy))) {
         gx = SIZE_MAX;
         limit = 0;
     }
@@ -246,6 +269,80 @@ static pb_status gemm_scale(pb_device *dev, const struct pb_gemm_args *g, pb_str
     return pb__cl_launch(dev, s, k->kernel, 2, global, NULL);
 }
 
+/* regblock's arguments past the common ones, and its launch over `count`
+ * tiles from args->tile_first, each in `slabs` pieces of args->k_split. */
+struct regblock_args {
+    cl_int c_vec;
+    cl_ulong tiles_m, tiles_n, tile_first, k_split;
+    cl_mem ws;
+};
+
+static pb_status regblock_launch(pb_device *dev, pb_stream *s, const struct gemm_kind *kind, cl_kernel kk,
+                                 cl_uint n_args, const struct regblock_args *r, size_t count, int slabs)
+{
+    const void *vals[] = {&r->c_vec, &r->tiles_m, &r->tiles_n, &r->tile_first, &r->k_split, &r->ws};
+    const size_t sizes[] = {sizeof r->c_vec,      sizeof r->tiles_m, sizeof r->tiles_n,
+                            sizeof r->tile_first, sizeof r->k_split, sizeof r->ws};
+    pb_status st = PB_OK;
+    for (cl_uint i = 0; i < 6 && st == PB_OK; i++)
+        st = pb__cl_set_arg(kk, n_args + i, sizes[i], vals[i]);
+    size_t global[2] = {count * kind->lx, (size_t)slabs}, local[2] = {kind->lx, 1};
+    return st == PB_OK ? pb__cl_launch(dev, s, kk, 2, global, local) : st;
+}
+
+/* regblock's launches, its first n_args arguments set: the whole tiles, then
+ * the cut ones and their reduction (regblock_plan). Where the pieces'
+ * workspace cannot be had, every tile runs whole (slower, never an error). */
+static pb_status regblock_run(pb_device *dev, const struct pb_gemm_args *g, const struct gemm_kind *kind,
+                              const struct pb_cl_kernel *k, cl_uint n_args, pb_stream *s)
+{
+    struct pb_cl_device *impl = pb__cl(dev);
+    struct regblock_args r = {g->ldc % regblock_vec(g->prec) == 0, /* C may be stored in 16-byte vectors */
+                              (g->m + kind->tile_y - 1) / kind->tile_y, (g->n + kind->tile_x - 1) / kind->tile_x,
+                              0, g->k, NULL};
+    size_t tiles = (size_t)(r.tiles_m * r.tiles_n), elt = pb_precision_size(g->prec);
+    struct pb__split_plan plan = regblock_plan(dev, g, kind);
+    if (plan.slabs > 1) {
+        cl_int e;
+        r.ws = clCreateBuffer(impl->ctx, CL_MEM_READ_WRITE,
+                              (tiles - plan.first) * (size_t)plan.slabs * kind->tile_x * kind->tile_y * elt, NULL, &e);
+        if (e != CL_SUCCESS || !r.ws)
+            plan = pb__plan_whole(tiles, 1), r.ws = NULL;
+    }
+    pb_status st = PB_OK;
+    if (plan.first > 0)
+        st = regblock_launch(dev, s, kind, k->kernel, n_args, &r, plan.first, 1);
+    if (st == PB_OK && plan.first < tiles) {
+        r.tile_first = plan.first;
+        r.k_split = ((g->k + plan.slabs - 1) / plan.slabs + 7) / 8 * 8; /* whole slices of 8 */
+        st = regblock_launch(dev, s, kind, k->kernel, n_args, &r, tiles - plan.first, plan.slabs);
+        const struct pb_cl_kernel *red = NULL;
+        if (st == PB_OK)
+            st = pb__cl_kernel_with(dev, GEMM_CL, kind->defines, g->prec, "gemm_tile_reduce", &red);
+        if (st == PB_OK) {
+            cl_ulong m = g->m, n = g->n, first = plan.first, count = tiles - plan.first, ldc = g->ldc;
+            cl_int slabs = plan.slabs;
+            struct scalar alpha = scalar_of(g->prec, g->alpha), beta = scalar_of(g->prec, g->beta);
+            cl_mem c = pb__cl_mem(g->c);
+            const void *vals[] = {&m,     &n,   &r.tiles_m, &r.tiles_n, &first, &count,
+                                  &slabs, &r.ws, &alpha.v,  &beta.v,    &c,     &ldc};
+            const size_t sizes[] = {sizeof m,     sizeof n,    sizeof r.tiles_m, sizeof r.tiles_n,
+                                    sizeof first, sizeof count, sizeof slabs,   sizeof r.ws,
+                                    alpha.size,   beta.size,   sizeof c,        sizeof ldc};
+            for (cl_uint i = 0; i < 12 && st == PB_OK; i++)
+                st = pb__cl_set_arg(red->kernel, i, sizes[i], vals[i]);
+            size_t local = impl->max_group < 256 ? impl->max_group : 256;
+            size_t elems = (size_t)count * kind->tile_x * kind->tile_y, groups = (elems + local - 1) / local;
+            size_t global = (groups < 4096 ? groups : 4096) * local;
+            if (st == PB_OK)
+                st = pb__cl_launch(dev, s, red->kernel, 1, &global, &local);
+        }
+    }
+    if (r.ws)
+        clReleaseMemObject(r.ws); /* freed once the queued kernels are done with it */
+    return st;
+}
+
 static pb_status gemm_run(const struct gemm_kind *kind, pb_device *dev, const void *args, pb_stream *s)
 {
     const struct pb_gemm_args *g = args;
@@ -277,11 +374,8 @@ static pb_status gemm_run(const struct gemm_kind *kind, pb_device *dev, const vo
     for (cl_uint i = 0; i < n_args; i++)
         if ((st = pb__cl_set_arg(kk, i, common[i].size, common[i].value)) != PB_OK)
             return st;
-    if (kind->regblock) { /* C may be stored in 16-byte vectors */
-        cl_int c_vec = g->ldc % regblock_vec(g->prec) == 0;
-        if ((st = pb__cl_set_arg(kk, n_args, sizeof c_vec, &c_vec)) != PB_OK)
-            return st;
-    }
+    if (kind->regblock)
+        return regblock_run(dev, g, kind, k, n_args, s);
     size_t global[2], local[2];
     if (kind->lx) {
         local[0] = kind->lx;

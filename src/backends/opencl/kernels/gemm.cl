@@ -192,9 +192,13 @@ __kernel void gemm_onerow(ulong m, ulong n, ulong k, T alpha, __global const T *
 //    take an unpredicated path and the k % 8 tail is one extra slice.
 //  * Work-groups are walked in groups of RB_GROUP_M tile rows (column-major
 //    inside a group) so that co-resident work-groups share panels in L2.
+//  * Tiles may be cut along k (the host's plan, src/core/gemm_plan.h, as the
+//    CUDA twin's): piece z of a tile takes k from z * k_split, at most k_split
+//    of it, and writes its products as they are to its own RB_BM x RB_BN part
+//    of ws, which gemm_tile_reduce sums into C.
 //
-// NDRange: dimension 0 is RB_THREADS x (tiles along n), dimension 1 the
-// tiles along m; the tile a work-group computes comes from its linear id.
+// NDRange: dimension 0 is RB_THREADS x (the tiles of this launch, from tile
+// tile_first on), dimension 1 the pieces of each tile (1: whole tiles).
 #ifdef PB_FP64
 typedef double2 VT;
 #define RB_VEC 2
@@ -321,31 +325,38 @@ void rb_outer(T acc[RB_TM][RB_TN], const T fa[RB_TM], const T fb[RB_TN])
             acc[i][j] = fma(fa[i], fb[j], acc[i][j]);
 }
 
-void regblock(const bool va, const bool vb, __local T *As, __local T *Bs, ulong m, ulong n, ulong k, T alpha,
-              __global const T *restrict a, ulong lda, __global const T *restrict b, ulong ldb, T beta,
-              __global T *restrict c, ulong ldc, int c_vec)
+// First row and column of tile pid in the grouped order: RB_GROUP_M tile rows
+// walked column by column (the CUDA twin's pb__tile_origin).
+void rb_tile_origin(const long pid, const long tiles_m, const long tiles_n, long *m0, long *n0)
 {
-    const int tid = get_local_id(0);
-    const long M = m, N = n, K = k;
-
-    // Grouped tile order: RB_GROUP_M tile rows walked column by column.
-    const long tiles_n = get_num_groups(0), tiles_m = get_num_groups(1);
-    const long pid = (long)get_group_id(1) * tiles_n + get_group_id(0);
     const long per_group = RB_GROUP_M * tiles_n;
     const long first_m = pid / per_group * RB_GROUP_M;
     const long gsize = min((long)RB_GROUP_M, tiles_m - first_m);
     const long in_group = pid % per_group;
-    const long m0 = (first_m + in_group % gsize) * RB_BM;
-    const long n0 = in_group / gsize * RB_BN;
+    *m0 = (first_m + in_group % gsize) * RB_BM;
+    *n0 = in_group / gsize * RB_BN;
+}
+
+void regblock(const bool va, const bool vb, __local T *As, __local T *Bs, ulong m, ulong n, ulong k, T alpha,
+              __global const T *restrict a, ulong lda, __global const T *restrict b, ulong ldb, T beta,
+              __global T *restrict c, ulong ldc, int c_vec, ulong tiles_m, ulong tiles_n, ulong tile_first,
+              ulong k_split, __global T *restrict ws)
+{
+    const int tid = get_local_id(0);
+    const long M = m, N = n;
+    long m0, n0;
+    rb_tile_origin((long)tile_first + get_group_id(0), tiles_m, tiles_n, &m0, &n0);
+    const bool split = get_num_groups(1) > 1;
+    const long kz = (long)get_group_id(1) * (long)k_split, K = max(0L, min((long)k - kz, (long)k_split));
 
     // Global load setup.
     const int a_r = tid >> 1, a_c = (tid & 1) * RB_VEC;
     const long a_row = min(m0 + a_r, M - 1); // rows >= m are never stored
-    __global const T *a_src = a + a_row * (long)lda + a_c;
+    __global const T *a_src = a + a_row * (long)lda + kz + a_c;
     const int b_r = tid / RB_B_VPR, b_c = (tid % RB_B_VPR) * RB_VEC;
     const long b_col = n0 + b_c;
     const bool b_vec_ok = vb && b_col + RB_VEC <= N;
-    __global const T *b_src = b + b_r * (long)ldb + b_col;
+    __global const T *b_src = b + (kz + b_r) * (long)ldb + b_col;
     const long b_row_step = RB_B_RPI * (long)ldb, b_slice_step = RB_BK * (long)ldb;
     T a_st[RB_A_CG][RB_VEC], b_st[RB_B_LOADS][RB_VEC];
 
@@ -410,7 +421,16 @@ void regblock(const bool va, const bool vb, __local T *As, __local T *Bs, ulong 
         }
     }
 
-    // Epilogue: C = alpha*acc + beta*C, guarded; beta == 0 never reads C.
+    // Epilogue: C = alpha*acc + beta*C, guarded; beta == 0 never reads C. A piece
+    // of a cut tile goes to its own part of ws, at (row - m0, col - n0).
+    if (split) {
+        c = ws + ((long)get_group_id(1) * get_num_groups(0) + get_group_id(0)) * (RB_BM * RB_BN);
+        ldc = RB_BN;
+        alpha = 1;
+        beta = 0;
+        c_vec = 1;
+    }
+    const long r_off = split ? m0 : 0, c_off = split ? n0 : 0;
 #pragma unroll
     for (int r = 0; r < RB_REP_M; r++) {
 #pragma unroll
@@ -418,13 +438,13 @@ void regblock(const bool va, const bool vb, __local T *As, __local T *Bs, ulong 
             const long row = m0 + a_off + r * RB_TWM * RB_VEC + i;
             if (row >= M)
                 continue;
-            __global T *crow = c + row * (long)ldc;
+            __global T *crow = c + (row - r_off) * (long)ldc;
 #pragma unroll
             for (int s = 0; s < RB_REP_N; s++) {
                 const long col = n0 + b_off + s * RB_TWN * RB_VEC;
                 const T *res = &acc[r * RB_VEC + i][s * RB_VEC];
                 if (c_vec && col + RB_VEC <= N) {
-                    __global VT *dst = (__global VT *)(crow + col);
+                    __global VT *dst = (__global VT *)(crow + (col - c_off));
                     T out[RB_VEC];
                     if (beta == (T)0) {
 #pragma unroll
@@ -443,7 +463,7 @@ void regblock(const bool va, const bool vb, __local T *As, __local T *Bs, ulong 
 #pragma unroll
                     for (int e = 0; e < RB_VEC; e++)
                         if (col + e < N) {
-                            __global T *dst = crow + col + e;
+                            __global T *dst = crow + (col - c_off) + e;
                             *dst = beta == (T)0 ? alpha * res[e] : fma(alpha, res[e], beta * *dst);
                         }
                 }
@@ -460,13 +480,35 @@ void regblock(const bool va, const bool vb, __local T *As, __local T *Bs, ulong 
 #define PB_REGBLOCK(NAME, VA, VB)                                                                        \
     __kernel void gemm_regblock_##NAME(                                                                  \
         ulong m, ulong n, ulong k, T alpha, __global const T *restrict a, ulong lda,                      \
-        __global const T *restrict b, ulong ldb, T beta, __global T *restrict c, ulong ldc, int c_vec)    \
+        __global const T *restrict b, ulong ldb, T beta, __global T *restrict c, ulong ldc, int c_vec,    \
+        ulong tiles_m, ulong tiles_n, ulong tile_first, ulong k_split, __global T *restrict ws)           \
     {                                                                                                    \
         __local VT as[2 * RB_A_STAGE / RB_VEC], bs[2 * RB_B_STAGE / RB_VEC];                             \
         regblock(VA, VB, (__local T *)as, (__local T *)bs, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,  \
-                 c_vec);                                                                                 \
+                 c_vec, tiles_m, tiles_n, tile_first, k_split, ws);                                      \
     }
 PB_REGBLOCK(vv, true, true)
 PB_REGBLOCK(vs, true, false)
 PB_REGBLOCK(sv, false, true)
 PB_REGBLOCK(ss, false, false)
+
+// C = alpha * (the sum of the pieces, in piece order) + beta * C over the
+// `count` cut tiles from tile `first` (regblock's pieces in ws).
+__kernel void gemm_tile_reduce(ulong m, ulong n, ulong tiles_m, ulong tiles_n, ulong first, ulong count, int slabs,
+                               __global const T *restrict ws, T alpha, T beta, __global T *restrict c, ulong ldc)
+{
+    const long per_tile = RB_BM * RB_BN, total = (long)count * per_tile;
+    for (long i = get_global_id(0); i < total; i += get_global_size(0)) {
+        const long t = i / per_tile, e = i % per_tile;
+        long m0, n0;
+        rb_tile_origin((long)first + t, tiles_m, tiles_n, &m0, &n0);
+        const long row = m0 + e / RB_BN, col = n0 + e % RB_BN;
+        if (row >= (long)m || col >= (long)n)
+            continue;
+        T sum = 0;
+        for (int z = 0; z < slabs; z++)
+            sum += ws[(z * (long)count + t) * per_tile + e];
+        __global T *dst = c + row * (long)ldc + col;
+        *dst = beta == (T)0 ? alpha * sum : fma(alpha, sum, beta * *dst);
+    }
+}
