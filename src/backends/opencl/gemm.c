@@ -121,13 +121,16 @@ static size_t regblock_vec(enum pb_precision prec)
 /* The kernel of kind for these arguments: regblock reads A and B in 16-byte
  * vectors where the leading dimension allows it (buffer bases are aligned to
  * CL_DEVICE_MEM_BASE_ADDR_ALIGN, at least 128 bytes). */
-static const char *kernel_name(const struct gemm_kind *kind, const struct pb_gemm_args *g)
+static const char *kernel_name(const struct gemm_kind *kind, const struct pb_gemm_args *g, bool cut)
 {
     if (!kind->regblock)
         return kind->kernel;
+    static const char *const names[2][4] = {
+        {"gemm_regblock_ss", "gemm_regblock_sv", "gemm_regblock_vs", "gemm_regblock_vv"},
+        {"gemm_regblock_cut_ss", "gemm_regblock_cut_sv", "gemm_regblock_cut_vs", "gemm_regblock_cut_vv"}};
     size_t vec = regblock_vec(g->prec);
     bool va = g->lda % vec == 0, vb = g->ldb % vec == 0;
-    return va ? (vb ? "gemm_regblock_vv" : "gemm_regblock_vs") : (vb ? "gemm_regblock_sv" : "gemm_regblock_ss");
+    return names[cut][va * 2 + vb];
 }
 
 #define ONEROW_GROUP 256 /* work-items of a one-row work-group, at most */
@@ -220,7 +223,7 @@ static bool gemm_supports(const struct gemm_kind *kind, const pb_device *dev, co
      * device maximum a launch limit, and NVIDIA reports 256 for every kernel
      * (even at 14 registers) while launching 1024 work-items works. */
     const struct pb_cl_kernel *k;
-    if (pb__cl_kernel_with(dev, GEMM_CL, kind->defines, g->prec, kernel_name(kind, g), &k) != PB_OK)
+    if (pb__cl_kernel_with(dev, GEMM_CL, kind->defines, g->prec, kernel_name(kind, g, false), &k) != PB_OK)
         return true;
     if (!kind->lx && onerow_chunk(impl, k, elt, g->k) < 1) {
         *why = "no local memory left for a row of A";
@@ -269,32 +272,43 @@ static pb_status gemm_scale(pb_device *dev, const struct pb_gemm_args *g, pb_str
     return pb__cl_launch(dev, s, k->kernel, 2, global, NULL);
 }
 
-/* regblock's arguments past the common ones, and its launch over `count`
- * tiles from args->tile_first, each in `slabs` pieces of args->k_split. */
+/* A kernel argument's size and value. */
+struct kernel_arg {
+    size_t size;
+    const void *value;
+};
+
+/* regblock's arguments past the common ones. */
 struct regblock_args {
     cl_int c_vec;
     cl_ulong tiles_m, tiles_n, tile_first, k_split;
     cl_mem ws;
 };
 
-static pb_status regblock_launch(pb_device *dev, pb_stream *s, const struct gemm_kind *kind, cl_kernel kk,
-                                 cl_uint n_args, const struct regblock_args *r, size_t count, int slabs)
+/* regblock over `count` tiles from r->tile_first, each in `slabs` pieces of
+ * r->k_split: the kernel for whole tiles (slabs 1), or for pieces. */
+static pb_status regblock_launch(pb_device *dev, pb_stream *s, const struct pb_gemm_args *g,
+                                 const struct gemm_kind *kind, const struct kernel_arg *common, cl_uint n_args,
+                                 const struct regblock_args *r, size_t count, int slabs)
 {
-    const void *vals[] = {&r->c_vec, &r->tiles_m, &r->tiles_n, &r->tile_first, &r->k_split, &r->ws};
-    const size_t sizes[] = {sizeof r->c_vec,      sizeof r->tiles_m, sizeof r->tiles_n,
-                            sizeof r->tile_first, sizeof r->k_split, sizeof r->ws};
-    pb_status st = PB_OK;
+    const struct pb_cl_kernel *k;
+    pb_status st = pb__cl_kernel_with(dev, GEMM_CL, kind->defines, g->prec, kernel_name(kind, g, slabs > 1), &k);
+    const struct kernel_arg extra[] = {{sizeof r->c_vec, &r->c_vec},     {sizeof r->tiles_m, &r->tiles_m},
+                                       {sizeof r->tiles_n, &r->tiles_n}, {sizeof r->tile_first, &r->tile_first},
+                                       {sizeof r->k_split, &r->k_split}, {sizeof r->ws, &r->ws}};
+    for (cl_uint i = 0; i < n_args && st == PB_OK; i++)
+        st = pb__cl_set_arg(k->kernel, i, common[i].size, common[i].value);
     for (cl_uint i = 0; i < 6 && st == PB_OK; i++)
-        st = pb__cl_set_arg(kk, n_args + i, sizes[i], vals[i]);
+        st = pb__cl_set_arg(k->kernel, n_args + i, extra[i].size, extra[i].value);
     size_t global[2] = {count * kind->lx, (size_t)slabs}, local[2] = {kind->lx, 1};
-    return st == PB_OK ? pb__cl_launch(dev, s, kk, 2, global, local) : st;
+    return st == PB_OK ? pb__cl_launch(dev, s, k->kernel, 2, global, local) : st;
 }
 
-/* regblock's launches, its first n_args arguments set: the whole tiles, then
- * the cut ones and their reduction (regblock_plan). Where the pieces'
+/* regblock's launches after the n_args common arguments: the whole tiles,
+ * then the cut ones and their reduction (regblock_plan). Where the pieces'
  * workspace cannot be had, every tile runs whole (slower, never an error). */
 static pb_status regblock_run(pb_device *dev, const struct pb_gemm_args *g, const struct gemm_kind *kind,
-                              const struct pb_cl_kernel *k, cl_uint n_args, pb_stream *s)
+                              const struct kernel_arg *common, cl_uint n_args, pb_stream *s)
 {
     struct pb_cl_device *impl = pb__cl(dev);
     struct regblock_args r = {g->ldc % regblock_vec(g->prec) == 0, /* C may be stored in 16-byte vectors */
@@ -311,32 +325,29 @@ static pb_status regblock_run(pb_device *dev, const struct pb_gemm_args *g, cons
     }
     pb_status st = PB_OK;
     if (plan.first > 0)
-        st = regblock_launch(dev, s, kind, k->kernel, n_args, &r, plan.first, 1);
+        st = regblock_launch(dev, s, g, kind, common, n_args, &r, plan.first, 1);
     if (st == PB_OK && plan.first < tiles) {
         r.tile_first = plan.first;
         r.k_split = ((g->k + plan.slabs - 1) / plan.slabs + 7) / 8 * 8; /* whole slices of 8 */
-        st = regblock_launch(dev, s, kind, k->kernel, n_args, &r, tiles - plan.first, plan.slabs);
+        st = regblock_launch(dev, s, g, kind, common, n_args, &r, tiles - plan.first, plan.slabs);
         const struct pb_cl_kernel *red = NULL;
         if (st == PB_OK)
             st = pb__cl_kernel_with(dev, GEMM_CL, kind->defines, g->prec, "gemm_tile_reduce", &red);
-        if (st == PB_OK) {
-            cl_ulong m = g->m, n = g->n, first = plan.first, count = tiles - plan.first, ldc = g->ldc;
-            cl_int slabs = plan.slabs;
-            struct scalar alpha = scalar_of(g->prec, g->alpha), beta = scalar_of(g->prec, g->beta);
-            cl_mem c = pb__cl_mem(g->c);
-            const void *vals[] = {&m,     &n,   &r.tiles_m, &r.tiles_n, &first, &count,
-                                  &slabs, &r.ws, &alpha.v,  &beta.v,    &c,     &ldc};
-            const size_t sizes[] = {sizeof m,     sizeof n,    sizeof r.tiles_m, sizeof r.tiles_n,
-                                    sizeof first, sizeof count, sizeof slabs,   sizeof r.ws,
-                                    alpha.size,   beta.size,   sizeof c,        sizeof ldc};
-            for (cl_uint i = 0; i < 12 && st == PB_OK; i++)
-                st = pb__cl_set_arg(red->kernel, i, sizes[i], vals[i]);
-            size_t local = impl->max_group < 256 ? impl->max_group : 256;
-            size_t elems = (size_t)count * kind->tile_x * kind->tile_y, groups = (elems + local - 1) / local;
-            size_t global = (groups < 4096 ? groups : 4096) * local;
-            if (st == PB_OK)
-                st = pb__cl_launch(dev, s, red->kernel, 1, &global, &local);
-        }
+        cl_ulong first = plan.first, count = tiles - plan.first;
+        cl_int slabs = plan.slabs;
+        /* m, n; then alpha, beta, c, ldc as the common arguments 3, 8, 9, 10 */
+        const struct kernel_arg args[] = {common[0],         common[1],           {sizeof r.tiles_m, &r.tiles_m},
+                                          {sizeof r.tiles_n, &r.tiles_n},        {sizeof first, &first},
+                                          {sizeof count, &count},                {sizeof slabs, &slabs},
+                                          {sizeof r.ws, &r.ws},                  common[3],
+                                          common[8],         common[9],           common[10]};
+        for (cl_uint i = 0; i < 12 && st == PB_OK; i++)
+            st = pb__cl_set_arg(red->kernel, i, args[i].size, args[i].value);
+        size_t local = impl->max_group < 256 ? impl->max_group : 256;
+        size_t groups = ((size_t)count * kind->tile_x * kind->tile_y + local - 1) / local;
+        size_t global = (groups < 4096 ? groups : 4096) * local;
+        if (st == PB_OK)
+            st = pb__cl_launch(dev, s, red->kernel, 1, &global, &local);
     }
     if (r.ws)
         clReleaseMemObject(r.ws); /* freed once the queued kernels are done with it */
@@ -357,25 +368,23 @@ static pb_status gemm_run(const struct gemm_kind *kind, pb_device *dev, const vo
     if (kind->shaped)
         kind = shaped_kind(kind, g, &shaped);
     const struct pb_cl_kernel *k;
-    pb_status st = pb__cl_kernel_with(dev, GEMM_CL, kind->defines, g->prec, kernel_name(kind, g), &k);
+    pb_status st = pb__cl_kernel_with(dev, GEMM_CL, kind->defines, g->prec, kernel_name(kind, g, false), &k);
     if (st != PB_OK)
         return st;
     cl_kernel kk = k->kernel;
     cl_ulong m = g->m, n = g->n, kd = g->k, lda = g->lda, ldb = g->ldb, ldc = g->ldc;
     struct scalar alpha = scalar_of(g->prec, g->alpha), beta = scalar_of(g->prec, g->beta);
     cl_mem a = pb__cl_mem(g->a), b = pb__cl_mem(g->b), c = pb__cl_mem(g->c);
-    const struct {
-        size_t size;
-        const void *value;
-    } common[] = {{sizeof m, &m},     {sizeof n, &n},   {sizeof kd, &kd},  {alpha.size, &alpha.v},
-                  {sizeof a, &a},     {sizeof lda, &lda}, {sizeof b, &b},  {sizeof ldb, &ldb},
-                  {beta.size, &beta.v}, {sizeof c, &c},  {sizeof ldc, &ldc}};
+    const struct kernel_arg common[] = {{sizeof m, &m},       {sizeof n, &n},     {sizeof kd, &kd},
+                                        {alpha.size, &alpha.v}, {sizeof a, &a},     {sizeof lda, &lda},
+                                        {sizeof b, &b},       {sizeof ldb, &ldb}, {beta.size, &beta.v},
+                                        {sizeof c, &c},       {sizeof ldc, &ldc}};
     cl_uint n_args = (cl_uint)(sizeof common / sizeof common[0]);
+    if (kind->regblock)
+        return regblock_run(dev, g, kind, common, n_args, s);
     for (cl_uint i = 0; i < n_args; i++)
         if ((st = pb__cl_set_arg(kk, i, common[i].size, common[i].value)) != PB_OK)
             return st;
-    if (kind->regblock)
-        return regblock_run(dev, g, kind, k, n_args, s);
     size_t global[2], local[2];
     if (kind->lx) {
         local[0] = kind->lx;

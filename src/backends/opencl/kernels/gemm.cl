@@ -337,7 +337,10 @@ void rb_tile_origin(const long pid, const long tiles_m, const long tiles_n, long
     *n0 = in_group / gsize * RB_BN;
 }
 
-void regblock(const bool va, const bool vb, __local T *As, __local T *Bs, ulong m, ulong n, ulong k, T alpha,
+// cut (a constant of each kernel): this launch computes pieces of tiles cut along
+// k; whole tiles take the plain path, with none of the pieces' arithmetic.
+void regblock(const bool va, const bool vb, const bool cut, __local T *As, __local T *Bs, ulong m, ulong n, ulong k,
+              T alpha,
               __global const T *restrict a, ulong lda, __global const T *restrict b, ulong ldb, T beta,
               __global T *restrict c, ulong ldc, int c_vec, ulong tiles_m, ulong tiles_n, ulong tile_first,
               ulong k_split, __global T *restrict ws)
@@ -346,8 +349,8 @@ void regblock(const bool va, const bool vb, __local T *As, __local T *Bs, ulong 
     const long M = m, N = n;
     long m0, n0;
     rb_tile_origin((long)tile_first + get_group_id(0), tiles_m, tiles_n, &m0, &n0);
-    const bool split = get_num_groups(1) > 1;
-    const long kz = (long)get_group_id(1) * (long)k_split, K = max(0L, min((long)k - kz, (long)k_split));
+    const long kz = cut ? (long)get_group_id(1) * (long)k_split : 0;
+    const long K = cut ? max(0L, min((long)k - kz, (long)k_split)) : (long)k;
 
     // Global load setup.
     const int a_r = tid >> 1, a_c = (tid & 1) * RB_VEC;
@@ -423,14 +426,14 @@ void regblock(const bool va, const bool vb, __local T *As, __local T *Bs, ulong 
 
     // Epilogue: C = alpha*acc + beta*C, guarded; beta == 0 never reads C. A piece
     // of a cut tile goes to its own part of ws, at (row - m0, col - n0).
-    if (split) {
+    if (cut) {
         c = ws + ((long)get_group_id(1) * get_num_groups(0) + get_group_id(0)) * (RB_BM * RB_BN);
         ldc = RB_BN;
         alpha = 1;
         beta = 0;
         c_vec = 1;
     }
-    const long r_off = split ? m0 : 0, c_off = split ? n0 : 0;
+    const long r_off = cut ? m0 : 0, c_off = cut ? n0 : 0;
 #pragma unroll
     for (int r = 0; r < RB_REP_M; r++) {
 #pragma unroll
@@ -477,20 +480,24 @@ void regblock(const bool va, const bool vb, __local T *As, __local T *Bs, ulong 
 // RB_THREADS work-items; the kernels do not say so with
 // reqd_work_group_size because NVIDIA's compiler then ignores the register
 // cap the host asks for (see program_options in backend_opencl.c).
-#define PB_REGBLOCK(NAME, VA, VB)                                                                        \
+#define PB_REGBLOCK(NAME, VA, VB, CUT)                                                                   \
     __kernel void gemm_regblock_##NAME(                                                                  \
         ulong m, ulong n, ulong k, T alpha, __global const T *restrict a, ulong lda,                      \
         __global const T *restrict b, ulong ldb, T beta, __global T *restrict c, ulong ldc, int c_vec,    \
         ulong tiles_m, ulong tiles_n, ulong tile_first, ulong k_split, __global T *restrict ws)           \
     {                                                                                                    \
         __local VT as[2 * RB_A_STAGE / RB_VEC], bs[2 * RB_B_STAGE / RB_VEC];                             \
-        regblock(VA, VB, (__local T *)as, (__local T *)bs, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,  \
+        regblock(VA, VB, CUT, (__local T *)as, (__local T *)bs, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, \
                  c_vec, tiles_m, tiles_n, tile_first, k_split, ws);                                      \
     }
-PB_REGBLOCK(vv, true, true)
-PB_REGBLOCK(vs, true, false)
-PB_REGBLOCK(sv, false, true)
-PB_REGBLOCK(ss, false, false)
+PB_REGBLOCK(vv, true, true, false)
+PB_REGBLOCK(vs, true, false, false)
+PB_REGBLOCK(sv, false, true, false)
+PB_REGBLOCK(ss, false, false, false)
+PB_REGBLOCK(cut_vv, true, true, true)
+PB_REGBLOCK(cut_vs, true, false, true)
+PB_REGBLOCK(cut_sv, false, true, true)
+PB_REGBLOCK(cut_ss, false, false, true)
 
 // C = alpha * (the sum of the pieces, in piece order) + beta * C over the
 // `count` cut tiles from tile `first` (regblock's pieces in ws).
