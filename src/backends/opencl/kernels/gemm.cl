@@ -340,8 +340,7 @@ void rb_tile_origin(const long pid, const long tiles_m, const long tiles_n, long
 // cut (a constant of each kernel): this launch computes pieces of tiles cut along
 // k; whole tiles take the plain path, with none of the pieces' arithmetic.
 void regblock(const bool va, const bool vb, const bool cut, __local T *As, __local T *Bs, ulong m, ulong n, ulong k,
-              T alpha,
-              __global const T *restrict a, ulong lda, __global const T *restrict b, ulong ldb, T beta,
+              T alpha, __global const T *restrict a, ulong lda, __global const T *restrict b, ulong ldb, T beta,
               __global T *restrict c, ulong ldc, int c_vec, ulong tiles_m, ulong tiles_n, ulong tile_first,
               ulong k_split, __global T *restrict ws)
 {
