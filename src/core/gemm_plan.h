@@ -27,6 +27,13 @@ struct pb__split_plan {
     double waves; /* the estimated time, in units of one whole tile on every unit */
 };
 
+/* One SM's FMA rate on CUDA cores (H100: about 50 TFLOP/s of FP32, 25 of FP64,
+ * over 132 SMs): the rate regblock's plans (CUDA and OpenCL) weigh against. */
+static inline double pb__plan_fma_rate(size_t elem_bytes)
+{
+    return elem_bytes == 4 ? 3.8e11 : 1.9e11;
+}
+
 /* PARBENCH_GEMM_SMS=N: plan for N SMs or compute units instead of the
  * device's (tests cut tiles on small shapes so); else `units`. */
 static inline int pb__plan_units(int units)

@@ -122,9 +122,6 @@ struct Tile {
     static_assert(BK % 2 == 0, "fragment double buffering alternates per k-row");
 };
 
-// One SM's FMA rate (H100: about 50 TFLOP/s of FP32, 25 of FP64, over 132 SMs).
-template <typename T> constexpr double sm_rate() { return sizeof(T) == 4 ? 3.8e11 : 1.9e11; }
-
 template <typename T> struct Params {
     const T *a;
     const T *b;
@@ -435,7 +432,7 @@ cudaError_t gemm(size_t m, size_t n, size_t k, typename Cfg::T alpha, const type
     p.k_split = (long long)k;
     p.ws = nullptr;
     const size_t tiles = tiles_m * tiles_n;
-    pb__split_plan plan = pb__plan_split(tiles, k, pb__sm_count(), sizeof(T), sm_rate<T>());
+    pb__split_plan plan = pb__plan_split(tiles, k, pb__sm_count(), sizeof(T), pb__plan_fma_rate(sizeof(T)));
 
     // Scratch on the stream, freed behind the work: A or B packed where their
     // layout rules out 16-byte loads (a leading dimension of 8191: 0.78x
@@ -515,7 +512,7 @@ constexpr pb__tile_choice f64_choices[] = {choice<F64Large>(1.0), choice<F64Smal
 cudaError_t pb__cuda_gemm_regblock_f32(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                                        const float *b, size_t ldb, float beta, float *c, size_t ldc, cudaStream_t s)
 {
-    switch (pb__pick_tile(m, n, k, true, sizeof(float), sm_rate<float>(), f32_choices, 4)) {
+    switch (pb__pick_tile(m, n, k, true, sizeof(float), pb__plan_fma_rate(sizeof(float)), f32_choices, 4)) {
     case 0:
         return gemm<F32Large>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
     case 1:
@@ -530,7 +527,7 @@ cudaError_t pb__cuda_gemm_regblock_f32(size_t m, size_t n, size_t k, float alpha
 cudaError_t pb__cuda_gemm_regblock_f64(size_t m, size_t n, size_t k, double alpha, const double *a, size_t lda,
                                        const double *b, size_t ldb, double beta, double *c, size_t ldc, cudaStream_t s)
 {
-    switch (pb__pick_tile(m, n, k, true, sizeof(double), sm_rate<double>(), f64_choices, 2)) {
+    switch (pb__pick_tile(m, n, k, true, sizeof(double), pb__plan_fma_rate(sizeof(double)), f64_choices, 2)) {
     case 0:
         return gemm<F64Large>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
     default:

@@ -2,8 +2,9 @@
  * of 8, 16, 32), study 001's one-row work-groups and a register-blocked
  * kernel (the twin of CUDA's regblock: 128x128x8 tiles, 256 work-items, 8x8
  * per work-item, or 64x64x8 tiles of 128 work-items where those fill the
- * device better; tiles cut along k as the twin's), all in kernels/gemm.cl. Row-major throughout; beta == 0
- * never reads C; k == 0 or alpha == 0 only scales C (A and B are not read). */
+ * device better; tiles cut along k as the twin's), all in kernels/gemm.cl.
+ * Row-major throughout; beta == 0 never reads C; k == 0 or alpha == 0 only
+ * scales C (A and B are not read). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,13 +68,6 @@ static bool product_needed(const struct pb_gemm_args *g)
     return g->m && g->n && g->k && g->alpha != 0;
 }
 
-/* One compute unit's FMA rate (an H100 SM: 50 TFLOP/s of FP32, 25 of FP64, over
- * 132): what the plan weighs the cut tiles' partial results against. */
-static double unit_rate(enum pb_precision prec)
-{
-    return prec == PB_DOUBLE ? 1.9e11 : 3.8e11;
-}
-
 /* How kind's tiles go over the compute units (src/core/gemm_plan.h): whole,
  * or the last wave's tiles (all of them where they leave most units idle)
  * cut along k. */
@@ -82,7 +76,8 @@ static struct pb__split_plan regblock_plan(const pb_device *dev, const struct pb
 {
     size_t tiles = ((g->m + kind->tile_y - 1) / kind->tile_y) * ((g->n + kind->tile_x - 1) / kind->tile_x);
     int units = pb__plan_units((int)pb__cl(dev)->compute_units);
-    return pb__plan_split(tiles, product_needed(g) ? g->k : 0, units, pb_precision_size(g->prec), unit_rate(g->prec));
+    size_t elt = pb_precision_size(g->prec);
+    return pb__plan_split(tiles, product_needed(g) ? g->k : 0, units, elt, pb__plan_fma_rate(elt));
 }
 
 /* The regblock tile for this product, as the CUDA twin picks it
