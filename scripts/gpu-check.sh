@@ -4,7 +4,7 @@
 # racecheck), then the benchmarks. Results and logs go to $OUT (default
 # bench/results/<date>-<gpu>/).
 #
-# usage: scripts/gpu-check.sh [build|quick|full|SECTION...] (SECTION: tests|zoo_check|spmv|zoo|zoo_cpu|memlab|conv|limits|stream|tensor|shapes|shapes_random|ceilings|opencl|opencl_copies|opencl_kernels|mpi|devpath|multi|multi_*|trust|studies|sweep)
+# usage: scripts/gpu-check.sh [build|quick|full|SECTION...] (SECTION: tests|zoo_check|spmv|zoo|zoo_cpu|memlab|conv|limits|stream|tensor|shapes|shapes_random|ceilings|opencl|opencl_copies|opencl_kernels|mpi|devpath|multi|multi_*|trust|studies|sweep|unseen)
 #   several SECTIONs run in turn on one build. build: only the build (build-gpu/); tests: the
 #   test suite with CUDA required; zoo_check: the sparse variants under compute-sanitizer; quick: tests, sanitizers and a GEMM whose rows must carry NVML's energy columns; spmv, memlab, conv, ceilings, opencl: build, then only
 #   that section (ceilings also renders the report of everything in $OUT; opencl, the OpenCL
@@ -28,7 +28,8 @@
 #   shapes_random, 40 random shapes verified, also runs alone); trust: a GPU fault mid-run, a problem too big for the device, 10,000
 #   library turns; studies: parbench study 000..004 --quick (PB_STUDY_FULL=1: the full
 #   studies; PB_STUDIES="003 004": only those), each in its folder, and one report; sweep: odd sizes
-#   and inputs as a new user would give them, planted faults, memcheck (summary in sweep.txt)
+#   and inputs as a new user would give them, planted faults, memcheck (summary in sweep.txt); unseen:
+#   random GEMM shapes, conv sizes and radii and sparse classes beside the anchors (unseen.md)
 # PB_GIT_COMMIT=HASH names the commit measured in every row (set it where the
 # tree is a copy whose .git may be stale or absent).
 # Missing cJSON/cmocka development files are taken from .deps/*.deb when present
@@ -314,6 +315,56 @@ shapes_random_section() {
         run env PARBENCH_GEMM_SMS=8 $pb run gemm --backend cuda --variant regblock,dmma,wgmma --m $m --n $n --k $k \
             --precision float,double,tf32,bf16 --reps 1 --warmup 0 --quiet --out "$out/gemm-random-shapes.csv" --append
     done
+}
+
+# Inputs from no fixed list, as the users' will be: seeded random GEMM shapes,
+# convolution sizes and radii, and sparse matrices of every generated class with
+# random parameters, each beside its vendor anchor in the same call; a class our
+# kernels were not tuned for shows in unseen.md (PB_UNSEEN_SEED=N draws another set).
+unseen_section() {
+    step "unseen: random GEMM shapes, conv sizes and radii, sparse classes beside the anchors"
+    local seed=${PB_UNSEEN_SEED:-7} line
+    python3 - "$seed" >"$out/unseen-draws.txt" <<'PY'
+import math, random, sys
+rnd = random.Random(int(sys.argv[1]))
+def logu(lo, hi): return int(round(math.exp(rnd.uniform(math.log(lo), math.log(hi)))))
+for i in range(14): # square-ish, then one thin side
+    m, n, k = logu(300, 12000), logu(300, 12000), logu(300, 16000)
+    if i >= 10:
+        m, n, k = [(logu(16, 256) if j == i % 3 else logu(4000, 60000)) for j in range(3)]
+    print("gemm", m, n, k)
+for i in range(10):
+    print("conv", logu(600, 12000), logu(600, 12000), logu(1, 128))
+rows = lambda: "%dk" % logu(500, 4000)
+for c in ("pareto", "pareto", "dense", "blocks", "band", "rmat", "rect", "gaps", "powerlaw", "random", "plap2d", "lap3d"):
+    spec = {"pareto": lambda: "pareto:%s:%d:%.2f:%.2f" % (rows(), logu(4, 32), rnd.uniform(1.1, 3.0), rnd.uniform(0, 0.3)),
+            "dense": lambda: "dense:%s:%d:%d:%d" % (rows(), logu(3, 12), logu(2, 200), logu(1000, 200000)),
+            "blocks": lambda: "blocks:%s:%d:%d" % (rows(), rnd.randint(2, 6), logu(3, 16)),
+            "band": lambda: "band:%s:%d:%d" % (rows(), logu(3, 60), rnd.randint(0, 8)),
+            "rmat": lambda: "rmat:%d:%d" % (rnd.randint(18, 22), logu(4, 32)),
+            "rect": lambda: rnd.choice(["rect:%s:%dk:%d" % (rows(), logu(20, 200), logu(8, 64)),
+                                        "rect:%dk:%dk:%d" % (logu(50, 400), logu(1000, 4000), logu(8, 40))]),
+            "gaps": lambda: "gaps:%s:%d" % (rows(), logu(4, 32)),
+            "powerlaw": lambda: "powerlaw:%s:%d" % (rows(), logu(4, 32)),
+            "random": lambda: "random:%s:%d" % (rows(), logu(4, 64)),
+            "plap2d": lambda: "plap2d:%d" % logu(700, 2000),
+            "lap3d": lambda: "lap3d:%d" % logu(80, 200)}[c]()
+    print("spmv", spec)
+PY
+    cat "$out/unseen-draws.txt" >>"$log"
+    while read -r line; do
+        set -- $line
+        case $1 in
+        gemm) run $pb run gemm --backend cuda --variant regblock,dmma,cublas --m "$2" --n "$3" --k "$4" \
+            --precision float,double --reps 5 --quiet --out "$out/unseen-gemm.csv" --append ;;
+        conv) run $pb run conv --backend cuda --variant regs,fused,cudnn --width "$2" --height "$3" --radius "$4" \
+            --precision float,double --reps 5 --quiet --out "$out/unseen-conv.csv" --append ;;
+        spmv) run $pb run spmv --backend cuda --variant auto,csr-split,cusparse --matrix "$2" \
+            --precision double,float --reps 10 --quiet --out "$out/unseen-spmv.csv" --append ;;
+        esac
+    done <"$out/unseen-draws.txt"
+    python3 scripts/vs-anchor.py "$out"/unseen-*.csv >"$out/unseen.md" 2>>"$log"
+    tail -n 12 "$out/unseen.md" | tee -a "$log"
 }
 
 ceilings_section() {
@@ -787,7 +838,7 @@ tests_section() {
 twins="--backend cuda,opencl --device nvidia"
 sections="tests zoo_check spmv zoo zoo_cpu memlab conv limits stream tensor shapes shapes_random ceilings opencl opencl_copies opencl_kernels mpi mpi_ep"
 sections+=" mpi_dist mpi_coll devpath multi multi_p2p multi_ep multi_coll multi_check multi_spmv multi_spmv_strong multi_spmv_weak"
-sections+=" multi_gemm multi_gemm_strong multi_gemm_weak multi_gemm_panel trust studies sweep"
+sections+=" multi_gemm multi_gemm_strong multi_gemm_weak multi_gemm_panel trust studies sweep unseen"
 if [ "$mode" != full ] && [ "$mode" != quick ]; then
     for m in "${modes[@]}"; do
         [[ " $sections " == *" $m "* ]] || { echo "unknown section '$m' (sections: $sections)" >&2; exit 2; }

@@ -8,6 +8,7 @@
 
 #include "test_util.h"
 
+#include "core/gemm_plan.h"
 #include "core/precision.h"
 #include "core/rng.h"
 #include "core/verify.h"
@@ -483,12 +484,15 @@ static void test_tensor_types_refused(void **state)
  * tiles along k where whole tiles would leave the last wave part-empty
  * (src/core/gemm_plan.h). Planned for 4 SMs or compute units, small shapes
  * take those paths: the tiles past the last full wave cut in two or more
- * (the first three shapes, depending on the tile each variant picks), and a
- * single tile cut in four (64 x 64 x 9000). */
+ * (depending on the tile each variant picks; regblock's plan cuts the fifth
+ * 128 x 256 tile of 100 x 1173 x 4800 in float, the fifth 128 x 128 one of
+ * 100 x 537 x 4800 in double), and every tile cut (520 x 70 x 4500, 64 x 64 x
+ * 9000). */
 static void test_cut_tiles(void **state)
 {
     (void)state;
-    static const struct shape cut[] = {{300, 600, 2100}, {130, 1000, 2200}, {520, 70, 4500}, {64, 64, 9000}};
+    static const struct shape cut[] = {{300, 600, 2100}, {130, 1000, 2200}, {520, 70, 4500},
+                                       {64, 64, 9000},   {100, 1173, 4800}, {100, 537, 4800}};
     static const struct mode *const modes[] = {&padded_alpha_beta};
     static const char *const backends[] = {"cuda", "opencl"};
     static const char *const cutting[] = {"regblock", "dmma", "wgmma"};
@@ -524,6 +528,45 @@ static void test_cut_tiles(void **state)
     assert_int_equal(failed, 0);
 }
 
+/* regblock's plans (pb__plan_fill) on 132 SMs: every plan is one the kernels
+ * can run and no slower by the model than whole tiles; a small product cuts
+ * its tiles to fill the SMs, a tiny k never cuts, 4096^3 runs whole, and
+ * PARBENCH_GEMM_PIECES imposes its count. */
+static void test_fill_plans(void **state)
+{
+    (void)state;
+    static const struct pb__fill_tile tiles[] = {{128, 256, 1.0, 1}, {128, 128, 0.985, 2}, {128, 64, 0.95, 4},
+                                                 {64, 64, 0.83, 4}};
+    struct pb_rng rng;
+    pb__rng_init(&rng, 11, 0);
+    for (int i = 0; i < 2000; i++) {
+        const size_t m = 1 + pb__rng_next(&rng) % 20000, n = 1 + pb__rng_next(&rng) % 20000,
+                     k = 1 + pb__rng_next(&rng) % 70000;
+        const struct pb__fill_tile *t = &tiles[i % 4];
+        const size_t count = ((m + t->bm - 1) / t->bm) * ((n + t->bn - 1) / t->bn);
+        const struct pb__split_plan plan = pb__plan_fill(t, m, n, k, 132, 4, 3.8e11, 1e-10);
+        assert_true(plan.first <= count);
+        assert_true(plan.slabs >= 1 && plan.slabs <= 64);
+        assert_true(plan.slabs == 1 || plan.first < count);
+        assert_true(plan.slabs == 1 || k / (size_t)plan.slabs >= 128);
+        assert_true(plan.waves > 0 && isfinite(plan.waves));
+        const double whole = pb__fill_seconds(t, pb__plan_whole(count, 132), count, k, 132, 4, 3.8e11, 1e-10);
+        assert_true(plan.waves <= whole * (1 + 1e-12));
+    }
+    const struct pb__split_plan small = pb__plan_fill(&tiles[3], 511, 463, 1023, 132, 4, 3.8e11, 1e-10);
+    assert_true(small.slabs > 1 && small.first == 0);
+    const struct pb__split_plan thin_k = pb__plan_fill(&tiles[1], 19531, 13647, 37, 132, 4, 3.8e11, 3.2e-10);
+    assert_int_equal(thin_k.slabs, 1);
+    const struct pb__split_plan square = pb__plan_fill(&tiles[0], 4096, 4096, 4096, 132, 4, 3.8e11, 1e-10);
+    assert_int_equal(square.slabs, 1);
+    assert_int_equal(square.first, 32 * 16);
+    assert_int_equal(setenv("PARBENCH_GEMM_PIECES", "5", 1), 0);
+    const struct pb__split_plan forced = pb__plan_fill(&tiles[0], 4096, 4096, 4096, 132, 4, 3.8e11, 1e-10);
+    unsetenv("PARBENCH_GEMM_PIECES");
+    assert_int_equal(forced.slabs, 5);
+    assert_int_equal(forced.first, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -531,6 +574,7 @@ int main(void)
         cmocka_unit_test(test_alpha_beta), cmocka_unit_test(test_k_zero),
         cmocka_unit_test(test_empty),      cmocka_unit_test(test_launch_shapes),
         cmocka_unit_test(test_tensor_types_refused), cmocka_unit_test(test_cut_tiles),
+        cmocka_unit_test(test_fill_plans),
     };
     return pb_test_run(tests, NULL, NULL);
 }

@@ -334,7 +334,8 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) dmma_gemm_kerne
     // A piece of a cut tile goes to its own BM x BN part of ws, at (row - m0, col - n0).
     const double alpha = split ? 1.0 : p.alpha, beta = split ? 0.0 : p.beta;
     const long long piece = (long long)blockIdx.y * gridDim.x + blockIdx.x;
-    double *const c_out = split ? p.ws + piece * BM * BN - (m0 * BN + n0) : p.c;
+    double *const c_out = split ? p.ws + piece * BM * BN : p.c;
+    const long long row_base = split ? m0 : 0, col_base = split ? n0 : 0;
     const long long ldc = split ? BN : p.ldc;
     const bool c_vec = split || p.c_vec;
 #pragma unroll
@@ -344,13 +345,14 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) dmma_gemm_kerne
             const long long row = m0 + wm0 + 16 * fm + 8 * h + g;
             if (row >= M)
                 continue;
-            double *crow = c_out + row * ldc;
+            double *crow = c_out + (row - row_base) * ldc;
 #pragma unroll
             for (int fn = 0; fn < FN; ++fn) {
                 const long long col = n0 + wn0 + 8 * fn + 2 * t;
                 const double r0 = acc[fm][fn][2 * h], r1 = acc[fm][fn][2 * h + 1];
+                double *const cel = crow + (col - col_base);
                 if (c_vec && col + 1 < N) {
-                    double2 *dst = reinterpret_cast<double2 *>(crow + col);
+                    double2 *dst = reinterpret_cast<double2 *>(cel);
                     double2 out;
                     if (beta == 0.0) {
                         out = make_double2(alpha * r0, alpha * r1);
@@ -361,9 +363,9 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) dmma_gemm_kerne
                     *dst = out;
                 } else {
                     if (col < N)
-                        crow[col] = beta == 0.0 ? alpha * r0 : fma(alpha, r0, beta * crow[col]);
+                        cel[0] = beta == 0.0 ? alpha * r0 : fma(alpha, r0, beta * cel[0]);
                     if (col + 1 < N)
-                        crow[col + 1] = beta == 0.0 ? alpha * r1 : fma(alpha, r1, beta * crow[col + 1]);
+                        cel[1] = beta == 0.0 ? alpha * r1 : fma(alpha, r1, beta * cel[1]);
                 }
             }
         }

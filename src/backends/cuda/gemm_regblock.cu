@@ -30,8 +30,8 @@
 //    an unpredicated path; the K % BK tail is one extra slice after the main loop.
 //  * 1-D grid walked in the grouped tile order of gemm_tiles.cuh, so that co-resident
 //    blocks share A and B panels in L2. Index products are 64-bit.
-//  * Tiles past the last full wave, or all of them where they leave most SMs idle,
-//    are cut along k (pb__plan_split): 3000 x 5000 x 7000 runs 3.64 waves, not 4.
+//  * Tiles past the last full wave, or all of them where they leave SMs idle, are
+//    cut along k (pb__plan_fill): 3000 x 5000 x 7000 runs 3.64 waves, not 4.
 //
 // Tiles (measured on an H100 SXM, 132 SMs; see the Tile<> list at the end):
 //  FP32 large  128x256x16, 256 threads, 8x16 per lane, 1 block/SM (255 regs, 48.5 KiB
@@ -43,8 +43,9 @@
 //  FP32 small  64x64x8, 128 threads, 8x4, 4 blocks/SM.
 //  FP64 large  128x128x8, 256 threads, 8x8 doubles, 1 block/SM (~250 regs, 32.5 KiB).
 //  FP64 small  64x64x8, 128 threads, 8x4 doubles, 3 blocks/SM.
-// The host picks the tile whose estimated time (blocks per SM x work per block /
-// efficiency) is least, so mid-sized and skinny products still fill the SMs.
+// The host picks the tile and plan whose estimated time (pb__plan_fill: blocks per
+// SM x work per block / efficiency, a fixed cost per block) is least, so small,
+// mid-sized and skinny products still fill the SMs.
 
 #include "backends/cuda/gemm_tiles.cuh"
 #include "backends/cuda/gemm_regblock.cuh"
@@ -313,6 +314,9 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) gemm_kernel(con
     // A piece of a cut tile goes to its own BM x BN part of ws, at (row - m0, col - n0).
     const T alpha = split ? T(1) : p.alpha, beta = split ? T(0) : p.beta;
     const long long piece = (long long)blockIdx.y * gridDim.x + blockIdx.x;
+    // c_out is addressed from (0, 0) like C, a pointer before ws (never read
+    // through): offsets from the piece's start instead ran 2-3% slower (H200,
+    // 2048^3 to 8192^3, A/B in one call), the compiler scheduling the loop anew.
     T *const c_out = split ? p.ws + piece * Cfg::BM * Cfg::BN - (m0 * Cfg::BN + n0) : p.c;
     const long long ldc = split ? Cfg::BN : p.ldc;
     const bool c_vec = split || p.c_vec;
@@ -387,9 +391,9 @@ template <class Cfg> cudaError_t prepare_smem()
 
 
 template <class Cfg>
-cudaError_t gemm(size_t m, size_t n, size_t k, typename Cfg::T alpha, const typename Cfg::T *a, size_t lda,
-                 const typename Cfg::T *b, size_t ldb, typename Cfg::T beta, typename Cfg::T *c, size_t ldc,
-                 cudaStream_t s)
+cudaError_t gemm(const pb__tile_choice &tile, size_t m, size_t n, size_t k, typename Cfg::T alpha,
+                 const typename Cfg::T *a, size_t lda, const typename Cfg::T *b, size_t ldb, typename Cfg::T beta,
+                 typename Cfg::T *c, size_t ldc, cudaStream_t s)
 {
     using T = typename Cfg::T;
     if (m == 0 || n == 0)
@@ -432,11 +436,14 @@ cudaError_t gemm(size_t m, size_t n, size_t k, typename Cfg::T alpha, const type
     p.k_split = (long long)k;
     p.ws = nullptr;
     const size_t tiles = tiles_m * tiles_n;
-    pb__split_plan plan = pb__plan_split(tiles, k, pb__sm_count(), sizeof(T), pb__plan_fma_rate(sizeof(T)));
+    pb__split_plan plan = pb__plan_fill(&tile, m, n, k, pb__sm_count(), sizeof(T), pb__plan_fma_rate(sizeof(T)),
+                                        pb__fill_block_s(p.c_vec));
 
     // Scratch on the stream, freed behind the work: A or B packed where their
-    // layout rules out 16-byte loads (a leading dimension of 8191: 0.78x
-    // cuBLAS without, the copy costing 1-2% of the product), and the pieces.
+    // layout rules out 16-byte loads and the product is long enough to repay
+    // the copy (a leading dimension of 8191: 0.78x cuBLAS without, the copy
+    // costing 1-2% of the product; 511 x 463 x 1023: the copies cost more
+    // than the product), and the pieces.
     T *scratch[3] = {nullptr, nullptr, nullptr};
     cudaError_t e = cudaSuccess;
     // rows x cols of src into new scratch whose rows are whole vectors
@@ -449,11 +456,15 @@ cudaError_t gemm(size_t m, size_t n, size_t k, typename Cfg::T alpha, const type
         *ld_dst = (long long)ld;
         return r;
     };
-    if (!va && k > 0 && n >= 128) {
+    // scalar loads of one operand cost about 15% of the product's time
+    auto repays = [&](size_t rows, size_t cols) {
+        return 0.15 * plan.waves > 2.0 * (double)(rows * cols * sizeof(T)) / 2.5e12 + 5e-6;
+    };
+    if (!va && k > 0 && n >= 128 && repays(m, k)) {
         e = pack(a, lda, m, k, &scratch[0], &p.lda);
         p.a = scratch[0], va = true;
     }
-    if (e == cudaSuccess && !vb && k > 0 && m >= 128) {
+    if (e == cudaSuccess && !vb && k > 0 && m >= 128 && repays(k, n)) {
         e = pack(b, ldb, k, n, &scratch[1], &p.ldb);
         p.b = scratch[1], vb = true;
     }
@@ -512,25 +523,27 @@ constexpr pb__tile_choice f64_choices[] = {choice<F64Large>(1.0), choice<F64Smal
 cudaError_t pb__cuda_gemm_regblock_f32(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                                        const float *b, size_t ldb, float beta, float *c, size_t ldc, cudaStream_t s)
 {
-    switch (pb__pick_tile(m, n, k, true, sizeof(float), pb__plan_fma_rate(sizeof(float)), f32_choices, 4)) {
+    const bool c_vec = pb__aligned16(c) && ldc % 4 == 0;
+    const int i = pb__pick_fill_tile(m, n, k, c_vec, sizeof(float), pb__plan_fma_rate(sizeof(float)), f32_choices, 4);
+    const pb__tile_choice &t = f32_choices[i];
+    switch (i) {
     case 0:
-        return gemm<F32Large>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
+        return gemm<F32Large>(t, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
     case 1:
-        return gemm<F32Medium>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
+        return gemm<F32Medium>(t, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
     case 2:
-        return gemm<F32Narrow>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
+        return gemm<F32Narrow>(t, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
     default:
-        return gemm<F32Small>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
+        return gemm<F32Small>(t, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
     }
 }
 
 cudaError_t pb__cuda_gemm_regblock_f64(size_t m, size_t n, size_t k, double alpha, const double *a, size_t lda,
                                        const double *b, size_t ldb, double beta, double *c, size_t ldc, cudaStream_t s)
 {
-    switch (pb__pick_tile(m, n, k, true, sizeof(double), pb__plan_fma_rate(sizeof(double)), f64_choices, 2)) {
-    case 0:
-        return gemm<F64Large>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
-    default:
-        return gemm<F64Small>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
-    }
+    const bool c_vec = pb__aligned16(c) && ldc % 2 == 0;
+    const int i = pb__pick_fill_tile(m, n, k, c_vec, sizeof(double), pb__plan_fma_rate(sizeof(double)), f64_choices, 2);
+    if (i == 0)
+        return gemm<F64Large>(f64_choices[0], m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
+    return gemm<F64Small>(f64_choices[1], m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
 }

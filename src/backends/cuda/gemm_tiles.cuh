@@ -18,11 +18,7 @@ static inline bool pb__aligned16(const void *p) { return (reinterpret_cast<uintp
 
 // A block-tile shape, its relative efficiency (measured on an H100 with
 // per_sm blocks resident on every SM) and that number of blocks.
-struct pb__tile_choice {
-    int bm, bn;
-    double eff;
-    int per_sm;
-};
+using pb__tile_choice = pb__fill_tile;
 
 // The current device's SM count (132 where it cannot be read), or
 // PARBENCH_GEMM_SMS (pb__plan_units).
@@ -102,6 +98,18 @@ static inline cudaError_t pb__tile_reduce(const pb__split_plan &plan, size_t m, 
     return cudaGetLastError();
 }
 
+// The index of the BMxBN that PARBENCH_GEMM_TILE names (tuning runs), or -1.
+static inline int pb__forced_tile(const pb__tile_choice *choices, int count)
+{
+    const char *forced = getenv("PARBENCH_GEMM_TILE");
+    size_t bm = 0, bn = 0;
+    if (forced && sscanf(forced, "%zux%zu", &bm, &bn) == 2)
+        for (int i = 0; i < count; ++i)
+            if (choices[i].bm == bm && choices[i].bn == bn)
+                return i;
+    return -1;
+}
+
 // The run time of a shape is about its waves (pb__plan_split) x (work of one
 // tile) / (efficiency of the tile). Large tiles win whenever they fill the
 // machine; smaller ones recover the parallelism of small or skinny products.
@@ -114,13 +122,9 @@ static inline cudaError_t pb__tile_reduce(const pb__split_plan &plan, size_t m, 
 static inline int pb__pick_tile(size_t m, size_t n, size_t k, bool splits_k, size_t elem_bytes, double sm_rate,
                                 const pb__tile_choice *choices, int count)
 {
-    if (const char *forced = getenv("PARBENCH_GEMM_TILE")) {
-        int bm = 0, bn = 0;
-        if (sscanf(forced, "%dx%d", &bm, &bn) == 2)
-            for (int i = 0; i < count; ++i)
-                if (choices[i].bm == bm && choices[i].bn == bn)
-                    return i;
-    }
+    const int forced = pb__forced_tile(choices, count);
+    if (forced >= 0)
+        return forced;
     const int sms = pb__sm_count();
     int best = 0;
     double best_cost = 0;
@@ -137,6 +141,30 @@ static inline int pb__pick_tile(size_t m, size_t n, size_t k, bool splits_k, siz
             best = i;
             best_cost = cost;
         }
+    }
+    return best;
+}
+
+// regblock's choice: the tile whose plan (pb__plan_fill) is estimated
+// fastest (a smaller tile must be 5% faster: the estimates of the large tiles
+// are the better measured), or the BMxBN that PARBENCH_GEMM_TILE names. c_vec:
+// C takes 16-byte stores; scalar ones make each block's fixed cost larger.
+static inline double pb__fill_block_s(bool c_vec) { return c_vec ? 1e-10 : 3.2e-10; }
+
+static inline int pb__pick_fill_tile(size_t m, size_t n, size_t k, bool c_vec, size_t elem_bytes, double sm_rate,
+                                     const pb__tile_choice *choices, int count)
+{
+    const int forced = pb__forced_tile(choices, count);
+    if (forced >= 0)
+        return forced;
+    const int sms = pb__sm_count();
+    int best = 0;
+    double best_s = 0;
+    for (int i = 0; i < count; ++i) {
+        const double t =
+            pb__plan_fill(&choices[i], m, n, k, sms, elem_bytes, sm_rate, pb__fill_block_s(c_vec)).waves;
+        if (i == 0 || t < 0.95 * best_s)
+            best = i, best_s = t;
     }
     return best;
 }

@@ -275,7 +275,7 @@ __device__ __forceinline__ void body(const CUtensorMap *map_a, const CUtensorMap
     // workspace, at (row - row0, col - col0).
     const bool split = gridDim.y > 1;
     const size_t piece = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
-    float *const c = split ? p.ws + piece * BM * BN - ((size_t)row0 * BN + col0) : p.c;
+    float *const c = split ? p.ws + piece * BM * BN - ((size_t)row0 * BN + col0) : p.c; // as regblock's c_out
     const size_t ldc = split ? (size_t)BN : p.ldc;
     const float alpha = split ? 1.0f : p.alpha, beta = split ? 0.0f : p.beta;
     const bool pairs = ldc % 2 == 0 && (reinterpret_cast<uintptr_t>(c) & 7) == 0;
@@ -485,11 +485,11 @@ template <typename T> pb_status run(const pb_gemm_args *g, cudaStream_t s)
     // PARBENCH_WGMMA_BN=64|128|256 imposes one (tests cover every width so).
     static const pb__tile_choice widths[] = {{BM, 256, 1.0, 1}, {BM, 128, 0.9, 1}, {BM, 64, 0.75, 1}};
     const double sm_rate = sizeof(T) == 4 ? 3e12 : 4.5e12; // one SM's FLOP/s (H100: about 400 tf32, 600 bf16)
-    int bn = widths[pb__pick_tile(m, n, k, true, sizeof(float), sm_rate, widths, 3)].bn;
+    int bn = (int)widths[pb__pick_tile(m, n, k, true, sizeof(float), sm_rate, widths, 3)].bn;
     if (const char *forced = getenv("PARBENCH_WGMMA_BN"))
         for (const pb__tile_choice &w : widths)
-            if (atoi(forced) == w.bn)
-                bn = w.bn;
+            if (atoi(forced) == (int)w.bn)
+                bn = (int)w.bn;
     params p;
     p.m = (int)m, p.n = (int)n, p.k = (int)k;
     p.tiles_m = (int)((m + BM - 1) / BM), p.tiles_n = (int)((n + bn - 1) / bn);
