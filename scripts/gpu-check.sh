@@ -317,54 +317,13 @@ shapes_random_section() {
     done
 }
 
-# Inputs from no fixed list, as the users' will be: seeded random GEMM shapes,
-# convolution sizes and radii, and sparse matrices of every generated class with
-# random parameters, each beside its vendor anchor in the same call; a class our
-# kernels were not tuned for shows in unseen.md (PB_UNSEEN_SEED=N draws another set).
+# Inputs from no fixed list, as the users' will be (scripts/unseen.sh): seeded
+# random GEMM shapes, conv sizes and radii, sparse classes with random
+# parameters, each beside its vendor anchor (PB_UNSEEN_SEED=N draws another set).
 unseen_section() {
     step "unseen: random GEMM shapes, conv sizes and radii, sparse classes beside the anchors"
-    local seed=${PB_UNSEEN_SEED:-7} line
-    python3 - "$seed" >"$out/unseen-draws.txt" <<'PY'
-import math, random, sys
-rnd = random.Random(int(sys.argv[1]))
-def logu(lo, hi): return int(round(math.exp(rnd.uniform(math.log(lo), math.log(hi)))))
-for i in range(14): # square-ish, then one thin side
-    m, n, k = logu(300, 12000), logu(300, 12000), logu(300, 16000)
-    if i >= 10:
-        m, n, k = [(logu(16, 256) if j == i % 3 else logu(4000, 60000)) for j in range(3)]
-    print("gemm", m, n, k)
-for i in range(10):
-    print("conv", logu(600, 12000), logu(600, 12000), logu(1, 128))
-rows = lambda: "%dk" % logu(500, 4000)
-for c in ("pareto", "pareto", "dense", "blocks", "band", "rmat", "rect", "gaps", "powerlaw", "random", "plap2d", "lap3d"):
-    spec = {"pareto": lambda: "pareto:%s:%d:%.2f:%.2f" % (rows(), logu(4, 32), rnd.uniform(1.1, 3.0), rnd.uniform(0, 0.3)),
-            "dense": lambda: "dense:%s:%d:%d:%d" % (rows(), logu(3, 12), logu(2, 200), logu(1000, 200000)),
-            "blocks": lambda: "blocks:%s:%d:%d" % (rows(), rnd.randint(2, 6), logu(3, 16)),
-            "band": lambda: "band:%s:%d:%d" % (rows(), logu(3, 60), rnd.randint(0, 8)),
-            "rmat": lambda: "rmat:%d:%d" % (rnd.randint(18, 22), logu(4, 32)),
-            "rect": lambda: rnd.choice(["rect:%s:%dk:%d" % (rows(), logu(20, 200), logu(8, 64)),
-                                        "rect:%dk:%dk:%d" % (logu(50, 400), logu(1000, 4000), logu(8, 40))]),
-            "gaps": lambda: "gaps:%s:%d" % (rows(), logu(4, 32)),
-            "powerlaw": lambda: "powerlaw:%s:%d" % (rows(), logu(4, 32)),
-            "random": lambda: "random:%s:%d" % (rows(), logu(4, 64)),
-            "plap2d": lambda: "plap2d:%d" % logu(700, 2000),
-            "lap3d": lambda: "lap3d:%d" % logu(80, 200)}[c]()
-    print("spmv", spec)
-PY
-    cat "$out/unseen-draws.txt" >>"$log"
-    while read -r line; do
-        set -- $line
-        case $1 in
-        gemm) run $pb run gemm --backend cuda --variant regblock,dmma,cublas --m "$2" --n "$3" --k "$4" \
-            --precision float,double --reps 5 --quiet --out "$out/unseen-gemm.csv" --append ;;
-        conv) run $pb run conv --backend cuda --variant regs,fused,cudnn --width "$2" --height "$3" --radius "$4" \
-            --precision float,double --reps 5 --quiet --out "$out/unseen-conv.csv" --append ;;
-        spmv) run $pb run spmv --backend cuda --variant auto,csr-split,cusparse --matrix "$2" \
-            --precision double,float --reps 10 --quiet --out "$out/unseen-spmv.csv" --append ;;
-        esac
-    done <"$out/unseen-draws.txt"
-    python3 scripts/vs-anchor.py "$out"/unseen-*.csv >"$out/unseen.md" 2>>"$log"
-    tail -n 12 "$out/unseen.md" | tee -a "$log"
+    run scripts/unseen.sh "$pb" "$out" cuda "${PB_UNSEEN_SEED:-7}"
+    tail -n 8 "$out/unseen.md" >>"$log"
 }
 
 ceilings_section() {
