@@ -100,6 +100,19 @@ if "$pb" list 2>/dev/null | grep -q "openblas"; then
     expect 0 "$pb" run gemm --backend openmp --variant openblas --n 65,130 --threads 1,2 --reps 2 --quiet --format csv
     n_ok=$(grep -c ",OK," "$tmp/out")
     if [ "$n_ok" -eq 4 ]; then ok; else bad "openblas after its pool stopped: $n_ok rows OK (want 4)"; fi
+    # The anchor runs the kernels the CPU can: on an AVX2 CPU whose model a VM
+    # hides, OpenBLAS takes it for a Prescott unless parbench restarts it with
+    # OPENBLAS_CORETYPE; a core the user names stands, without a restart.
+    expect 0 env -u OPENBLAS_CORETYPE "$pb" run gemm --backend openmp --variant openblas --n 32 --reps 1
+    core=$(sed -n 's/^# parbench .*; OpenBLAS \([A-Za-z0-9]*\)[ ;].*/\1/p' "$tmp/out")
+    if grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo; then
+        case $core in
+        Haswell | Zen | SkylakeX | Cooperlake | SapphireRapids | Excavator) ok ;;
+        *) bad "OpenBLAS runs '$core' kernels on an AVX2 CPU" ;;
+        esac
+    elif [ -n "$core" ]; then ok; else bad "the header names no OpenBLAS core"; fi
+    expect 0 env OPENBLAS_CORETYPE=Nehalem "$pb" run gemm --backend openmp --variant openblas --n 32 --reps 1
+    contains "$tmp/out" "; OpenBLAS Nehalem; "
 else
     skip openblas "no OpenBLAS anchor in this build"
 fi

@@ -11,6 +11,17 @@
 bool pb__openblas_gemm_supports(const pb_device *dev, const void *args, const char **why);
 pb_status pb__openblas_gemm(pb_device *dev, const void *args, pb_stream *s);
 void pb__openblas_quiet(void);
+
+/* OpenBLAS (DYNAMIC_ARCH builds) picks its kernels from the CPU's model
+ * once, as it loads. Where a virtual machine does not name the model
+ * ("Intel(R) Xeon(R) Processor"), it takes an AVX-512 CPU for a Prescott and
+ * runs SSE3 kernels: SGEMM at 31 GFLOP/s where SkylakeX's reach 156 (2-core
+ * VM), an anchor 5x too slow. The core the CPU's features call for where
+ * OpenBLAS took one without AVX2 (SkylakeX with AVX-512, else Haswell), or
+ * NULL where its own pick stands; *picked: OpenBLAS's. */
+const char *pb__openblas_core_wanted(const char **picked);
+/* The core whose kernels OpenBLAS runs ("SkylakeX"), for the results' context. */
+const char *pb__openblas_core_name(void);
 #endif
 
 /* Stops the anchors' own worker threads where they would take cores from

@@ -2,6 +2,8 @@
  * problems are reported unsupported rather than truncated. */
 #include <cblas.h>
 #include <limits.h>
+#include <stddef.h>
+#include <strings.h>
 
 #include "anchors/anchors.h"
 #include "core/backend_impl.h"
@@ -12,6 +14,39 @@ int openblas_get_parallel(void);
 /* OpenBLAS's own (exported, undeclared): joins its pthread pool. Weak: a
  * serial build has none. */
 int blas_thread_shutdown_(void) __attribute__((weak));
+
+char *openblas_get_corename(void);
+
+const char *pb__openblas_core_wanted(const char **picked)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    /* OpenBLAS's cores with AVX2 kernels (0.3.x); any other one on an AVX2 CPU is a misreading */
+    static const char *const avx2_cores[] = {"Haswell", "Zen", "SkylakeX", "Cooperlake", "SapphireRapids",
+                                             "Excavator"};
+    const char *name = openblas_get_corename();
+    *picked = name ? name : "?";
+    if (!name)
+        return NULL;
+    for (size_t i = 0; i < sizeof avx2_cores / sizeof avx2_cores[0]; i++)
+        if (strcasecmp(name, avx2_cores[i]) == 0)
+            return NULL;
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+        return "SkylakeX";
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return "Haswell";
+#else
+    (void)picked;
+#endif
+    return NULL;
+}
+
+const char *pb__openblas_core_name(void)
+{
+    const char *name = openblas_get_corename();
+    return name ? name : "?";
+}
 
 void pb__openblas_quiet(void)
 {

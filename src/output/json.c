@@ -71,6 +71,8 @@ static pb_status json_begin(struct pb_writer *w)
     cJSON_AddStringToObject(ctx, "host", c->host);
     cJSON_AddStringToObject(ctx, "cpu", c->cpu);
     cJSON_AddStringToObject(ctx, "compiler", c->compiler);
+    if (c->blas[0])
+        cJSON_AddStringToObject(ctx, "blas", c->blas);
     cJSON_AddStringToObject(ctx, "command", c->command);
     cJSON_AddNumberToObject(ctx, "reps", c->reps);
     cJSON_AddNumberToObject(ctx, "warmup", c->warmup);

@@ -30,6 +30,7 @@ const char *pb__result_status_name(enum pb_result_status s);
 struct pb_context {
     char version[32], commit[48], date[32];
     char host[128], cpu[128], compiler[96];
+    char blas[80]; /* the CPU BLAS anchor and the kernels it runs ("OpenBLAS SkylakeX"); empty without one */
     char command[512];
     int reps, warmup;
     unsigned long long seed;

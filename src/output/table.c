@@ -8,8 +8,8 @@ static pb_status table_begin(struct pb_writer *w)
 {
     const struct pb_context *c = w->ctx;
     const struct pb_bench *b = w->bench;
-    fprintf(w->f, "# parbench %s (%s) on %s, %s; %s; %s\n", c->version, c->commit, c->host, c->cpu,
-            c->compiler, c->date);
+    fprintf(w->f, "# parbench %s (%s) on %s, %s; %s; %s%s%s\n", c->version, c->commit, c->host, c->cpu,
+            c->compiler, c->blas, c->blas[0] ? "; " : "", c->date);
     fprintf(w->f, "# %s: %s. %d timed repetitions after %d warm-up, seed %llu.\n", b->name,
             b->summary, c->reps, c->warmup, c->seed);
     if (c->ranks > 1)

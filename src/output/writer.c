@@ -13,6 +13,9 @@
 #include "core/core.h"
 #include "core/cpuinfo.h"
 #include "output/writer_impl.h"
+#ifdef PB_HAVE_OPENBLAS
+#include "anchors/anchors.h"
+#endif
 
 static const struct pb_writer_ops *const formats[] = {&pb__writer_table, &pb__writer_csv,
                                                       &pb__writer_json};
@@ -234,6 +237,11 @@ void pb__context_init(struct pb_context *ctx, int argc, char **argv)
     ctx->host[sizeof ctx->host - 1] = '\0';
     pb__cpu_model(ctx->cpu, sizeof ctx->cpu);
     snprintf(ctx->compiler, sizeof ctx->compiler, "%s", compiler_name());
+#ifdef PB_HAVE_OPENBLAS
+    const char *picked = getenv("PB_OPENBLAS_PICKED"); /* set where parbench replaced OpenBLAS's pick */
+    snprintf(ctx->blas, sizeof ctx->blas, "OpenBLAS %.20s%s%.20s%s", pb__openblas_core_name(),
+             picked ? " (not its own pick, " : "", picked ? picked : "", picked ? ")" : "");
+#endif
     const pb_comm *comm = pb__comm_world();
     ctx->ranks = pb__comm_size(comm);
     ctx->nodes = pb__comm_nodes(comm);
