@@ -484,15 +484,15 @@ static void test_tensor_types_refused(void **state)
  * tiles along k where whole tiles would leave the last wave part-empty
  * (src/core/gemm_plan.h). Planned for 4 SMs or compute units, small shapes
  * take those paths: the tiles past the last full wave cut in two or more
- * (depending on the tile each variant picks; regblock's plan cuts the fifth
- * 128 x 256 tile of 100 x 1173 x 4800 in float, the fifth 128 x 128 one of
- * 100 x 537 x 4800 in double), and every tile cut (520 x 70 x 4500, 64 x 64 x
+ * (depending on the tile each variant picks; regblock's plan cuts the last 5
+ * of 21 64 x 64 tiles of 5 x 1314 x 3261 in float, the last 6 of 18 of 9 x
+ * 1104 x 2273 in double), and every tile cut (520 x 70 x 4500, 64 x 64 x
  * 9000). */
 static void test_cut_tiles(void **state)
 {
     (void)state;
     static const struct shape cut[] = {{300, 600, 2100}, {130, 1000, 2200}, {520, 70, 4500},
-                                       {64, 64, 9000},   {100, 1173, 4800}, {100, 537, 4800}};
+                                       {64, 64, 9000},   {5, 1314, 3261},   {9, 1104, 2273}};
     static const struct mode *const modes[] = {&padded_alpha_beta};
     static const char *const backends[] = {"cuda", "opencl"};
     static const char *const cutting[] = {"regblock", "dmma", "wgmma"};
