@@ -98,8 +98,11 @@ static inline cudaError_t pb__tile_reduce(const pb__split_plan &plan, size_t m, 
     return cudaGetLastError();
 }
 
-// The index of the BMxBN that PARBENCH_GEMM_TILE names (tuning runs), or -1.
-static inline int pb__forced_tile(const pb__tile_choice *choices, int count)
+// The index of the BMxBN that PARBENCH_GEMM_TILE names (tuning runs), or else
+// of the choice of least cost(choice), a later one winning only below margin
+// times the best before it.
+template <class Cost>
+static inline int pb__pick_by(const pb__tile_choice *choices, int count, double margin, Cost cost)
 {
     const char *forced = getenv("PARBENCH_GEMM_TILE");
     size_t bm = 0, bn = 0;
@@ -107,7 +110,14 @@ static inline int pb__forced_tile(const pb__tile_choice *choices, int count)
         for (int i = 0; i < count; ++i)
             if (choices[i].bm == bm && choices[i].bn == bn)
                 return i;
-    return -1;
+    int best = 0;
+    double best_cost = 0;
+    for (int i = 0; i < count; ++i) {
+        const double c = cost(choices[i]);
+        if (i == 0 || c < margin * best_cost)
+            best = i, best_cost = c;
+    }
+    return best;
 }
 
 // The run time of a shape is about its waves (pb__plan_split) x (work of one
@@ -116,57 +126,36 @@ static inline int pb__forced_tile(const pb__tile_choice *choices, int count)
 // A tile made to share its SM runs slower alone: where a product has fewer
 // blocks than the SMs hold, the efficiency drops by 0.24 x the share of the
 // blocks missing (H200, 256 x 256 x 262144 in 33 pieces of 128 x 128, one
-// block an SM of two: 0.87 of the 128 x 256 tile's rate).
-// Returns the index of the cheapest, or of the BMxBN that PARBENCH_GEMM_TILE
-// names where the choices hold it (for tuning runs).
+// block an SM of two: 0.87 of the 128 x 256 tile's rate). dmma's and wgmma's
+// choice.
 static inline int pb__pick_tile(size_t m, size_t n, size_t k, bool splits_k, size_t elem_bytes, double sm_rate,
                                 const pb__tile_choice *choices, int count)
 {
-    const int forced = pb__forced_tile(choices, count);
-    if (forced >= 0)
-        return forced;
     const int sms = pb__sm_count();
-    int best = 0;
-    double best_cost = 0;
-    for (int i = 0; i < count; ++i) {
-        const pb__tile_choice &t = choices[i];
+    return pb__pick_by(choices, count, 1.0, [&](const pb__tile_choice &t) {
         const size_t tiles = ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn);
         const pb__split_plan plan =
             splits_k ? pb__plan_split(tiles, k, sms, elem_bytes, sm_rate) : pb__plan_whole(tiles, sms);
         const double blocks = (double)plan.first + (double)(tiles - plan.first) * plan.slabs;
         const double resident = std::min((double)t.per_sm, std::ceil(blocks / sms));
         const double eff = t.eff * (1.0 - 0.24 * (1.0 - resident / t.per_sm));
-        const double cost = plan.waves * t.bm * t.bn / eff;
-        if (i == 0 || cost < best_cost) {
-            best = i;
-            best_cost = cost;
-        }
-    }
-    return best;
+        return plan.waves * t.bm * t.bn / eff;
+    });
 }
 
 // regblock's choice: the tile whose plan (pb__plan_fill) is estimated
 // fastest (a smaller tile must be 5% faster: the estimates of the large tiles
-// are the better measured), or the BMxBN that PARBENCH_GEMM_TILE names. c_vec:
-// C takes 16-byte stores; scalar ones make each block's fixed cost larger.
+// are the better measured). c_vec: C takes 16-byte stores; scalar ones make
+// each block's fixed cost larger.
 static inline double pb__fill_block_s(bool c_vec) { return c_vec ? 1e-10 : 3.2e-10; }
 
 static inline int pb__pick_fill_tile(size_t m, size_t n, size_t k, bool c_vec, size_t elem_bytes, double sm_rate,
                                      const pb__tile_choice *choices, int count)
 {
-    const int forced = pb__forced_tile(choices, count);
-    if (forced >= 0)
-        return forced;
     const int sms = pb__sm_count();
-    int best = 0;
-    double best_s = 0;
-    for (int i = 0; i < count; ++i) {
-        const double t =
-            pb__plan_fill(&choices[i], m, n, k, sms, elem_bytes, sm_rate, pb__fill_block_s(c_vec)).waves;
-        if (i == 0 || t < 0.95 * best_s)
-            best = i, best_s = t;
-    }
-    return best;
+    return pb__pick_by(choices, count, 0.95, [&](const pb__tile_choice &t) {
+        return pb__plan_fill(&t, m, n, k, sms, elem_bytes, sm_rate, pb__fill_block_s(c_vec)).waves;
+    });
 }
 
 #endif
