@@ -4,7 +4,7 @@
 # racecheck), then the benchmarks. Results and logs go to $OUT (default
 # bench/results/<date>-<gpu>/).
 #
-# usage: scripts/gpu-check.sh [build|quick|full|SECTION...] (SECTION: tests|zoo_check|spmv|zoo|zoo_cpu|memlab|conv|limits|stream|tensor|shapes|shapes_random|ceilings|opencl|opencl_copies|opencl_kernels|mpi|devpath|multi|multi_*|trust|studies|sweep|unseen)
+# usage: scripts/gpu-check.sh [build|quick|full|SECTION...] (SECTION: tests|zoo_check|spmv|zoo|zoo_cpu|memlab|conv|limits|stream|tensor|shapes|shapes_random|ceilings|opencl|opencl_copies|opencl_kernels|mpi|devpath|multi|multi_*|trust|studies|sweep|unseen|thin)
 #   several SECTIONs run in turn on one build. build: only the build (build-gpu/); tests: the
 #   test suite with CUDA required; zoo_check: the sparse variants under compute-sanitizer; quick: tests, sanitizers and a GEMM whose rows must carry NVML's energy columns; spmv, memlab, conv, ceilings, opencl: build, then only
 #   that section (ceilings also renders the report of everything in $OUT; opencl, the OpenCL
@@ -29,7 +29,8 @@
 #   library turns; studies: parbench study 000..004 --quick (PB_STUDY_FULL=1: the full
 #   studies; PB_STUDIES="003 004": only those), each in its folder, and one report; sweep: odd sizes
 #   and inputs as a new user would give them, planted faults, memcheck (summary in sweep.txt); unseen:
-#   random GEMM shapes, conv sizes and radii and sparse classes beside the anchors (unseen.md)
+#   random GEMM shapes, conv sizes and radii and sparse classes beside the anchors (unseen.md; PB_UNSEEN_KINDS="gemm"
+#   only those); thin: GEMM with a C of at most 32 columns, its kernels under the sanitizers, with and without them
 # PB_GIT_COMMIT=HASH names the commit measured in every row (set it where the
 # tree is a copy whose .git may be stale or absent).
 # Missing cJSON/cmocka development files are taken from .deps/*.deb when present
@@ -315,6 +316,28 @@ shapes_random_section() {
         run env PARBENCH_GEMM_SMS=8 $pb run gemm --backend cuda --variant regblock,dmma,wgmma --m $m --n $n --k $k \
             --precision float,double,tf32,bf16 --reps 1 --warmup 0 --quiet --out "$out/gemm-random-shapes.csv" --append
     done
+}
+
+# A thin C (n <= 32 columns, regblock's gemm_thin.cu): memcheck and racecheck
+# on awkward thin shapes and test_gemm, then thin shapes beside cuBLAS, with
+# the thin kernels (gemm-thin.csv) and with regblock's tiles instead
+# (PARBENCH_GEMM_THIN=0, gemm-thin-off.csv); n = 51 is a control.
+thin_section() {
+    step "thin: compute-sanitizer on regblock's thin kernels (n <= 32) and test_gemm"
+    run compute-sanitizer --tool memcheck --error-exitcode 9 \
+        $pb run gemm --backend cuda --variant regblock --m 1,33,700 --n 1,8,19,32 --k 5,300,2000 \
+        --precision float,double --reps 1 --warmup 0 --quiet
+    run compute-sanitizer --tool racecheck --error-exitcode 9 \
+        $pb run gemm --backend cuda --variant regblock --m 700 --n 19 --k 300 --precision float,double --reps 1 \
+        --warmup 0 --quiet
+    run env PB_REQUIRE=cuda ctest --test-dir build-gpu -R '^gemm$' --output-on-failure
+    step "thin: thin shapes beside cuBLAS, with the thin kernels and with regblock's tiles"
+    local shapes=(${PB_THIN_SHAPES:-4741x19x6987 1185x19x1747 50000x8x8000 20000x24x20000 65536x32x8192
+        1000x16x100000 200000x1x2000 2000x32x2000 10000x12x500 1377x51x7771})
+    gemm_on_shapes "$out/gemm-thin.csv" regblock,dmma,cublas float,double "${shapes[@]}"
+    export PARBENCH_GEMM_THIN=0
+    gemm_on_shapes "$out/gemm-thin-off.csv" regblock float,double "${shapes[@]}"
+    unset PARBENCH_GEMM_THIN
 }
 
 # Inputs from no fixed list, as the users' will be (scripts/unseen.sh): seeded
@@ -797,7 +820,7 @@ tests_section() {
 twins="--backend cuda,opencl --device nvidia"
 sections="tests zoo_check spmv zoo zoo_cpu memlab conv limits stream tensor shapes shapes_random ceilings opencl opencl_copies opencl_kernels mpi mpi_ep"
 sections+=" mpi_dist mpi_coll devpath multi multi_p2p multi_ep multi_coll multi_check multi_spmv multi_spmv_strong multi_spmv_weak"
-sections+=" multi_gemm multi_gemm_strong multi_gemm_weak multi_gemm_panel trust studies sweep unseen"
+sections+=" multi_gemm multi_gemm_strong multi_gemm_weak multi_gemm_panel trust studies sweep unseen thin"
 if [ "$mode" != full ] && [ "$mode" != quick ]; then
     for m in "${modes[@]}"; do
         [[ " $sections " == *" $m "* ]] || { echo "unknown section '$m' (sections: $sections)" >&2; exit 2; }

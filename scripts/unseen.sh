@@ -8,7 +8,8 @@
 # usage: scripts/unseen.sh PARBENCH OUT BACKEND [SEED]
 #   BACKEND: cuda (sizes up to 12000, matrices of 0.5-4M rows) or openmp (up to
 #   3000, 50k-1M rows: a few minutes on 2 cores). SEED (default 7) draws the set;
-#   OUT/unseen-draws.txt lists it. Exit status 1 when a row FAILED or a run erred.
+#   OUT/unseen-draws.txt lists it (all of it; PB_UNSEEN_KINDS="gemm spmv" runs only
+#   those kinds). Exit status 1 when a row FAILED or a run erred.
 set -uo pipefail
 pb=$1 out=$2 backend=$3 seed=${4:-7}
 case $backend in
@@ -48,7 +49,9 @@ for c in ("pareto", "pareto", "dense", "blocks", "band", "rmat", "rect", "gaps",
     print("spmv", spec)
 PY
 status=0
+kinds=" ${PB_UNSEEN_KINDS:-gemm conv spmv} "
 while read -r kind a b c; do
+    [[ $kinds == *" $kind "* ]] || continue
     case $kind in
     gemm) set -- gemm --variant "$gemm_v" --m "$a" --n "$b" --k "$c" --precision float,double --reps 5 ;;
     conv) [ -n "$conv_v" ] || continue

@@ -528,6 +528,18 @@ static void test_cut_tiles(void **state)
     assert_int_equal(failed, 0);
 }
 
+/* A thin C (n <= 32: CUDA's regblock hands it to gemm_thin.cu, 8 to 32
+ * columns a block): every rounding of n (1, 8, 9, 16, 19, 24, 25, 31, 32),
+ * m past one block of rows and not, k cut into pieces on a large GPU (65 x 9 x
+ * 2000: 15 pieces of 136) and not (700 x 24 x 40), on every target. */
+static void test_thin(void **state)
+{
+    (void)state;
+    static const struct shape thin[] = {{900, 19, 300}, {300, 1, 1300}, {333, 8, 700},  {65, 9, 2000}, {700, 24, 40},
+                                        {129, 25, 300}, {200, 32, 257}, {7, 31, 1500}, {600, 16, 16}};
+    RUN_EVERYWHERE(thin, &plain, &padded_alpha_beta);
+}
+
 /* regblock's plans (pb__plan_fill) on 132 SMs: every plan is one the kernels
  * can run and no slower by the model than whole tiles; a small product cuts
  * its tiles to fill the SMs, a tiny k never cuts, 4096^3 runs whole, and
@@ -574,7 +586,7 @@ int main(void)
         cmocka_unit_test(test_alpha_beta), cmocka_unit_test(test_k_zero),
         cmocka_unit_test(test_empty),      cmocka_unit_test(test_launch_shapes),
         cmocka_unit_test(test_tensor_types_refused), cmocka_unit_test(test_cut_tiles),
-        cmocka_unit_test(test_fill_plans),
+        cmocka_unit_test(test_fill_plans), cmocka_unit_test(test_thin),
     };
     return pb_test_run(tests, NULL, NULL);
 }

@@ -64,6 +64,7 @@
 // least estimated time, as gemm_regblock does, so small and skinny products still fill
 // the SMs.
 
+#include "backends/cuda/cp_async.cuh"
 #include "backends/cuda/gemm_tiles.cuh"
 #include "backends/cuda/gemm_dmma.cuh"
 
@@ -73,41 +74,7 @@
 
 namespace {
 
-// ---------------- PTX wrappers (sm_80+) ----------------
-
-__device__ __forceinline__ unsigned smem_u32(const void *p)
-{
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-// Copy cp-size bytes global -> shared, asynchronously; bytes past src_bytes are zero-filled
-// and src_bytes == 0 reads nothing.
-__device__ __forceinline__ void cp_async_16(unsigned dst, const void *src, int src_bytes)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes)
-                 : "memory");
-#endif
-}
-__device__ __forceinline__ void cp_async_8(unsigned dst, const void *src, int src_bytes)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
-#endif
-}
-__device__ __forceinline__ void cp_async_commit()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-// Wait until at most N of this thread's committed groups are still in flight.
-template <int N> __device__ __forceinline__ void cp_async_wait()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-#endif
-}
+// ---------------- PTX wrappers (sm_80+; the copies are in cp_async.cuh) ----------------
 
 // d (16x8) += A (16x4) * B (4x8); a0/a1 = A rows g/g+8, fragment layouts in the header comment.
 __device__ __forceinline__ void dmma_16x8x4(double (&d)[4], double a0, double a1, double b)

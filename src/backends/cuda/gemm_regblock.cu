@@ -49,6 +49,7 @@
 
 #include "backends/cuda/gemm_tiles.cuh"
 #include "backends/cuda/gemm_regblock.cuh"
+#include "backends/cuda/gemm_thin.cuh"
 
 #include <climits>
 #include <cmath>
@@ -57,30 +58,7 @@
 
 namespace {
 
-// 16-byte vector of T and conversions to/from a register array.
-template <typename T> struct Vec;
-template <> struct Vec<float> {
-    using type = float4;
-    static constexpr int N = 4;
-    __device__ static void split(const float4 v, float *d)
-    {
-        d[0] = v.x;
-        d[1] = v.y;
-        d[2] = v.z;
-        d[3] = v.w;
-    }
-    __device__ static float4 join(const float *s) { return make_float4(s[0], s[1], s[2], s[3]); }
-};
-template <> struct Vec<double> {
-    using type = double2;
-    static constexpr int N = 2;
-    __device__ static void split(const double2 v, double *d)
-    {
-        d[0] = v.x;
-        d[1] = v.y;
-    }
-    __device__ static double2 join(const double *s) { return make_double2(s[0], s[1]); }
-};
+template <typename T> using Vec = pb__vec16<T>;
 
 // Compile-time tile configuration.
 //   BM x BN x BK : block tile and K slice
@@ -523,6 +501,8 @@ constexpr pb__tile_choice f64_choices[] = {choice<F64Large>(1.0), choice<F64Smal
 cudaError_t pb__cuda_gemm_regblock_f32(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                                        const float *b, size_t ldb, float beta, float *c, size_t ldc, cudaStream_t s)
 {
+    if (pb__cuda_gemm_thin_wanted(n))
+        return pb__cuda_gemm_thin_f32(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
     const bool c_vec = pb__aligned16(c) && ldc % 4 == 0;
     const int i = pb__pick_fill_tile(m, n, k, c_vec, sizeof(float), pb__plan_fma_rate(sizeof(float)), f32_choices, 4);
     const pb__tile_choice &t = f32_choices[i];
@@ -541,6 +521,8 @@ cudaError_t pb__cuda_gemm_regblock_f32(size_t m, size_t n, size_t k, float alpha
 cudaError_t pb__cuda_gemm_regblock_f64(size_t m, size_t n, size_t k, double alpha, const double *a, size_t lda,
                                        const double *b, size_t ldb, double beta, double *c, size_t ldc, cudaStream_t s)
 {
+    if (pb__cuda_gemm_thin_wanted(n))
+        return pb__cuda_gemm_thin_f64(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
     const bool c_vec = pb__aligned16(c) && ldc % 2 == 0;
     const int i = pb__pick_fill_tile(m, n, k, c_vec, sizeof(double), pb__plan_fma_rate(sizeof(double)), f64_choices, 2);
     if (i == 0)

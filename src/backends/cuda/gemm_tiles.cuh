@@ -16,6 +16,31 @@
 
 static inline bool pb__aligned16(const void *p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
+// 16-byte vector of T and conversions to/from a register array.
+template <typename T> struct pb__vec16;
+template <> struct pb__vec16<float> {
+    using type = float4;
+    static constexpr int N = 4;
+    __device__ static void split(const float4 v, float *d)
+    {
+        d[0] = v.x;
+        d[1] = v.y;
+        d[2] = v.z;
+        d[3] = v.w;
+    }
+    __device__ static float4 join(const float *s) { return make_float4(s[0], s[1], s[2], s[3]); }
+};
+template <> struct pb__vec16<double> {
+    using type = double2;
+    static constexpr int N = 2;
+    __device__ static void split(const double2 v, double *d)
+    {
+        d[0] = v.x;
+        d[1] = v.y;
+    }
+    __device__ static double2 join(const double *s) { return make_double2(s[0], s[1]); }
+};
+
 // A block-tile shape, its relative efficiency (measured on an H100 with
 // per_sm blocks resident on every SM) and that number of blocks.
 using pb__tile_choice = pb__fill_tile;
