@@ -6,8 +6,8 @@
 // per element of it, so it sits near the ridge of an H100 or H200 (19 FMAs per 4
 // bytes of A: about 45 TFLOP/s at 4.8 TB/s): loads and FMAs must both stay busy.
 //
-//  * A block covers BM = 32 x TM rows of C and all its columns, rounded up to NP (8,
-//    16, 24 or 32). A's rows are read 128 bytes at a time (a slice of BK k-values):
+//  * A block covers BM = 32 x TM rows of C and all its columns, rounded up to NP (a
+//    multiple of 4). A's rows are read 128 bytes at a time (a slice of BK k-values):
 //    with 32 bytes a row (an 8-deep slice) the loads reached only 2 TB/s on an H200,
 //    the DRAM pages opened for a sector each. Each of the 4 warps takes a quarter of
 //    every slice, for all the block's rows (lane + 32 i) and columns, and the warps'
@@ -338,15 +338,35 @@ cudaError_t thin(size_t m, size_t n, size_t k, typename Cfg::T alpha, const type
     return e;
 }
 
-//                       T   NP TM     BM   BK
-using F32N8 = Thin<float, 8, 4>;    // 128  32
-using F32N16 = Thin<float, 16, 4>;  // 128  32
-using F32N24 = Thin<float, 24, 4>;  // 128  32
-using F32N32 = Thin<float, 32, 4>;  // 128  32
-using F64N8 = Thin<double, 8, 4>;   // 128  16
-using F64N16 = Thin<double, 16, 4>; // 128  16
-using F64N24 = Thin<double, 24, 2>; //  64  16
-using F64N32 = Thin<double, 32, 2>; //  64  16
+// Float: 128 rows a block (TM = 4), slices of 32 k. Double: slices of 16 k, 128
+// rows up to 16 columns, 64 (TM = 2) above: 4 x 32 accumulators would not fit.
+template <typename T, int NP> using ThinFor = Thin<T, NP, (sizeof(T) == 8 && NP > 16) ? 2 : 4>;
+
+// NP: n rounded up to a multiple of 4 (n = 19 in 24 columns wasted a fifth of the FMAs).
+template <typename T>
+cudaError_t thin_any(size_t m, size_t n, size_t k, T alpha, const T *a, size_t lda, const T *b, size_t ldb, T beta,
+                     T *c, size_t ldc, cudaStream_t s)
+{
+    switch ((n + 3) / 4) {
+    case 0:
+    case 1:
+        return thin<ThinFor<T, 4>>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
+    case 2:
+        return thin<ThinFor<T, 8>>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
+    case 3:
+        return thin<ThinFor<T, 12>>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
+    case 4:
+        return thin<ThinFor<T, 16>>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
+    case 5:
+        return thin<ThinFor<T, 20>>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
+    case 6:
+        return thin<ThinFor<T, 24>>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
+    case 7:
+        return thin<ThinFor<T, 28>>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
+    default:
+        return thin<ThinFor<T, 32>>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
+    }
+}
 
 } // namespace
 
@@ -359,23 +379,11 @@ bool pb__cuda_gemm_thin_wanted(size_t n)
 cudaError_t pb__cuda_gemm_thin_f32(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                                    const float *b, size_t ldb, float beta, float *c, size_t ldc, cudaStream_t s)
 {
-    if (n <= 8)
-        return thin<F32N8>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
-    if (n <= 16)
-        return thin<F32N16>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
-    if (n <= 24)
-        return thin<F32N24>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
-    return thin<F32N32>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
+    return thin_any<float>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
 }
 
 cudaError_t pb__cuda_gemm_thin_f64(size_t m, size_t n, size_t k, double alpha, const double *a, size_t lda,
                                    const double *b, size_t ldb, double beta, double *c, size_t ldc, cudaStream_t s)
 {
-    if (n <= 8)
-        return thin<F64N8>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
-    if (n <= 16)
-        return thin<F64N16>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
-    if (n <= 24)
-        return thin<F64N24>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
-    return thin<F64N32>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
+    return thin_any<double>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
 }
