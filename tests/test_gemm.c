@@ -528,15 +528,18 @@ static void test_cut_tiles(void **state)
     assert_int_equal(failed, 0);
 }
 
-/* A thin C (n <= 32: CUDA's regblock hands it to gemm_thin.cu, 8 to 32
- * columns a block): every rounding of n (1, 8, 9, 16, 19, 24, 25, 31, 32),
- * m past one block of rows and not, k cut into pieces on a large GPU (65 x 9 x
- * 2000: 15 pieces of 136) and not (700 x 24 x 40), on every target. */
+/* A thin C, on every target. n <= 32: CUDA's regblock hands it to
+ * gemm_thin.cu (n rounded up to a multiple of 4: every rounding here), m
+ * past one block of rows and not, k cut into pieces on a large GPU (65 x 9 x
+ * 2000) and not (700 x 24 x 40); OpenMP's blocked kernel reads A unpacked.
+ * m <= 48 and n past 4 micro-panels: it reads B unpacked (20 x 300 x 700, 45 x
+ * 200 x 500; a ragged last panel packed). */
 static void test_thin(void **state)
 {
     (void)state;
-    static const struct shape thin[] = {{900, 19, 300}, {300, 1, 1300}, {333, 8, 700},  {65, 9, 2000}, {700, 24, 40},
-                                        {129, 25, 300}, {200, 32, 257}, {7, 31, 1500}, {600, 16, 16}};
+    static const struct shape thin[] = {{900, 19, 300}, {300, 1, 1300}, {333, 8, 700},  {65, 9, 2000},
+                                        {700, 24, 40},  {129, 25, 300}, {200, 32, 257}, {7, 31, 1500},
+                                        {600, 16, 16},  {20, 300, 700}, {45, 200, 500}};
     RUN_EVERYWHERE(thin, &plain, &padded_alpha_beta);
 }
 
