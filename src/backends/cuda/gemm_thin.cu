@@ -43,7 +43,7 @@ template <typename T_, int NP_, int TM_> struct Thin {
     static constexpr int BK = 128 / (int)sizeof(T), KW = BK / WARPS, STAGES = 4;
     static constexpr int A_LD = BK + VEC; // 16 bytes of pad (see the header comment)
     static constexpr int A_STAGE = BM * A_LD, B_STAGE = BK * NP;
-    static constexpr int RED_LD = NP + 1; // the warps' partial sums, rows 33 words apart
+    static constexpr int RED_LD = NP + 1; // the warps' partial sums: a pad word keeps the lanes' rows in distinct banks
     static constexpr size_t PIPE_BYTES = (size_t)STAGES * (A_STAGE + B_STAGE) * sizeof(T);
     static constexpr size_t RED_BYTES = (size_t)WARPS * BM * RED_LD * sizeof(T);
     static constexpr size_t SMEM_BYTES = PIPE_BYTES > RED_BYTES ? PIPE_BYTES : RED_BYTES;
