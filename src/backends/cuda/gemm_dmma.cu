@@ -369,13 +369,7 @@ cudaError_t gemm(size_t m, size_t n, size_t k, double alpha, const double *a, si
 {
     if (m == 0 || n == 0)
         return cudaSuccess;
-    if (k == 0 || alpha == 0.0) { // C = beta*C; A and B are not read
-        k = 0;
-        alpha = 0.0;
-    }
-    const size_t big = (size_t)LLONG_MAX / 2;
-    if (lda < k || ldb < n || ldc < n || c == nullptr || (k > 0 && (a == nullptr || b == nullptr)) || m > big ||
-        n > big || k > big || lda > big || ldb > big || ldc > big)
+    if (!pb__gemm_args_ok(m, n, &k, &alpha, a, lda, b, ldb, c, ldc))
         return cudaErrorInvalidValue;
     const size_t tiles_m = (m + Cfg::BM - 1) / Cfg::BM, tiles_n = (n + Cfg::BN - 1) / Cfg::BN;
     if (tiles_m > (size_t)INT_MAX / tiles_n || k / Cfg::BK >= (size_t)INT_MAX - Cfg::STAGES)

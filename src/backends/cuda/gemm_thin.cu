@@ -259,13 +259,7 @@ cudaError_t thin(size_t m, size_t n, size_t k, typename Cfg::T alpha, const type
     using T = typename Cfg::T;
     if (m == 0 || n == 0)
         return cudaSuccess;
-    if (k == 0 || alpha == T(0)) { // C = beta*C; A and B are not read
-        k = 0;
-        alpha = T(0);
-    }
-    const size_t big = (size_t)LLONG_MAX / 2;
-    if (n > (size_t)Cfg::NP || lda < k || ldb < n || ldc < n || c == nullptr ||
-        (k > 0 && (a == nullptr || b == nullptr)) || m > big || k > big || lda > big || ldb > big || ldc > big)
+    if (n > (size_t)Cfg::NP || !pb__gemm_args_ok(m, n, &k, &alpha, a, lda, b, ldb, c, ldc))
         return cudaErrorInvalidValue;
     const size_t row_blocks = (m + Cfg::BM - 1) / Cfg::BM;
     if (row_blocks > (size_t)INT_MAX)

@@ -5,6 +5,7 @@
 #define PARBENCH_CUDA_GEMM_TILES_CUH
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -40,6 +41,23 @@ template <> struct pb__vec16<double> {
     }
     __device__ static double2 join(const double *s) { return make_double2(s[0], s[1]); }
 };
+
+// The argument checks of the hand-written GEMMs (BLAS semantics): k == 0 or
+// alpha == 0 become C = beta*C (k and alpha zeroed: A and B are never read).
+// False where a leading dimension is too small, a matrix that would be
+// touched is NULL, or a size is past what 64-bit index products hold.
+template <typename T>
+static inline bool pb__gemm_args_ok(size_t m, size_t n, size_t *k, T *alpha, const void *a, size_t lda, const void *b,
+                                    size_t ldb, const void *c, size_t ldc)
+{
+    if (*k == 0 || *alpha == T(0)) {
+        *k = 0;
+        *alpha = T(0);
+    }
+    const size_t big = (size_t)LLONG_MAX / 2;
+    return lda >= *k && ldb >= n && ldc >= n && c != nullptr && (*k == 0 || (a != nullptr && b != nullptr)) &&
+           m <= big && n <= big && *k <= big && lda <= big && ldb <= big && ldc <= big;
+}
 
 // A block-tile shape, its relative efficiency (measured on an H100 with
 // per_sm blocks resident on every SM) and that number of blocks.
