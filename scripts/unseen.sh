@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Our kernels on inputs from no fixed list, as a new user's would be: seeded
-# random GEMM shapes, convolution sizes and radii (CUDA: cuDNN is the anchor),
+# random GEMM shapes (CUDA: also in tf32, bf16 and fp16 beside cublasGemmEx),
+# convolution sizes and radii (CUDA: cuDNN is the anchor),
 # and sparse matrices of every generated class with random parameters, each run
 # beside its vendor anchor (cuBLAS, cuDNN, cuSPARSE; OpenBLAS and librsb on the
 # CPU). A class the kernels were not tuned for shows in OUT/unseen.md.
@@ -9,12 +10,12 @@
 #   BACKEND: cuda (sizes up to 12000, matrices of 0.5-4M rows) or openmp (up to
 #   3000, 50k-1M rows: a few minutes on 2 cores). SEED (default 7) draws the set;
 #   OUT/unseen-draws.txt lists it (all of it; PB_UNSEEN_KINDS="gemm spmv" runs only
-#   those kinds). Exit status 1 when a row FAILED or a run erred.
+#   those kinds: gemm, tensor, conv, spmv). Exit status 1 when a row FAILED or a run erred.
 set -uo pipefail
 pb=$1 out=$2 backend=$3 seed=${4:-7}
 case $backend in
-cuda) gemm_v=regblock,dmma,cublas spmv_v=auto,csr-split,cusparse conv_v=regs,fused,cudnn ;;
-openmp) gemm_v=blocked,openblas spmv_v=auto,csr,librsb-tuned conv_v= ;;
+cuda) gemm_v=regblock,dmma,cublas tensor_v=wgmma,tc,cublas spmv_v=auto,csr-split,cusparse conv_v=regs,fused,cudnn ;;
+openmp) gemm_v=blocked,openblas tensor_v= spmv_v=auto,csr,librsb-tuned conv_v= ;;
 *) echo "unseen.sh: backend cuda or openmp, not '$backend'" >&2; exit 2 ;;
 esac
 mkdir -p "$out"
@@ -49,19 +50,26 @@ for c in ("pareto", "pareto", "dense", "blocks", "band", "rmat", "rect", "gaps",
     print("spmv", spec)
 PY
 status=0
-kinds=" ${PB_UNSEEN_KINDS:-gemm conv spmv} "
+rm -f "$out/unseen.failed"
+kinds=" ${PB_UNSEEN_KINDS:-gemm tensor conv spmv} "
 while read -r kind a b c; do
+    # the GEMM shapes serve both GEMM kinds: the tensor-core types run each one again
+    [ "$kind" = gemm ] && [ -n "$tensor_v" ] && [[ $kinds == *" tensor "* ]] && echo "tensor $a $b $c"
+    echo "$kind $a $b $c"
+done <"$out/unseen-draws.txt" | while read -r kind a b c; do
     [[ $kinds == *" $kind "* ]] || continue
     case $kind in
     gemm) set -- gemm --variant "$gemm_v" --m "$a" --n "$b" --k "$c" --precision float,double --reps 5 ;;
+    tensor) set -- gemm --variant "$tensor_v" --m "$a" --n "$b" --k "$c" --precision tf32,bf16,fp16 --reps 5 ;;
     conv) [ -n "$conv_v" ] || continue
         set -- conv --variant "$conv_v" --width "$a" --height "$b" --radius "$c" --precision float,double --reps 5 ;;
     spmv) set -- spmv --variant "$spmv_v" --matrix "$a" --precision double,float --reps 10 ;;
     esac
     echo "unseen: $*" >&2
     "$pb" run "$@" --backend "$backend" --quiet --out "$out/unseen-$kind.csv" --append >>"$out/unseen.log" 2>&1 ||
-        { echo "unseen: FAILED ($?): $*" | tee -a "$out/unseen.log" >&2; status=1; }
-done <"$out/unseen-draws.txt"
+        { echo "unseen: FAILED ($?): $*" | tee -a "$out/unseen.log" >&2; touch "$out/unseen.failed"; }
+done
+[ -e "$out/unseen.failed" ] && status=1 && rm -f "$out/unseen.failed"
 python3 "$(dirname "$0")/vs-anchor.py" "$out"/unseen-*.csv >"$out/unseen.md" || status=1
 tail -n 8 "$out/unseen.md"
 exit $status

@@ -12,8 +12,8 @@
  * u sqrt(k sum_p (a_ip b_pj)^2), a row of C*r against the same summed over
  * the row with weights r_j^2, u sqrt(k sum_p a_ip^2 sum_j (b_pj r_j)^2).
  * u is the accumulation's unit roundoff (pb__accum_roundoff): 2^-53 and 2^-24
- * for double and float, 2^-22 for tf32/bf16/fp16 (fp32 sums on tensor cores,
- * which truncate). The inputs' own unit roundoff (2^-11 for tf32 and fp16,
+ * for double and float, 2^-22 (1 + sqrt(k / 768)) for tf32/bf16/fp16 (fp32
+ * sums on tensor cores, which truncate, and whose bias grows with k). The inputs' own unit roundoff (2^-11 for tf32 and fp16,
  * 2^-8 for bf16) has no part: the oracle multiplies the rounded inputs, the
  * very values every kernel reads, and their products are exact in fp32 (11 x
  * 11 significant bits at most), so only the accumulation errs. A kernel that

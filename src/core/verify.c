@@ -25,22 +25,29 @@ double pb__epsilon(enum pb_precision p)
 
 double pb__unit_roundoff(enum pb_precision p) { return pb__epsilon(p) / 2; }
 
-double pb__accum_roundoff(enum pb_precision p)
+double pb__accum_roundoff(enum pb_precision p, double n)
 {
     /* Tensor cores add in fp32 but not as IEEE does: products of a k-step are
      * aligned to the largest with few extra bits and the sum is truncated
      * (Fasi, Higham, Mikaitis & Pranesh, PeerJ CS 2021, on V100 to A100; the
-     * same on Hopper's HMMA and WGMMA). Biased truncation errs up to one ulp
-     * (2u) per step where IEEE rounding errs u, and its errors cancel less;
-     * 4u = 2^-22 covers both at the k of real problems (one rounding per
-     * 8 or 16 products) and still sits 2^11 below fp16's and TF32's own u. */
-    return pb__precision_lowp(p) ? 0x1p-22 : pb__unit_roundoff(p);
+     * same on Hopper's HMMA and WGMMA). Truncation errs up to one ulp (2u)
+     * per step where IEEE rounding errs u: 4u = 2^-22 covers the spread.
+     * Its errors also lean one way (toward zero), so they add up: about
+     * 2^-24 |s_j| at each of n / 4 steps (4 products a truncation or more)
+     * over partial sums s_j that wander as a random walk does, whose sum has
+     * standard deviation n^1.5 / (4 sqrt 3) x the terms' rms. Relative to
+     * 2^-22 sqrt(n * sumsq) that is sqrt(n / 768): the bias passes the
+     * spread at n = 768 and dominates long sums (H200, tf32 through WMMA,
+     * 35819 x 28 x 44111: 17 scales without it, 2 with it). */
+    if (!pb__precision_lowp(p))
+        return pb__unit_roundoff(p);
+    return 0x1p-22 * (1 + sqrt(n / 768));
 }
 
 double pb__dot_scale(enum pb_precision p, double n, double sumsq)
 {
     double tiny = p == PB_DOUBLE ? DBL_MIN : FLT_MIN;
-    return pb__accum_roundoff(p) * sqrt(n * sumsq) + n * tiny;
+    return pb__accum_roundoff(p, n) * sqrt(n * sumsq) + n * tiny;
 }
 
 void pb__sumsq_add(struct pb_sumsq *a, double t)
@@ -74,7 +81,7 @@ bool pb__sumsq_in_range(double sumsq) { return sumsq > 0x1p-900 && sumsq < 0x1p+
 double pb__dot_scale_scaled(enum pb_precision p, double n, const struct pb_sumsq *a)
 {
     double tiny = p == PB_DOUBLE ? DBL_MIN : FLT_MIN;
-    return pb__accum_roundoff(p) * sqrt(n) * pb__sumsq_norm(a) + n * tiny;
+    return pb__accum_roundoff(p, n) * sqrt(n) * pb__sumsq_norm(a) + n * tiny;
 }
 
 void pb__check_begin(struct pb_check *c, double tol, const char *mode)

@@ -62,15 +62,17 @@ struct pb_check {
 double pb__epsilon(enum pb_precision p);
 /* Unit roundoff: the largest relative error of one rounding (eps / 2). */
 double pb__unit_roundoff(enum pb_precision p);
-/* The unit roundoff of the sums a kernel computes from inputs of precision
- * p: p's own for float and double; 2^-22 for TF32, BF16 and FP16, whose
+/* The unit roundoff of sums of n terms a kernel computes from inputs of
+ * precision p: p's own for float and double; for TF32, BF16 and FP16, whose
  * products tensor cores accumulate in fp32 (2^-24) with truncation and
- * fewer alignment bits than IEEE addition (verify.c says why 4u). */
-double pb__accum_roundoff(enum pb_precision p);
+ * fewer alignment bits than IEEE addition, 2^-22 (1 + sqrt(n / 768)): 4u
+ * for the spread, and a term for truncation's bias, which grows with the
+ * sum's length (verify.c says why). */
+double pb__accum_roundoff(enum pb_precision p, double n);
 
 /* The error scale of a sum of n terms t_j computed in precision p in any
  * order, given sumsq = sum t_j^2:
- *     u * sqrt(n * sumsq) + n * tiny,   u = pb__accum_roundoff(p)
+ *     u * sqrt(n * sumsq) + n * tiny,   u = pb__accum_roundoff(p, n)
  * Why: the benchmarks draw one factor of every term (x, B, the image) as
  * seeded values symmetric about 0, so any partial sum s of any summation
  * order has E[s^2] <= sumsq. Each of the n - 1 additions (and each product)
