@@ -418,27 +418,18 @@ cudaError_t gemm(const pb__tile_choice &tile, size_t m, size_t n, size_t k, type
     // than the product), and the pieces.
     T *scratch[3] = {nullptr, nullptr, nullptr};
     cudaError_t e = cudaSuccess;
-    // rows x cols of src into new scratch whose rows are whole vectors
-    auto pack = [&](const T *src, size_t ld_src, size_t rows, size_t cols, T **dst, long long *ld_dst) {
-        const size_t ld = (cols + VEC - 1) / VEC * VEC;
-        cudaError_t r = cudaMallocAsync(dst, rows * ld * sizeof(T), s);
-        if (r == cudaSuccess)
-            r = cudaMemcpy2DAsync(*dst, ld * sizeof(T), src, ld_src * sizeof(T), cols * sizeof(T), rows,
-                                  cudaMemcpyDeviceToDevice, s);
-        *ld_dst = (long long)ld;
-        return r;
-    };
     // scalar loads of one operand cost about 15% of the product's time
     auto repays = [&](size_t rows, size_t cols) {
         return 0.15 * plan.waves > 2.0 * (double)(rows * cols * sizeof(T)) / 2.5e12 + 5e-6;
     };
+    size_t ld_packed = 0;
     if (!va && k > 0 && n >= 128 && repays(m, k)) {
-        e = pack(a, lda, m, k, &scratch[0], &p.lda);
-        p.a = scratch[0], va = true;
+        e = pb__pack_scratch(a, lda, m, k, VEC, &scratch[0], &ld_packed, s);
+        p.a = scratch[0], p.lda = (long long)ld_packed, va = true;
     }
     if (e == cudaSuccess && !vb && k > 0 && m >= 128 && repays(k, n)) {
-        e = pack(b, ldb, k, n, &scratch[1], &p.ldb);
-        p.b = scratch[1], vb = true;
+        e = pb__pack_scratch(b, ldb, k, n, VEC, &scratch[1], &ld_packed, s);
+        p.b = scratch[1], p.ldb = (long long)ld_packed, vb = true;
     }
     if (e == cudaSuccess)
         scratch[2] = pb__plan_workspace<T>(&plan, tiles, Cfg::BM, Cfg::BN, s);

@@ -349,29 +349,6 @@ __global__ void transpose_kernel(const T *__restrict__ in, size_t ldi, size_t ro
             out[(c0 + y) * ldo + r0 + threadIdx.x] = tile[threadIdx.x][y];
 }
 
-// Out (rows x cols, leading dimension ldo) = In (leading dimension ldi), element by
-// element: any alignment of In's rows. A block copies 8 x 256 elements of a row, the
-// 8 loads of a thread issued before its stores (one at a time left it at half the
-// bandwidth), each of them contiguous over the warp.
-constexpr int PACK_THREADS = 256, PACK_UNROLL = 8;
-template <typename T>
-__global__ void __launch_bounds__(PACK_THREADS)
-    pack_kernel(const T *__restrict__ in, size_t ldi, size_t rows, size_t cols, T *__restrict__ out, size_t ldo)
-{
-    const size_t c0 = (size_t)blockIdx.x * PACK_THREADS * PACK_UNROLL + threadIdx.x;
-    for (size_t r = blockIdx.y; r < rows; r += gridDim.y) {
-        T v[PACK_UNROLL];
-#pragma unroll
-        for (int j = 0; j < PACK_UNROLL; j++)
-            if (c0 + (size_t)j * PACK_THREADS < cols)
-                v[j] = in[r * ldi + c0 + (size_t)j * PACK_THREADS];
-#pragma unroll
-        for (int j = 0; j < PACK_UNROLL; j++)
-            if (c0 + (size_t)j * PACK_THREADS < cols)
-                out[r * ldo + c0 + (size_t)j * PACK_THREADS] = v[j];
-    }
-}
-
 // k == 0: C = beta*C (a TMA map cannot describe an empty A); beta == 0 never reads C.
 __global__ void scale_kernel(size_t m, size_t n, float beta, float *__restrict__ c, size_t ldc)
 {
@@ -462,21 +439,9 @@ template <typename T> pb_status run(const pb_gemm_args *g, cudaStream_t s)
     T *scratch[2] = {nullptr, nullptr};
     float *ws = nullptr;
     cudaError_t e = cudaSuccess;
-    auto pack = [&](const T *src, size_t ld_src, size_t rows, size_t cols, T **dst, size_t *ld_dst) {
-        const size_t ld = (cols + VEC - 1) / VEC * VEC;
-        cudaError_t r = cudaMallocAsync(dst, rows * ld * sizeof(T), s);
-        if (r == cudaSuccess) {
-            constexpr size_t per_block = PACK_THREADS * PACK_UNROLL;
-            const dim3 grid((unsigned)((cols + per_block - 1) / per_block), (unsigned)std::min<size_t>(rows, 65535));
-            pack_kernel<T><<<grid, PACK_THREADS, 0, s>>>(src, ld_src, rows, cols, *dst, ld);
-            r = cudaGetLastError();
-        }
-        *ld_dst = ld;
-        return r;
-    };
     auto on_lines = [](const T *x, size_t ld) { return (reinterpret_cast<uintptr_t>(x) & 127) == 0 && ld % VEC == 0; };
     if (!on_lines(a, lda)) {
-        e = pack(a, lda, m, k, &scratch[0], &lda);
+        e = pb__pack_scratch(a, lda, m, k, VEC, &scratch[0], &lda, s);
         a = scratch[0];
     }
     if (e == cudaSuccess && kmajor_b) {
@@ -489,7 +454,7 @@ template <typename T> pb_status run(const pb_gemm_args *g, cudaStream_t s)
         }
         b = scratch[1], ldb = ldt;
     } else if (e == cudaSuccess && !on_lines(b, ldb)) {
-        e = pack(b, ldb, k, n, &scratch[1], &ldb);
+        e = pb__pack_scratch(b, ldb, k, n, VEC, &scratch[1], &ldb, s);
         b = scratch[1];
     }
 
