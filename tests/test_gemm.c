@@ -533,13 +533,15 @@ static void test_cut_tiles(void **state)
  * past one block of rows and not, k cut into pieces on a large GPU (65 x 9 x
  * 2000) and not (700 x 24 x 40); OpenMP's blocked kernel reads A unpacked.
  * m <= 48 and n past 4 micro-panels: it reads B unpacked (20 x 300 x 700, 45 x
- * 200 x 500; a ragged last panel packed). */
+ * 200 x 500; a ragged last panel packed), its last row tile a third (16 rows:
+ * 12 + 4), two thirds (17, 20) or all (45) of the micro-tile's rows. */
 static void test_thin(void **state)
 {
     (void)state;
     static const struct shape thin[] = {{900, 19, 300}, {300, 1, 1300}, {333, 8, 700},  {65, 9, 2000},
                                         {700, 24, 40},  {129, 25, 300}, {200, 32, 257}, {7, 31, 1500},
-                                        {600, 16, 16},  {20, 300, 700}, {45, 200, 500}};
+                                        {600, 16, 16},  {20, 300, 700}, {45, 200, 500}, {16, 300, 200},
+                                        {17, 300, 200}};
     RUN_EVERYWHERE(thin, &plain, &padded_alpha_beta);
 }
 

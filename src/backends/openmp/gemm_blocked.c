@@ -194,6 +194,7 @@ typedef T VEC __attribute__((vector_size(VBYTES)));
 
 /* A blocks are whole micro-panels: the packing buffer holds exactly MC rows. */
 _Static_assert(GEMM_MC % MR == 0, "GEMM_MC must be a multiple of the micro-tile rows");
+_Static_assert(MR % 3 == 0, "ragged row tiles run a third or two thirds of MR rows");
 
 static inline VEC FN(vload)(const T *p)
 {
@@ -216,19 +217,20 @@ static inline VEC FN(vfma)(VEC acc, VEC x, VEC y)
 #endif
 }
 
-/* C tile (mr x nr valid of MR x NR) = alpha * Apanel * Bpanel + beta * C,
+/* C tile (mr x nr valid of rows x NR) = alpha * Apanel * Bpanel + beta * C,
  * where beta == 0 means C is not read. Element (i, p) of A at a[i * a_row +
  * p * a_col]: a packed micro-panel (1, MR) or A itself (lda, 1); row p of
  * the NR columns of B at b + p * b_row: a packed micro-panel (NR) or B
- * itself (ldb). Inlined into the callers below, which fix the strides. */
-static inline __attribute__((always_inline)) void FN(micro_tile)(size_t kc, const T *restrict a, size_t a_row,
-                                                                 size_t a_col, const T *restrict b, size_t b_row,
-                                                                 T alpha, T beta, T *restrict c, size_t ldc,
-                                                                 size_t mr, size_t nr)
+ * itself (ldb). rows: MR, or fewer for a ragged last row tile (a constant
+ * at every call). Inlined into the callers below, which fix the strides. */
+static inline __attribute__((always_inline)) void FN(micro_tile)(const int rows, size_t kc, const T *restrict a,
+                                                                 size_t a_row, size_t a_col, const T *restrict b,
+                                                                 size_t b_row, T alpha, T beta, T *restrict c,
+                                                                 size_t ldc, size_t mr, size_t nr)
 {
     VEC acc[MR][NV];
     PB_UNROLL(MR)
-    for (int i = 0; i < MR; i++)
+    for (int i = 0; i < rows; i++)
         PB_UNROLL(NV)
         for (int v = 0; v < NV; v++)
             acc[i][v] = (VEC){0};
@@ -245,7 +247,7 @@ static inline __attribute__((always_inline)) void FN(micro_tile)(size_t kc, cons
         for (int v = 0; v < NV; v++)
             bv[v] = FN(vload)(b + v * W);
         PB_UNROLL(MR)
-        for (int i = 0; i < MR; i++) {
+        for (int i = 0; i < rows; i++) {
             VEC ai = FN(vsplat)(a[(size_t)i * a_row]);
             PB_UNROLL(NV)
             for (int v = 0; v < NV; v++)
@@ -256,9 +258,9 @@ static inline __attribute__((always_inline)) void FN(micro_tile)(size_t kc, cons
     }
 
     VEC va = FN(vsplat)(alpha), vb = FN(vsplat)(beta);
-    if (mr == MR && nr == (size_t)NR) {
+    if (mr == (size_t)rows && nr == (size_t)NR) {
         PB_UNROLL(MR)
-        for (int i = 0; i < MR; i++) {
+        for (int i = 0; i < rows; i++) {
             T *row = c + (size_t)i * ldc;
             for (int v = 0; v < NV; v++) {
                 VEC out = beta == 0 ? va * acc[i][v] : FN(vfma)(vb * FN(vload)(row + v * W), va, acc[i][v]);
@@ -269,7 +271,7 @@ static inline __attribute__((always_inline)) void FN(micro_tile)(size_t kc, cons
     }
     T tile[MR][NR];
     PB_UNROLL(MR)
-    for (int i = 0; i < MR; i++)
+    for (int i = 0; i < rows; i++)
         for (int v = 0; v < NV; v++)
             FN(vstore)(tile[i] + v * W, acc[i][v]);
     for (size_t i = 0; i < mr; i++) {
@@ -279,25 +281,38 @@ static inline __attribute__((always_inline)) void FN(micro_tile)(size_t kc, cons
     }
 }
 
-/* A packed into MR-interleaved micro-panels (pack_a). */
+/* A packed into MR-interleaved micro-panels (pack_a). A ragged last row tile
+ * runs a third, two thirds or all of MR rows, whichever covers it: 20 rows
+ * are 12 + 8, not 12 + 12 of which 4 are zeros. */
 static void FN(micro_kernel)(size_t kc, const T *restrict a, const T *restrict b, T alpha, T beta, T *restrict c,
                              size_t ldc, size_t mr, size_t nr)
 {
-    FN(micro_tile)(kc, a, 1, MR, b, NR, alpha, beta, c, ldc, mr, nr);
+    if (mr <= MR / 3)
+        FN(micro_tile)(MR / 3, kc, a, 1, MR, b, NR, alpha, beta, c, ldc, mr, nr);
+    else if (mr <= 2 * MR / 3)
+        FN(micro_tile)(2 * MR / 3, kc, a, 1, MR, b, NR, alpha, beta, c, ldc, mr, nr);
+    else
+        FN(micro_tile)(MR, kc, a, 1, MR, b, NR, alpha, beta, c, ldc, mr, nr);
 }
 
 /* MR whole rows of A read where they are (rows lda apart). */
 static void FN(micro_kernel_rows)(size_t kc, const T *restrict a, size_t lda, const T *restrict b, T alpha, T beta,
                                   T *restrict c, size_t ldc, size_t nr)
 {
-    FN(micro_tile)(kc, a, lda, 1, b, NR, alpha, beta, c, ldc, MR, nr);
+    FN(micro_tile)(MR, kc, a, lda, 1, b, NR, alpha, beta, c, ldc, MR, nr);
 }
 
-/* NR whole columns of B read where they are (rows ldb apart). */
+/* NR whole columns of B read where they are (rows ldb apart); the row tile
+ * as micro_kernel's. */
 static void FN(micro_kernel_cols)(size_t kc, const T *restrict a, const T *restrict b, size_t ldb, T alpha, T beta,
                                   T *restrict c, size_t ldc, size_t mr)
 {
-    FN(micro_tile)(kc, a, 1, MR, b, ldb, alpha, beta, c, ldc, mr, NR);
+    if (mr <= MR / 3)
+        FN(micro_tile)(MR / 3, kc, a, 1, MR, b, ldb, alpha, beta, c, ldc, mr, NR);
+    else if (mr <= 2 * MR / 3)
+        FN(micro_tile)(2 * MR / 3, kc, a, 1, MR, b, ldb, alpha, beta, c, ldc, mr, NR);
+    else
+        FN(micro_tile)(MR, kc, a, 1, MR, b, ldb, alpha, beta, c, ldc, mr, NR);
 }
 
 /* Pack rows [0, mc) x cols [0, kc) of A into MR-row micro-panels: element
