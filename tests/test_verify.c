@@ -336,12 +336,15 @@ static void test_sumsq_range(void **state)
     assert_true(isfinite(bad.err_norm) && bad.err_norm > 16);
 }
 
-/* The dot-product scale: u sqrt(n sumsq) plus the underflow allowance. */
+/* The dot-product scale: u sqrt(n sumsq) plus the underflow allowance; for
+ * the tensor-core types u = 2^-22 (1 + sqrt(n / 768)), twice 2^-22 at 768. */
 static void test_dot_scale(void **state)
 {
     (void)state;
     assert_near(pb__dot_scale(PB_FLOAT, 4, 9), 0x1p-24 * 6 + 4 * FLT_MIN, 1e-20);
     assert_near(pb__dot_scale(PB_DOUBLE, 100, 1), 0x1p-53 * 10 + 100 * DBL_MIN, 1e-30);
+    assert_near(pb__dot_scale(PB_TF32, 768, 1), 0x1p-22 * 2 * sqrt(768.0) + 768 * FLT_MIN, 1e-15);
+    assert_near(pb__dot_scale(PB_BF16, 3072, 4), 0x1p-22 * 3 * sqrt(3072.0 * 4) + 3072 * FLT_MIN, 1e-15);
     assert_true(pb__dot_scale(PB_FLOAT, 0, 0) == 0);
 }
 
