@@ -281,18 +281,27 @@ static inline __attribute__((always_inline)) void FN(micro_tile)(const int rows,
     }
 }
 
-/* A packed into MR-interleaved micro-panels (pack_a). A ragged last row tile
- * runs a third, two thirds or all of MR rows, whichever covers it: 20 rows
- * are 12 + 8, not 12 + 12 of which 4 are zeros. */
+/* micro_tile over a packed A micro-panel (pack_a) whose last row tile may be
+ * ragged: it runs a third, two thirds or all of MR rows, whichever covers
+ * mr (20 rows are 12 + 8, not 12 + 12 of which 4 are zeros). */
+static inline __attribute__((always_inline)) void FN(micro_tile_packed_a)(size_t kc, const T *restrict a,
+                                                                         const T *restrict b, size_t b_row, T alpha,
+                                                                         T beta, T *restrict c, size_t ldc, size_t mr,
+                                                                         size_t nr)
+{
+    if (mr <= MR / 3)
+        FN(micro_tile)(MR / 3, kc, a, 1, MR, b, b_row, alpha, beta, c, ldc, mr, nr);
+    else if (mr <= 2 * MR / 3)
+        FN(micro_tile)(2 * MR / 3, kc, a, 1, MR, b, b_row, alpha, beta, c, ldc, mr, nr);
+    else
+        FN(micro_tile)(MR, kc, a, 1, MR, b, b_row, alpha, beta, c, ldc, mr, nr);
+}
+
+/* A packed into MR-interleaved micro-panels, B into an NR-column one. */
 static void FN(micro_kernel)(size_t kc, const T *restrict a, const T *restrict b, T alpha, T beta, T *restrict c,
                              size_t ldc, size_t mr, size_t nr)
 {
-    if (mr <= MR / 3)
-        FN(micro_tile)(MR / 3, kc, a, 1, MR, b, NR, alpha, beta, c, ldc, mr, nr);
-    else if (mr <= 2 * MR / 3)
-        FN(micro_tile)(2 * MR / 3, kc, a, 1, MR, b, NR, alpha, beta, c, ldc, mr, nr);
-    else
-        FN(micro_tile)(MR, kc, a, 1, MR, b, NR, alpha, beta, c, ldc, mr, nr);
+    FN(micro_tile_packed_a)(kc, a, b, NR, alpha, beta, c, ldc, mr, nr);
 }
 
 /* MR whole rows of A read where they are (rows lda apart). */
@@ -302,17 +311,11 @@ static void FN(micro_kernel_rows)(size_t kc, const T *restrict a, size_t lda, co
     FN(micro_tile)(MR, kc, a, lda, 1, b, NR, alpha, beta, c, ldc, MR, nr);
 }
 
-/* NR whole columns of B read where they are (rows ldb apart); the row tile
- * as micro_kernel's. */
+/* NR whole columns of B read where they are (rows ldb apart). */
 static void FN(micro_kernel_cols)(size_t kc, const T *restrict a, const T *restrict b, size_t ldb, T alpha, T beta,
                                   T *restrict c, size_t ldc, size_t mr)
 {
-    if (mr <= MR / 3)
-        FN(micro_tile)(MR / 3, kc, a, 1, MR, b, ldb, alpha, beta, c, ldc, mr, NR);
-    else if (mr <= 2 * MR / 3)
-        FN(micro_tile)(2 * MR / 3, kc, a, 1, MR, b, ldb, alpha, beta, c, ldc, mr, NR);
-    else
-        FN(micro_tile)(MR, kc, a, 1, MR, b, ldb, alpha, beta, c, ldc, mr, NR);
+    FN(micro_tile_packed_a)(kc, a, b, ldb, alpha, beta, c, ldc, mr, NR);
 }
 
 /* Pack rows [0, mc) x cols [0, kc) of A into MR-row micro-panels: element
