@@ -46,7 +46,8 @@ template <> struct pb__vec16<double> {
 // element: any alignment of In's rows (the kernels' 16-byte loads then apply). A block
 // copies 8 x 256 elements of a row, the 8 loads of a thread issued before its stores (one
 // at a time left it at half the bandwidth), each of them contiguous over the warp.
-// cudaMemcpy2DAsync did the same at about a third of the rate (H200, 48 MB: 80 us).
+// cudaMemcpy2DAsync took twice as long (H200, A and B of 456 x 778 x 15475 float, 76 MB:
+// about 120 us against 60).
 constexpr int PB_PACK_THREADS = 256, PB_PACK_UNROLL = 8;
 template <typename T>
 __global__ void __launch_bounds__(PB_PACK_THREADS)
