@@ -44,7 +44,9 @@
 //  * Edges: cp.async with a source size below 16 (or 0) zero-fills rows past m,
 //    columns past n and the K tail, so every slice takes the same path; the source
 //    address of an empty copy is the matrix base. 8-byte copies replace the 16-byte
-//    ones when a pointer or leading dimension is not 16-byte aligned (flags VA/VB).
+//    ones when a pointer or leading dimension is not 16-byte aligned (flags VA/VB);
+//    they cost up to half the product's time, so the host packs such an operand
+//    first where the product repays the copy (pb__pack_if_repays).
 //    Stores are guarded, 16-byte when C and ldc allow it; beta == 0 never reads C.
 //  * 1-D grid walked in the grouped tile order of gemm_tiles.cuh, 64-bit index
 //    products; tiles past the last full wave cut along k as regblock's.
@@ -55,14 +57,18 @@
 //          1 byte/FMA that 128 B/clk feeds at the DMMA rate.
 //   medium 128x64x16, 4 warps of 64x32, 4 stages (98 KiB), 2 blocks/SM, ~250 registers.
 //   small  64x64x16, 4 warps of 32x32, 4 stages (66 KiB), 3 blocks/SM, ~165 registers.
+//   narrow 128x32x16, 4 warps of 32x32 stacked along m, 4 stages (82 KiB), 2 blocks/SM:
+//          an n that 64 would waste (n = 85: 29 TFLOP/s where 64x64 ran 23, H200).
 // (ptxas: no spills in any of them.)
 // Measured on an H100 SXM (square n, alpha = 1, beta = 0, median of 25 event-timed runs;
 // TFLOP/s, cublasDgemm in brackets): n = 1024: 40.5 (38.9, medium tile picked);
 // 2048: 54.3 (56.7); 4096: 56.4 (59.6), again 56.0 (57.8); 8192: 52.9 (56.4). For
 // comparison cuBLAS 13.0 runs sm90_xmma_gemm_f64..._tilesize128x64x16_stage3_warpsize2x2x1
-// _tensor16x8x8 (128 threads, 246 registers, 72 KiB). The host picks the tile with the
-// least estimated time, as gemm_regblock does, so small and skinny products still fill
-// the SMs.
+// _tensor16x8x8 (128 threads, 246 registers, 72 KiB). The host picks the tile and the
+// plan with regblock's model (pb__plan_fill, which counts the blocks an SM holds), so
+// small and skinny products still fill the SMs: on 26 random shapes (H200), 1.09x
+// cuBLAS geomean, where the model that planned every tile as one block an SM made
+// 8246 x 404 x 2719 run 128x64 tiles at 29 TFLOP/s instead of 128x128 at 41.
 
 #include "backends/cuda/cp_async.cuh"
 #include "backends/cuda/gemm_tiles.cuh"
@@ -364,8 +370,8 @@ template <class Cfg> cudaError_t prepare_smem()
 
 
 template <class Cfg>
-cudaError_t gemm(size_t m, size_t n, size_t k, double alpha, const double *a, size_t lda, const double *b,
-                 size_t ldb, double beta, double *c, size_t ldc, cudaStream_t s)
+cudaError_t gemm(const pb__tile_choice &tile, size_t m, size_t n, size_t k, double alpha, const double *a, size_t lda,
+                 const double *b, size_t ldb, double beta, double *c, size_t ldc, cudaStream_t s)
 {
     if (m == 0 || n == 0)
         return cudaSuccess;
@@ -394,14 +400,26 @@ cudaError_t gemm(size_t m, size_t n, size_t k, double alpha, const double *a, si
     p.tiles_m = (long long)tiles_m;
     p.tiles_n = (long long)tiles_n;
     p.c_vec = pb__aligned16(c) && ldc % 2 == 0;
-    const bool va = pb__aligned16(a) && lda % 2 == 0;
-    const bool vb = pb__aligned16(b) && ldb % 2 == 0;
+    bool va = pb__aligned16(a) && lda % 2 == 0;
+    bool vb = pb__aligned16(b) && ldb % 2 == 0;
+
+    // An operand whose rows rule out 16-byte copies is packed first where the product
+    // repays it: 8-byte copies made 437 x 878 x 4381 take 0.184 ms, against 0.125 ms
+    // at k = 4380 (H200).
+    cudaError_t e = cudaSuccess;
+    double *packed[2] = {nullptr, nullptr};
+    const double gain_s = 0.4 * 2.0 * (double)m * (double)n * (double)k / (pb__sm_count() * SM_RATE);
+    if (k > 0)
+        e = pb__pack_if_repays(&a, &lda, m, k, &va, gain_s, &packed[0], s);
+    if (e == cudaSuccess && k > 0)
+        e = pb__pack_if_repays(&b, &ldb, k, n, &vb, gain_s, &packed[1], s);
+    p.a = a, p.lda = (long long)lda, p.b = b, p.ldb = (long long)ldb;
 
     p.tile_first = 0;
     p.k_split = (long long)k;
     const size_t tiles = tiles_m * tiles_n;
-    pb__split_plan plan = pb__plan_split(tiles, k, pb__sm_count(), sizeof(double), SM_RATE);
-    p.ws = pb__plan_workspace<double>(&plan, tiles, Cfg::BM, Cfg::BN, s);
+    pb__split_plan plan = pb__plan_fill(&tile, m, n, k, pb__sm_count(), sizeof(double), SM_RATE, pb__fill_block_s(p.c_vec));
+    p.ws = e == cudaSuccess ? pb__plan_workspace<double>(&plan, tiles, Cfg::BM, Cfg::BN, s) : nullptr;
 
     // The whole tiles, then the cut ones (pb__plan_split).
     auto launch = [&](size_t blocks, int slabs) {
@@ -417,8 +435,7 @@ cudaError_t gemm(size_t m, size_t n, size_t k, double alpha, const double *a, si
             dmma_gemm_kernel<Cfg, false, false><<<grid, block, smem, s>>>(p);
         return cudaGetLastError();
     };
-    cudaError_t e = cudaSuccess;
-    if (plan.first > 0)
+    if (e == cudaSuccess && plan.first > 0)
         e = launch(plan.first, 1);
     if (e == cudaSuccess && plan.first < tiles) {
         const size_t per = (k + plan.slabs - 1) / plan.slabs;
@@ -428,11 +445,12 @@ cudaError_t gemm(size_t m, size_t n, size_t k, double alpha, const double *a, si
         if (e == cudaSuccess)
             e = pb__tile_reduce(plan, m, n, Cfg::BM, Cfg::BN, (const double *)p.ws, alpha, beta, c, ldc, s);
     }
-    if (p.ws) {
-        const cudaError_t freed = cudaFreeAsync(p.ws, s);
-        if (e == cudaSuccess)
-            e = freed;
-    }
+    for (double *t : {packed[0], packed[1], p.ws})
+        if (t) {
+            const cudaError_t freed = cudaFreeAsync(t, s);
+            if (e == cudaSuccess)
+                e = freed;
+        }
     return e;
 }
 
@@ -440,23 +458,30 @@ cudaError_t gemm(size_t m, size_t n, size_t k, double alpha, const double *a, si
 using DLarge = DTile<128, 128, 16, 64, 32, 4, 1>; // 8 warps, 64 accumulator doubles a lane
 using DMedium = DTile<128, 64, 16, 64, 32, 4, 2>; // 4 warps, 2 blocks/SM
 using DSmall = DTile<64, 64, 16, 32, 32, 4, 3>;   // 4 warps, 32 accumulator doubles a lane, 3 blocks/SM
+using DNarrow = DTile<128, 32, 16, 32, 32, 4, 2>; // 4 warps stacked along m: n awkward for 64
 
 // Efficiencies relative to the large tile at full occupancy (H100, square n = 1024..8192).
 constexpr pb__tile_choice dmma_choices[] = {{DLarge::BM, DLarge::BN, 1.0, DLarge::MIN_BLOCKS},
                                             {DMedium::BM, DMedium::BN, 0.95, DMedium::MIN_BLOCKS},
-                                            {DSmall::BM, DSmall::BN, 0.85, DSmall::MIN_BLOCKS}};
+                                            {DSmall::BM, DSmall::BN, 0.85, DSmall::MIN_BLOCKS},
+                                            {DNarrow::BM, DNarrow::BN, 0.85, DNarrow::MIN_BLOCKS}};
 
 } // namespace
 
 cudaError_t pb__cuda_gemm_dmma_f64(size_t m, size_t n, size_t k, double alpha, const double *a, size_t lda,
                                    const double *b, size_t ldb, double beta, double *c, size_t ldc, cudaStream_t s)
 {
-    switch (pb__pick_tile(m, n, k, true, sizeof(double), SM_RATE, dmma_choices, 3)) {
+    const bool c_vec = pb__aligned16(c) && ldc % 2 == 0;
+    const int i = pb__pick_fill_tile(m, n, k, c_vec, sizeof(double), SM_RATE, dmma_choices, 4);
+    const pb__tile_choice &t = dmma_choices[i];
+    switch (i) {
     case 0:
-        return gemm<DLarge>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
+        return gemm<DLarge>(t, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
     case 1:
-        return gemm<DMedium>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
+        return gemm<DMedium>(t, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
+    case 2:
+        return gemm<DSmall>(t, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
     default:
-        return gemm<DSmall>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
+        return gemm<DNarrow>(t, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, s);
     }
 }

@@ -419,18 +419,12 @@ cudaError_t gemm(const pb__tile_choice &tile, size_t m, size_t n, size_t k, type
     T *scratch[3] = {nullptr, nullptr, nullptr};
     cudaError_t e = cudaSuccess;
     // scalar loads of one operand cost about 15% of the product's time
-    auto repays = [&](size_t rows, size_t cols) {
-        return 0.15 * plan.waves > 2.0 * (double)(rows * cols * sizeof(T)) / 2.5e12 + 5e-6;
-    };
-    size_t ld_packed = 0;
-    if (!va && k > 0 && n >= 128 && repays(m, k)) {
-        e = pb__pack_scratch(a, lda, m, k, VEC, &scratch[0], &ld_packed, s);
-        p.a = scratch[0], p.lda = (long long)ld_packed, va = true;
-    }
-    if (e == cudaSuccess && !vb && k > 0 && m >= 128 && repays(k, n)) {
-        e = pb__pack_scratch(b, ldb, k, n, VEC, &scratch[1], &ld_packed, s);
-        p.b = scratch[1], p.ldb = (long long)ld_packed, vb = true;
-    }
+    const double gain_s = 0.15 * plan.waves;
+    if (k > 0 && n >= 128)
+        e = pb__pack_if_repays(&a, &lda, m, k, &va, gain_s, &scratch[0], s);
+    if (e == cudaSuccess && k > 0 && m >= 128)
+        e = pb__pack_if_repays(&b, &ldb, k, n, &vb, gain_s, &scratch[1], s);
+    p.a = a, p.lda = (long long)lda, p.b = b, p.ldb = (long long)ldb;
     if (e == cudaSuccess)
         scratch[2] = pb__plan_workspace<T>(&plan, tiles, Cfg::BM, Cfg::BN, s);
 

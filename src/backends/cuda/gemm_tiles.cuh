@@ -75,12 +75,37 @@ static inline cudaError_t pb__pack_scratch(const T *in, size_t ldi, size_t rows,
 {
     *ldo = (cols + vec - 1) / vec * vec;
     cudaError_t e = cudaMallocAsync(out, rows * *ldo * sizeof(T), s);
-    if (e != cudaSuccess)
+    if (e != cudaSuccess) {
+        *out = nullptr;
         return e;
+    }
     constexpr size_t per_block = PB_PACK_THREADS * PB_PACK_UNROLL;
     const dim3 grid((unsigned)((cols + per_block - 1) / per_block), (unsigned)std::min<size_t>(rows, 65535));
     pb__pack_kernel<T><<<grid, PB_PACK_THREADS, 0, s>>>(in, ldi, rows, cols, *out, *ldo);
     return cudaGetLastError();
+}
+
+// An operand (rows x cols, leading dimension *ld) whose rows rule out 16-byte copies
+// (*vec false) is packed into new scratch (*scratch, freed by the caller with
+// cudaFreeAsync) where that saves more than the copy costs: gain_s, the caller's
+// estimate of what the narrow copies add to the product. *op, *ld and *vec then
+// describe the packed copy. Without the memory for it the operand stays as it is.
+template <typename T>
+static inline cudaError_t pb__pack_if_repays(const T **op, size_t *ld, size_t rows, size_t cols, bool *vec,
+                                             double gain_s, T **scratch, cudaStream_t s)
+{
+    const double copy_s = 2.0 * (double)(rows * cols * sizeof(T)) / 2.5e12 + 5e-6; // read + write, one launch
+    if (*vec || rows == 0 || cols == 0 || gain_s <= copy_s)
+        return cudaSuccess;
+    size_t ld_packed = 0;
+    const cudaError_t e = pb__pack_scratch(*op, *ld, rows, cols, 16 / sizeof(T), scratch, &ld_packed, s);
+    if (e == cudaErrorMemoryAllocation && *scratch == nullptr) { // the allocation, not the copy, failed
+        (void)cudaGetLastError(); // slower, not wrong: the narrow copies remain
+        return cudaSuccess;
+    }
+    if (e == cudaSuccess)
+        *op = *scratch, *ld = ld_packed, *vec = true;
+    return e;
 }
 
 // The argument checks of the hand-written GEMMs (BLAS semantics): k == 0 or
@@ -210,8 +235,8 @@ static inline int pb__pick_by(const pb__tile_choice *choices, int count, double 
 // A tile made to share its SM runs slower alone: where a product has fewer
 // blocks than the SMs hold, the efficiency drops by 0.24 x the share of the
 // blocks missing (H200, 256 x 256 x 262144 in 33 pieces of 128 x 128, one
-// block an SM of two: 0.87 of the 128 x 256 tile's rate). dmma's and wgmma's
-// choice.
+// block an SM of two: 0.87 of the 128 x 256 tile's rate). wgmma's choice
+// (its tiles are one block an SM).
 static inline int pb__pick_tile(size_t m, size_t n, size_t k, bool splits_k, size_t elem_bytes, double sm_rate,
                                 const pb__tile_choice *choices, int count)
 {
@@ -227,7 +252,7 @@ static inline int pb__pick_tile(size_t m, size_t n, size_t k, bool splits_k, siz
     });
 }
 
-// regblock's choice: the tile whose plan (pb__plan_fill) is estimated
+// regblock's and dmma's choice: the tile whose plan (pb__plan_fill) is estimated
 // fastest (a smaller tile must be 5% faster: the estimates of the large tiles
 // are the better measured). c_vec: C takes 16-byte stores; scalar ones make
 // each block's fixed cost larger.
