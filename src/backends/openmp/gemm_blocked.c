@@ -217,22 +217,23 @@ static inline VEC FN(vfma)(VEC acc, VEC x, VEC y)
 #endif
 }
 
-/* C tile (mr x nr valid of rows x NR) = alpha * Apanel * Bpanel + beta * C,
+/* C tile (mr x nr valid of rows x vecs * W) = alpha * Apanel * Bpanel + beta * C,
  * where beta == 0 means C is not read. Element (i, p) of A at a[i * a_row +
  * p * a_col]: a packed micro-panel (1, MR) or A itself (lda, 1); row p of
  * the NR columns of B at b + p * b_row: a packed micro-panel (NR) or B
- * itself (ldb). rows: MR, or fewer for a ragged last row tile (a constant
- * at every call). Inlined into the callers below, which fix the strides. */
-static inline __attribute__((always_inline)) void FN(micro_tile)(const int rows, size_t kc, const T *restrict a,
-                                                                 size_t a_row, size_t a_col, const T *restrict b,
-                                                                 size_t b_row, T alpha, T beta, T *restrict c,
-                                                                 size_t ldc, size_t mr, size_t nr)
+ * itself (ldb). rows: MR, or fewer for a ragged last row tile; vecs: NV, or
+ * fewer for a ragged last column panel (constants at every call). Inlined
+ * into the callers below, which fix the strides. */
+static inline __attribute__((always_inline)) void FN(micro_tile)(const int rows, const int vecs, size_t kc,
+                                                                 const T *restrict a, size_t a_row, size_t a_col,
+                                                                 const T *restrict b, size_t b_row, T alpha, T beta,
+                                                                 T *restrict c, size_t ldc, size_t mr, size_t nr)
 {
     VEC acc[MR][NV];
     PB_UNROLL(MR)
     for (int i = 0; i < rows; i++)
         PB_UNROLL(NV)
-        for (int v = 0; v < NV; v++)
+        for (int v = 0; v < vecs; v++)
             acc[i][v] = (VEC){0};
 
     for (size_t p = 0; p < kc; p++) {
@@ -241,16 +242,16 @@ static inline __attribute__((always_inline)) void FN(micro_tile)(const int rows,
          * prefetchers stop: fetch a few rows ahead (past kc reads nothing). */
         if (b_row != NR)
             PB_UNROLL(NV)
-            for (int v = 0; v < NV; v += (int)(64 / VBYTES) > 0 ? (int)(64 / VBYTES) : 1)
+            for (int v = 0; v < vecs; v += (int)(64 / VBYTES) > 0 ? (int)(64 / VBYTES) : 1)
                 __builtin_prefetch(b + PREFETCH_ROWS * b_row + v * W);
         PB_UNROLL(NV)
-        for (int v = 0; v < NV; v++)
+        for (int v = 0; v < vecs; v++)
             bv[v] = FN(vload)(b + v * W);
         PB_UNROLL(MR)
         for (int i = 0; i < rows; i++) {
             VEC ai = FN(vsplat)(a[(size_t)i * a_row]);
             PB_UNROLL(NV)
-            for (int v = 0; v < NV; v++)
+            for (int v = 0; v < vecs; v++)
                 acc[i][v] = FN(vfma)(acc[i][v], ai, bv[v]);
         }
         a += a_col;
@@ -258,11 +259,11 @@ static inline __attribute__((always_inline)) void FN(micro_tile)(const int rows,
     }
 
     VEC va = FN(vsplat)(alpha), vb = FN(vsplat)(beta);
-    if (mr == (size_t)rows && nr == (size_t)NR) {
+    if (mr == (size_t)rows && nr == (size_t)(vecs * W)) {
         PB_UNROLL(MR)
         for (int i = 0; i < rows; i++) {
             T *row = c + (size_t)i * ldc;
-            for (int v = 0; v < NV; v++) {
+            for (int v = 0; v < vecs; v++) {
                 VEC out = beta == 0 ? va * acc[i][v] : FN(vfma)(vb * FN(vload)(row + v * W), va, acc[i][v]);
                 FN(vstore)(row + v * W, out);
             }
@@ -272,13 +273,26 @@ static inline __attribute__((always_inline)) void FN(micro_tile)(const int rows,
     T tile[MR][NR];
     PB_UNROLL(MR)
     for (int i = 0; i < rows; i++)
-        for (int v = 0; v < NV; v++)
+        for (int v = 0; v < vecs; v++)
             FN(vstore)(tile[i] + v * W, acc[i][v]);
     for (size_t i = 0; i < mr; i++) {
         T *row = c + i * ldc;
         for (size_t j = 0; j < nr; j++)
             row[j] = beta == 0 ? alpha * tile[i][j] : alpha * tile[i][j] + beta * row[j];
     }
+}
+
+/* micro_tile over the vectors of B that cover nr columns: one where nr fits
+ * in it (19 double columns are 16 + 8 wide, not 16 + 16), else NV. */
+static inline __attribute__((always_inline)) void FN(micro_tile_cols)(const int rows, size_t kc, const T *restrict a,
+                                                                      size_t a_row, size_t a_col, const T *restrict b,
+                                                                      size_t b_row, T alpha, T beta, T *restrict c,
+                                                                      size_t ldc, size_t mr, size_t nr)
+{
+    if (NV > 1 && nr <= (size_t)W)
+        FN(micro_tile)(rows, 1, kc, a, a_row, a_col, b, b_row, alpha, beta, c, ldc, mr, nr);
+    else
+        FN(micro_tile)(rows, NV, kc, a, a_row, a_col, b, b_row, alpha, beta, c, ldc, mr, nr);
 }
 
 /* micro_tile over a packed A micro-panel (pack_a) whose last row tile may be
@@ -290,11 +304,11 @@ static inline __attribute__((always_inline)) void FN(micro_tile_packed_a)(size_t
                                                                          size_t nr)
 {
     if (mr <= MR / 3)
-        FN(micro_tile)(MR / 3, kc, a, 1, MR, b, b_row, alpha, beta, c, ldc, mr, nr);
+        FN(micro_tile_cols)(MR / 3, kc, a, 1, MR, b, b_row, alpha, beta, c, ldc, mr, nr);
     else if (mr <= 2 * MR / 3)
-        FN(micro_tile)(2 * MR / 3, kc, a, 1, MR, b, b_row, alpha, beta, c, ldc, mr, nr);
+        FN(micro_tile_cols)(2 * MR / 3, kc, a, 1, MR, b, b_row, alpha, beta, c, ldc, mr, nr);
     else
-        FN(micro_tile)(MR, kc, a, 1, MR, b, b_row, alpha, beta, c, ldc, mr, nr);
+        FN(micro_tile_cols)(MR, kc, a, 1, MR, b, b_row, alpha, beta, c, ldc, mr, nr);
 }
 
 /* A packed into MR-interleaved micro-panels, B into an NR-column one. */
@@ -308,7 +322,7 @@ static void FN(micro_kernel)(size_t kc, const T *restrict a, const T *restrict b
 static void FN(micro_kernel_rows)(size_t kc, const T *restrict a, size_t lda, const T *restrict b, T alpha, T beta,
                                   T *restrict c, size_t ldc, size_t nr)
 {
-    FN(micro_tile)(MR, kc, a, lda, 1, b, NR, alpha, beta, c, ldc, MR, nr);
+    FN(micro_tile_cols)(MR, kc, a, lda, 1, b, NR, alpha, beta, c, ldc, MR, nr);
 }
 
 /* NR whole columns of B read where they are (rows ldb apart). */
