@@ -485,9 +485,9 @@ pb_status pb__omp_spmv_dia_prepare(pb_device *dev, const void *args, char *note,
 
 /* ---- csr-panels ------------------------------------------------------------ */
 
-/* Where x outgrows half the last-level cache, the gathers of x go to memory
+/* Where x outgrows the last-level cache, the gathers of x go to memory
  * a cache line each. csr-panels cuts the matrix into panels of columns whose
- * share of x fits in that half, and runs them one after the other, every
+ * share of x fits in half of it, and runs them one after the other, every
  * thread on its own rows (the same rows in every panel), adding into y: the
  * gathers then hit the cache, for y read and written once more a panel.
  * (2-core EPYC, L3 32 MiB, double: 4M x 4M with 8 random columns a row from
@@ -498,12 +498,21 @@ pb_status pb__omp_spmv_dia_prepare(pb_device *dev, const void *args, char *note,
  * y is then small beside the gathers it keeps in L2 (2-core Xeon VM, L2
  * 2 MiB, L3 300 MiB; 32768 x 4M, 1024 a row, double: csr 158 ms, 144 in 2
  * panels, 97 in 8, 60 in 32, 58 in 64; librsb-tuned 97). */
+/* Scattered gathers miss the last-level cache well before x fills half of
+ * it: an x of a quarter to a half of it is cut in two (2-core EPYC, L3 32 MiB,
+ * float, x 16 MiB, 4M rows, csr -> 2 panels, fastest of 3 rounds: random 8 a
+ * row 112 -> 67 ms, rmat 152 -> 91, pareto 86 -> 65, gaps 54 -> 40, plap2d
+ * 48 -> 40; lap3d, band and blocks twice as slow, which auto, timing both,
+ * leaves to csr). */
 static int panels_wanted(struct omp_plan *c, const struct pb_spmv_args *a)
 {
     if (!c->p_cache) /* read once per matrix, not per product */
         c->p_cache = pb__cpu_last_cache_bytes(), c->p_l2 = pb__cpu_l2_cache_bytes();
-    return pb__panels_for_rows((double)a->cols * (double)pb_precision_size(a->prec), c->p_cache / 2.0,
-                               c->p_l2 / 2.0, a->rows ? (double)a->nnz / a->rows : 0);
+    const double x_bytes = (double)a->cols * (double)pb_precision_size(a->prec);
+    int n = pb__panels_for_rows(x_bytes, c->p_cache / 2.0, c->p_l2 / 2.0, a->rows ? (double)a->nnz / a->rows : 0);
+    if (n == 0 && c->p_cache && x_bytes > c->p_cache / 4.0)
+        n = 2;
+    return n;
 }
 
 static pb_status panels_refuse(const struct omp_plan *c, const struct pb_spmv_args *a)
@@ -511,7 +520,7 @@ static pb_status panels_refuse(const struct omp_plan *c, const struct pb_spmv_ar
     if (!c->p_cache)
         return pb__fail(PB_ERR_UNSUPPORTED, "the last-level cache's size is unknown here: no panels");
     return pb__fail(PB_ERR_UNSUPPORTED,
-                    "x (%.1f MiB) fits in half the %.1f MiB last-level cache, and rows of %.1f entries are too "
+                    "x (%.1f MiB) fits in a quarter of the %.1f MiB last-level cache, and rows of %.1f entries are too "
                     "short to cut for the %.1f MiB level-2 cache: no panels",
                     (double)a->cols * (double)pb_precision_size(a->prec) / 1048576.0, (double)c->p_cache / 1048576.0,
                     a->rows ? (double)a->nnz / a->rows : 0.0, (double)c->p_l2 / 1048576.0);
