@@ -20,9 +20,9 @@ ctest --test-dir build-test --output-on-failure -j "$jobs"
 
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPB_WERROR=ON -DPB_SANITIZE=ON -DPB_CUDA=OFF
 cmake --build build-asan -j "$jobs"
-# use_sigaltstack=0: PoCL's LLVM installs its own signal stack in the threads
-# that open OpenCL, which ASan then fails to unmap at thread exit (an ASan
-# CHECK, not a finding: google/sanitizers#1152, llvm-project#179000).
+# use_sigaltstack=0: with PoCL, ASan fails to unmap a thread's signal stack at
+# its exit (an ASan CHECK, not a finding; most likely PoCL's LLVM installs a
+# stack of its own: google/sanitizers#1152, llvm-project#179000).
 ASAN_OPTIONS=detect_leaks=1:use_sigaltstack=0 UBSAN_OPTIONS=print_stacktrace=1 \
     LSAN_OPTIONS=suppressions="$PWD/tests/lsan.supp" \
     ctest --test-dir build-asan --output-on-failure -j "$jobs"
