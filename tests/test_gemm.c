@@ -553,7 +553,7 @@ static void test_fill_plans(void **state)
 {
     (void)state;
     static const struct pb__fill_tile tiles[] = {{128, 256, 1.0, 1}, {128, 128, 0.985, 2}, {128, 64, 0.95, 4},
-                                                 {64, 64, 0.83, 4}};
+                                                 {64, 64, 0.77, 4}};
     struct pb_rng rng;
     pb__rng_init(&rng, 11, 0);
     for (int i = 0; i < 2000; i++) {

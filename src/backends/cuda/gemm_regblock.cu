@@ -477,8 +477,10 @@ cudaError_t gemm(const pb__tile_choice &tile, size_t m, size_t n, size_t k, type
     // than the product), and the pieces.
     T *scratch[3] = {nullptr, nullptr, nullptr};
     cudaError_t e = cudaSuccess;
-    // scalar loads of one operand cost about 15% of the product's time
-    const double gain_s = 0.15 * plan.waves;
+    // Scalar loads of one operand cost about a quarter of the product's time (H200,
+    // packed against not, PARBENCH_GEMM_PACK: 21% on 419 x 5946 x 4728's B, 27% on
+    // 5591 x 425 x 1003's A, 22% on 350 x 11237 x 13908's B).
+    const double gain_s = 0.25 * plan.waves;
     if (k > 0 && n >= 128)
         e = pb__pack_if_repays(&a, &lda, m, k, &va, gain_s, &scratch[0], s);
     if (e == cudaSuccess && k > 0 && m >= 128)
@@ -530,8 +532,12 @@ using F64Large = Tile<double, 128, 128, 8, 32, 64, 4, 2, 2, 1>;  // 8x8, 256 thr
 using F64Small = Tile<double, 64, 64, 8, 32, 32, 4, 2, 2, 3>;    // 8x4, 128 threads
 
 template <class Cfg> constexpr pb__tile_choice choice(double eff) { return {Cfg::BM, Cfg::BN, eff, Cfg::MIN_BLOCKS}; }
+// The small tile's 0.77: its rate against the large one's, the tiles' waste set apart,
+// on 4096^3 (0.81), 8246 x 404 x 2719 (0.71), 5217 x 1235 x 5829 (0.87) and 419 x 5946 x 4728
+// (0.70) on an H200 (regblock-tile-oracle/ and regblock-pack-quarter/ under bench/results).
+// At 0.83 the last shape ran the small tile, 1.22x the large one's time.
 constexpr pb__tile_choice f32_choices[] = {choice<F32Large>(1.0), choice<F32Medium>(0.985), choice<F32Narrow>(0.95),
-                                           choice<F32Small>(0.83)};
+                                           choice<F32Small>(0.77)};
 constexpr pb__tile_choice f64_choices[] = {choice<F64Large>(1.0), choice<F64Small>(0.905)};
 
 } // namespace
