@@ -753,7 +753,7 @@ static void test_bcsr(void **state)
     static const struct {
         const char *backend, *picks[8];
     } forced[] = {{"opencl", {"ellt", "csr-balanced", "csr-scalar", "csr-vector", "dia"}},
-                  {"openmp", {"bcsr", "csr", "dia", "csr-panels", "csr-hubs"}},
+                  {"openmp", {"bcsr", "csr", "dia", "csr-panels", "csr-hubs", "csr-prefetch"}},
                   {"cuda", {"ellt", "csr-balanced", "csr-split", "bcsr", "dia", "csr-panels", "csr-vector", "csr-hubs"}}};
     for (size_t f = 0; f < PB_ARRAY_LEN(forced); f++) {
         const pb_backend *be = pb_backend_find(forced[f].backend);

@@ -21,6 +21,7 @@ pb_status pb__omp_spmv_bcsr_prepare(pb_device *dev, const void *args, char *note
 pb_status pb__omp_spmv_dia(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__omp_spmv_dia_prepare(pb_device *dev, const void *args, char *note, size_t len);
 pb_status pb__omp_spmv_panels(pb_device *dev, const void *args, pb_stream *s);
+pb_status pb__omp_spmv_prefetch(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__omp_spmv_panels_prepare(pb_device *dev, const void *args, char *note, size_t len);
 pb_status pb__omp_spmv_hubs(pb_device *dev, const void *args, pb_stream *s);
 pb_status pb__omp_spmv_hubs_prepare(pb_device *dev, const void *args, char *note, size_t len);
