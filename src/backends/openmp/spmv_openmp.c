@@ -118,9 +118,11 @@ static int threads_of(const pb_device *dev) { return dev->threads > 0 ? dev->thr
 /* CSR whose gathers of x are prefetched PB_PREFETCH_AHEAD entries ahead. Where
  * x outgrows the cache, each gather is a miss the hardware cannot foresee (the
  * columns are data), and a thread's loop stalls on one at a time; asked for
- * ahead, many are in flight at once (2-core EPYC, x of 32 MiB, 4M rows of 3
- * random columns: 44.6 -> 30.4 ms; 8 a row 98 -> 72; float 23.4 -> 18.7).
- * The last entry bounds the look-ahead: idx is never read past its end. */
+ * ahead, many are in flight at once (2-core EPYC, a loop alone, x of 32 MiB,
+ * 4M rows of 3 random columns: 44.6 -> 30.4 ms; 8 a row 98 -> 72; float
+ * 23.4 -> 18.7). Stencils and bands, whose x the hardware prefetches, run
+ * 1.1-1.4x slower: auto times it beside csr. The last entry bounds the
+ * look-ahead: idx is never read past its end. */
 #define PB_PREFETCH_AHEAD 32
 #define DEFINE_CSR_PREFETCH(T, SUFFIX)                                                       \
     static void prefetch_##SUFFIX(const struct pb_spmv_args *a, int threads)               \
