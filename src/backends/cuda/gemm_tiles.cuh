@@ -96,11 +96,13 @@ static inline cudaError_t pb__pack_if_repays(const T **op, size_t *ld, size_t ro
                                              double gain_s, T **scratch, cudaStream_t s)
 {
     const double copy_s = 2.0 * (double)(rows * cols * sizeof(T)) / 2.5e12 + 5e-6; // read + write, one launch
+    if (*vec || rows == 0 || cols == 0)
+        return cudaSuccess;
     const char *forced = getenv("PARBENCH_GEMM_PACK"); // always|never: tuning runs
     const bool wanted = forced && strcmp(forced, "always") == 0   ? true
                         : forced && strcmp(forced, "never") == 0 ? false
                                                                  : gain_s > copy_s;
-    if (*vec || rows == 0 || cols == 0 || !wanted)
+    if (!wanted)
         return cudaSuccess;
     size_t ld_packed = 0;
     const cudaError_t e = pb__pack_scratch(*op, *ld, rows, cols, 16 / sizeof(T), scratch, &ld_packed, s);

@@ -124,6 +124,10 @@ static int threads_of(const pb_device *dev) { return dev->threads > 0 ? dev->thr
  * 1.1-1.4x slower: auto times it beside csr. The last entry bounds the
  * look-ahead: idx is never read past its end. */
 #define PB_PREFETCH_AHEAD 32
+static inline int32_t gather_ahead(int32_t k, int32_t last)
+{
+    return k < last - PB_PREFETCH_AHEAD ? k + PB_PREFETCH_AHEAD : last;
+}
 #define DEFINE_CSR_PREFETCH(T, SUFFIX)                                                       \
     static void prefetch_##SUFFIX(const struct pb_spmv_args *a, int threads)               \
     {                                                                                      \
@@ -138,7 +142,7 @@ static int threads_of(const pb_device *dev) { return dev->threads > 0 ? dev->thr
             for (int32_t i = split_row(ptr, a->rows, t, n); i < end; i++) {                \
                 T sum = 0;                                                                 \
                 for (int32_t k = ptr[i]; k < ptr[i + 1]; k++) {                            \
-                    __builtin_prefetch(x + idx[k < last - PB_PREFETCH_AHEAD ? k + PB_PREFETCH_AHEAD : last]); \
+                    __builtin_prefetch(x + idx[gather_ahead(k, last)]);             \
                     sum += val[k] * x[idx[k]];                                             \
                 }                                                                          \
                 y[i] = sum;                                                                \
@@ -657,7 +661,7 @@ static pb_status panels_ready(pb_device *dev, const struct pb_spmv_args *a, stru
                 for (int32_t i = first; i < end; i++) {                                          \
                     T sum = 0;                                                                   \
                     for (int32_t k = o[i]; k < o[i + 1]; k++) {                                  \
-                        __builtin_prefetch(x + c[k < last - PB_PREFETCH_AHEAD ? k + PB_PREFETCH_AHEAD : last]); \
+                        __builtin_prefetch(x + c[gather_ahead(k, last)]);              \
                         sum += v[k] * x[c[k]];                                                   \
                     }                                                                            \
                     y[i] = q ? y[i] + sum : sum;                                                 \
